@@ -1,0 +1,77 @@
+#include "runtime/cluster/json_util.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace distrt {
+
+absl::StatusOr<Json> ParseJson(absl::string_view text) {
+  // nlohmann reports where and why parsing failed only through its exception;
+  // it is caught here and never crosses this function.
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& e) {
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] parse error " prefix.
+    const size_t at = what.find(" at ");
+    if (at != std::string::npos) what = what.substr(at + 1);
+    return absl::InvalidArgumentError(absl::StrCat("not valid JSON: ", what));
+  }
+}
+
+std::string DescribeJson(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "a list";
+    case Json::value_t::string:
+      return absl::StrCat("the string ", value.dump());
+    case Json::value_t::boolean:
+      return absl::StrCat("the boolean ", value.dump());
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      return absl::StrCat("the number ", value.dump());
+    default:
+      return "a value of an unexpected kind";
+  }
+}
+
+absl::StatusOr<int> ParseTaskIndex(const Json& value, absl::string_view what) {
+  int64_t index = 0;
+  if (value.is_number_integer()) {
+    index = value.get<int64_t>();
+  } else if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    absl::string_view digits = text;
+    if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+    bool all_digits = !digits.empty();
+    for (char c : digits) all_digits = all_digits && absl::ascii_isdigit(c);
+    if (!all_digits || !absl::SimpleAtoi(text, &index)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " \"", text, "\" is not an integer"));
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " must be an integer, got ", DescribeJson(value)));
+  }
+  if (index < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", index, " is negative"));
+  }
+  if (index > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", index, " is too large"));
+  }
+  return static_cast<int>(index);
+}
+
+}  // namespace distrt

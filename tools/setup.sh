@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package that the build, the main job and the tests
+# need. Idempotent and non-interactive; prints nothing when all is present.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap        # Bazel 4.2.3: the build
+  bazel-rules-java       # local stand-in for @rules_java (no internet)
+  g++ pkg-config
+  protobuf-compiler libprotobuf-dev          # messages in proto/
+  protobuf-compiler-grpc libgrpc++-dev       # RPC between processes
+  libabsl-dev            # Status, flags, strings, Mutex
+  nlohmann-json3-dev     # TF_CONFIG and cluster-spec JSON
+  libeigen3-dev          # CPU math of the models
+  libgloo-dev            # CPU collectives across workers
+  libgtest-dev libgmock-dev googletest       # unit and integration tests
+  libbenchmark-dev       # bench/
+  python3-grpcio python3-protobuf            # cross-language client test
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
