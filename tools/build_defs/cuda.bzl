@@ -19,18 +19,19 @@ CUDA_ONLY = select({
     "//conditions:default": ["//tools/build_defs:cuda_build_requested"],
 })
 
-def cuda_library(name, srcs, hdrs = [], deps = [], visibility = None):
+def cuda_library(name, srcs, hdrs = [], cu_includes = [], deps = [], visibility = None):
     """A cc_library whose `srcs` are .cu files (their headers go in `hdrs`).
 
-    The .cu files may include headers of this repository (from its root) and of
-    the CUDA toolkit; `deps` are linked in and provide headers to users.
+    The .cu files may include `hdrs`, the files in `cu_includes` (other
+    headers of this repository, named from its root) and the CUDA toolkit's
+    headers; `deps` are linked in and provide headers to users.
     """
     objs = []
     for src in srcs:
         obj = src[:-len(".cu")] + ".cu.o"
         native.genrule(
             name = name + "_" + src.replace("/", "_").replace(".", "_"),
-            srcs = [src] + hdrs + native.glob(["**/*.h"]),
+            srcs = [src] + hdrs + cu_includes,
             outs = [obj],
             cmd = ("%s -c -std=c++17 -O3 -Xcompiler -fPIC %s -I. -I$(GENDIR) " +
                    "-o $@ $(location %s)") % (_NVCC, _NVCC_ARCH_FLAGS, src),
