@@ -47,10 +47,10 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 
 }  // namespace
 
-absl::StatusOr<SubprocessResult> RunSubprocess(
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
     const SubprocessOptions& options) {
   if (options.argv.empty()) {
-    return absl::InvalidArgumentError("RunSubprocess: argv is empty");
+    return absl::InvalidArgumentError("Subprocess: argv is empty");
   }
   // Everything the child needs is prepared before fork(): after it, only
   // async-signal-safe calls are allowed.
@@ -60,11 +60,19 @@ absl::StatusOr<SubprocessResult> RunSubprocess(
   std::vector<char*> envp = CStrings(env_strings);
 
   int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
   const pid_t pid = fork();
   if (pid < 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
+      close(fd);
+    }
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   if (pid == 0) {
@@ -73,58 +81,117 @@ absl::StatusOr<SubprocessResult> RunSubprocess(
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
     execve(argv[0], argv.data(), envp.data());
-    const char msg[] = "RunSubprocess: execve failed\n";
+    const char msg[] = "Subprocess: execve failed\n";
     (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
     _exit(127);
   }
   close(out_pipe[1]);
   close(err_pipe[1]);
+  return std::unique_ptr<Subprocess>(
+      new Subprocess(pid, out_pipe[0], err_pipe[0], options.argv[0]));
+}
 
-  SubprocessResult result;
-  const absl::Time deadline = absl::Now() + options.timeout;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&result.stdout_text, &result.stderr_text};
-  int open_fds = 2;
-  bool timed_out = false;
-  while (open_fds > 0) {
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
-      timed_out = true;
-      break;
-    }
-    const int ready = poll(fds, 2, absl::ToInt64Milliseconds(left) + 1);
-    if (ready < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buffer[4096];
-      const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
-      if (n > 0) {
-        sinks[i]->append(buffer, n);
-      } else if (n == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
+Subprocess::Subprocess(int pid, int stdout_fd, int stderr_fd,
+                       std::string program)
+    : pid_(pid), fds_{stdout_fd, stderr_fd}, program_(std::move(program)) {}
+
+Subprocess::~Subprocess() {
+  if (!reaped_) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
-  for (pollfd& fd : fds) {
-    if (fd.fd >= 0) close(fd.fd);
+  for (int fd : fds_) {
+    if (fd >= 0) close(fd);
   }
-  if (timed_out) kill(pid, SIGKILL);
+}
+
+bool Subprocess::Drain(absl::Time deadline) {
+  pollfd fds[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};
+  const absl::Duration left = deadline - absl::Now();
+  const int timeout_ms =
+      left <= absl::ZeroDuration() ? 0 : absl::ToInt64Milliseconds(left) + 1;
+  const int ready = poll(fds, 2, timeout_ms);
+  if (ready <= 0) return false;
+  std::string* sinks[2] = {&stdout_, &stderr_};
+  for (int i = 0; i < 2; ++i) {
+    if (fds_[i] < 0 || fds[i].revents == 0) continue;
+    char buffer[4096];
+    const ssize_t n = read(fds_[i], buffer, sizeof(buffer));
+    if (n > 0) {
+      sinks[i]->append(buffer, n);
+    } else if (n == 0 || errno != EINTR) {
+      close(fds_[i]);
+      fds_[i] = -1;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<std::string> Subprocess::ReadStdoutLine(
+    absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    const size_t newline = stdout_.find('\n');
+    if (newline != std::string::npos) {
+      std::string line = stdout_.substr(0, newline);
+      stdout_.erase(0, newline + 1);
+      return line;
+    }
+    if (fds_[0] < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          program_, " closed stdout without a full line; stderr: ", stderr_));
+    }
+    if (!Drain(deadline) && absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(program_, " wrote no line within ",
+                       absl::FormatDuration(timeout), "; stderr: ", stderr_));
+    }
+  }
+}
+
+void Subprocess::Signal(int signal) {
+  if (!reaped_) kill(pid_, signal);
+}
+
+absl::StatusOr<SubprocessResult> Subprocess::Wait(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (fds_[0] >= 0 || fds_[1] >= 0) {
+    if (!Drain(deadline) && absl::Now() >= deadline) break;
+  }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t done = 0;
+  while (true) {
+    done = waitpid(pid_, &status, WNOHANG);
+    if (done != 0 && !(done < 0 && errno == EINTR)) break;
+    if (absl::Now() >= deadline) break;
+    // The pipes are closed, so the child is exiting; poll its state briefly.
+    poll(nullptr, 0, 10);
   }
-  if (timed_out) {
+  if (done != pid_) {
     return absl::DeadlineExceededError(
-        absl::StrCat(options.argv[0], " ran longer than ",
-                     absl::FormatDuration(options.timeout), " and was killed"));
+        absl::StrCat(program_, " did not exit within ",
+                     absl::FormatDuration(timeout), " and will be killed"));
   }
+  reaped_ = true;
+  SubprocessResult result;
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);
   }
+  result.stdout_text = std::move(stdout_);
+  result.stderr_text = std::move(stderr_);
   return result;
+}
+
+absl::StatusOr<SubprocessResult> RunSubprocess(
+    const SubprocessOptions& options) {
+  absl::StatusOr<std::unique_ptr<Subprocess>> process =
+      Subprocess::Start(options);
+  if (!process.ok()) return process.status();
+  return (*process)->Wait(options.timeout);
 }
 
 }  // namespace distrt::testing

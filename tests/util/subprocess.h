@@ -6,6 +6,7 @@
 // it is killed, so that no test can hang on a child or leave one behind.
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,7 @@ struct SubprocessOptions {
   // Changes to the inherited environment: a value sets the variable,
   // std::nullopt removes it.
   std::map<std::string, std::optional<std::string>> env;
-  // The child is killed (SIGKILL) when it runs longer than this.
+  // RunSubprocess kills the child (SIGKILL) when it runs longer than this.
   absl::Duration timeout = absl::Seconds(30);
 };
 
@@ -31,6 +32,49 @@ struct SubprocessResult {
   int term_signal = 0;    // the signal, when killed by one
   std::string stdout_text;
   std::string stderr_text;
+};
+
+// A running child process. Its stdout and stderr are captured through pipes
+// that are drained whenever the test reads or waits. The destructor kills
+// (SIGKILL) and reaps a child that is still running: a test never leaves one
+// behind. Not thread-safe.
+class Subprocess {
+ public:
+  // INTERNAL when the program cannot be started.
+  static absl::StatusOr<std::unique_ptr<Subprocess>> Start(
+      const SubprocessOptions& options);
+  ~Subprocess();
+
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  int pid() const { return pid_; }
+
+  // The next line the child writes on stdout, without its newline.
+  // DEADLINE_EXCEEDED when none comes within `timeout`; FAILED_PRECONDITION
+  // (with what it wrote on stderr) when stdout closes first.
+  absl::StatusOr<std::string> ReadStdoutLine(absl::Duration timeout);
+
+  // Sends `signal` (e.g. SIGTERM) to the child.
+  void Signal(int signal);
+
+  // Waits for the child to exit and returns its status with everything it
+  // wrote that was not read by ReadStdoutLine. DEADLINE_EXCEEDED (after
+  // killing it) when it does not exit within `timeout`.
+  absl::StatusOr<SubprocessResult> Wait(absl::Duration timeout);
+
+ private:
+  Subprocess(int pid, int stdout_fd, int stderr_fd, std::string program);
+  // Reads what is available from the pipes, waiting until `deadline` for
+  // something; false when nothing came and the deadline passed.
+  bool Drain(absl::Time deadline);
+
+  int pid_;
+  int fds_[2];  // stdout, stderr; -1 once closed
+  std::string program_;
+  std::string stdout_;
+  std::string stderr_;
+  bool reaped_ = false;
 };
 
 // Runs the program to completion. DEADLINE_EXCEEDED (after killing it) when

@@ -35,7 +35,7 @@ def cc_grpc_proto_library(name, srcs, deps = [], services = True, visibility = N
     )
     native.genrule(
         name = name + "_gen",
-        srcs = [name + "_srcs"],
+        srcs = srcs + [d + "_srcs" for d in deps],
         outs = outs,
         cmd = ("%s -I. --cpp_out=$(GENDIR) " % _PROTOC) + grpc_flags +
               " ".join(["$(location %s)" % s for s in srcs]),

@@ -1,0 +1,22 @@
+#ifndef DISTRT_CLIENT_PS_COMMANDS_H_
+#define DISTRT_CLIENT_PS_COMMANDS_H_
+
+// `distctl stats` and `distctl shutdown`: operations on every ps task of a
+// cluster. Each prints one line per task and returns the process exit
+// status: 0 when every task answered, 1 otherwise.
+
+#include <cstdio>
+
+#include "absl/time/time.h"
+#include "runtime/cluster/cluster_spec.h"
+
+namespace distrt {
+
+int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
+                    std::FILE* out);
+int RunShutdownCommand(const ClusterSpec& cluster, absl::Duration timeout,
+                       std::FILE* out);
+
+}  // namespace distrt
+
+#endif  // DISTRT_CLIENT_PS_COMMANDS_H_

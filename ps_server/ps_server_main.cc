@@ -1,0 +1,148 @@
+// ps_server: one parameter-server task of a cluster.
+//
+// Reads TF_CONFIG (its task must be of type "ps"), serves the
+// ParameterServer service on its address from the cluster spec, and prints
+// one start-up line:
+//   ps_server: ps task 0 serving on 0.0.0.0:2222 (cluster address
+//   ps0.example:2222), incarnation 8c1f0e6b2a7d4e13
+// It exits 0 after SIGTERM/SIGINT or a Shutdown RPC (in-flight requests
+// finish first), and 2 with one line on stderr on bad input: TF_CONFIG, a
+// task that is not a ps task, flags, or a port it cannot listen on.
+
+#include <signal.h>
+
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "rpc/grpc_logging.h"
+#include "absl/strings/str_format.h"
+#include "rpc/ps_grpc_server.h"
+#include "runtime/cluster/cluster_spec.h"
+#include "runtime/cluster/tf_config.h"
+
+ABSL_FLAG(int, port, -1,
+          "Port to listen on instead of the one in this task's cluster "
+          "address; 0 lets the OS pick a free port (printed at start-up).");
+ABSL_FLAG(std::string, bind_host, "0.0.0.0",
+          "Interface to listen on. The default, every interface, is what a "
+          "cluster needs (TensorFlow's servers do the same); tests use "
+          "127.0.0.1.");
+ABSL_FLAG(int, stop_grace_secs, 5,
+          "On shutdown, how long in-flight requests may take to finish.");
+
+namespace distrt {
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+int Fail(absl::string_view message) {
+  std::fprintf(stderr, "ps_server: %s\n", std::string(message).c_str());
+  return kExitBadInput;
+}
+
+// The ps task this process is, from TF_CONFIG.
+absl::StatusOr<TaskId> PsTaskOf(const TfConfig& config) {
+  if (config.is_local() || !config.task.has_value()) {
+    return absl::InvalidArgumentError(
+        "TF_CONFIG must name a ps task of a cluster, e.g. "
+        "{\"cluster\": {\"ps\": [\"localhost:2222\"], ...}, \"task\": "
+        "{\"type\": \"ps\", \"index\": 0}}");
+  }
+  if (config.task->type != kPsJob) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TF_CONFIG's task is ", config.task->type, " ",
+                     config.task->index,
+                     ", not a ps task; start a worker for it instead"));
+  }
+  return *config.task;
+}
+
+int PortOf(const std::string& address) {
+  int port = 0;
+  const size_t colon = address.rfind(':');
+  return absl::SimpleAtoi(address.substr(colon + 1), &port) ? port : 0;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "ps_server [--port=N] [--bind_host=HOST]\n"
+      "Serves the parameter-server task named by TF_CONFIG.");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  rpc::QuietGrpcLoggingUnlessRequested();
+  if (args.size() > 1) {
+    return Fail(absl::StrCat("unexpected argument \"", args[1],
+                             "\" (configuration comes from TF_CONFIG and "
+                             "flags)"));
+  }
+  const int port_flag = absl::GetFlag(FLAGS_port);
+  if (port_flag < -1 || port_flag > 65535) {
+    return Fail(absl::StrCat("--port=", port_flag,
+                             " is not a port (0 to 65535)"));
+  }
+  if (absl::GetFlag(FLAGS_stop_grace_secs) < 0) {
+    return Fail("--stop_grace_secs must not be negative");
+  }
+
+  absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
+  if (!config.ok()) return Fail(config.status().message());
+  absl::StatusOr<TaskId> task = PsTaskOf(*config);
+  if (!task.ok()) return Fail(task.status().message());
+  const std::string cluster_address =
+      *config->cluster.TaskAddress(task->type, task->index);
+  const int port = port_flag >= 0 ? port_flag : PortOf(cluster_address);
+
+  // Signals are taken synchronously below; block them before gRPC starts its
+  // threads so that none of those threads receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  rpc::PsGrpcServer::Options options;
+  options.listen_address =
+      absl::StrCat(absl::GetFlag(FLAGS_bind_host), ":", port);
+  options.task_index = task->index;
+  options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
+  absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
+      rpc::PsGrpcServer::Start(options);
+  if (!server.ok()) return Fail(server.status().message());
+
+  std::printf(
+      "ps_server: ps task %d serving on %s:%d (cluster address %s), "
+      "incarnation %016llx\n",
+      task->index, absl::GetFlag(FLAGS_bind_host).c_str(), (*server)->port(),
+      cluster_address.c_str(),
+      static_cast<unsigned long long>((*server)->incarnation()));
+  std::fflush(stdout);
+
+  // Wait for a stop signal or a Shutdown RPC, whichever comes first.
+  const timespec poll_interval = {0, 100 * 1000 * 1000};
+  std::string reason;
+  while (!(*server)->WaitForShutdownRequest(absl::ZeroDuration())) {
+    const int signal = sigtimedwait(&stop_signals, nullptr, &poll_interval);
+    if (signal > 0) {
+      reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+      break;
+    }
+  }
+  if (reason.empty()) reason = (*server)->shutdown_reason();
+  std::printf("ps_server: stopping (%s)\n", reason.c_str());
+  std::fflush(stdout);
+  (*server)->Stop();
+  std::printf("ps_server: stopped\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace distrt
+
+int main(int argc, char** argv) { return distrt::Main(argc, argv); }

@@ -1,0 +1,54 @@
+#include "rpc/ps_admin_client.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/ps_service.grpc.pb.h"
+#include "rpc/grpc_status.h"
+
+namespace distrt::rpc {
+namespace {
+
+std::unique_ptr<ps::ParameterServer::Stub> NewStub(const std::string& address) {
+  return ps::ParameterServer::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+}
+
+void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(timeout));
+}
+
+}  // namespace
+
+absl::StatusOr<PsTaskStatus> GetPsTaskStatus(const std::string& address,
+                                             const std::string& task_name,
+                                             absl::Duration timeout) {
+  grpc::ClientContext context;
+  SetDeadline(context, timeout);
+  ps::GetStatusResponse response;
+  grpc::Status status =
+      NewStub(address)->GetStatus(&context, ps::GetStatusRequest(), &response);
+  if (!status.ok()) {
+    return FromGrpcStatus(
+        status, absl::StrCat("GetStatus to ", task_name, " (", address, ")"));
+  }
+  return PsTaskStatus{response.task_index(), response.incarnation(),
+                      absl::Milliseconds(response.uptime_ms())};
+}
+
+absl::Status ShutdownPsTask(const std::string& address,
+                            const std::string& task_name,
+                            const std::string& reason, absl::Duration timeout) {
+  grpc::ClientContext context;
+  SetDeadline(context, timeout);
+  ps::ShutdownRequest request;
+  request.set_reason(reason);
+  ps::ShutdownResponse response;
+  return FromGrpcStatus(NewStub(address)->Shutdown(&context, request, &response),
+                        absl::StrCat("Shutdown to ", task_name, " (", address,
+                                     ")"));
+}
+
+}  // namespace distrt::rpc

@@ -1,0 +1,78 @@
+#ifndef DISTRT_RPC_PS_GRPC_SERVER_H_
+#define DISTRT_RPC_PS_GRPC_SERVER_H_
+
+// PsGrpcServer: one ps task's gRPC server, serving the ParameterServer
+// service (proto/ps_service.proto). A library, so that tests and
+// single-process users can run a ps task in-process; ps_server/ wraps it in a
+// binary.
+//
+// Lifecycle:
+//
+//   Start() --> serving --(Shutdown RPC or RequestShutdown())--> requested
+//                  |                                                 |
+//                  +---------------------- Stop() <------------------+
+//                                            |
+//                                         stopped (in-flight requests
+//                                         finish, within stop_grace)
+//
+// Thread-safe: every method may be called from any thread.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace distrt::rpc {
+
+class PsGrpcServer {
+ public:
+  struct Options {
+    // "host:port" to listen on; port 0 lets the OS pick a free port (see
+    // port()). "0.0.0.0:2222" listens on every interface.
+    std::string listen_address;
+    // This task's index in the cluster's "ps" job, reported by GetStatus.
+    int task_index = 0;
+    // How long Stop() lets in-flight requests finish before cancelling them.
+    absl::Duration stop_grace = absl::Seconds(5);
+  };
+
+  // Listens and starts serving. UNAVAILABLE naming the address when it
+  // cannot listen there (in use, or not an address of this machine).
+  static absl::StatusOr<std::unique_ptr<PsGrpcServer>> Start(
+      const Options& options);
+
+  // Stops (see Stop) if not stopped yet.
+  ~PsGrpcServer();
+
+  PsGrpcServer(const PsGrpcServer&) = delete;
+  PsGrpcServer& operator=(const PsGrpcServer&) = delete;
+
+  // The port actually listened on.
+  int port() const;
+  // Random at every start; see GetStatusResponse.incarnation.
+  uint64_t incarnation() const;
+
+  // Marks shutdown as requested, as the Shutdown RPC does.
+  void RequestShutdown(absl::string_view reason);
+  // Waits up to `timeout` for a shutdown request; returns whether one came.
+  bool WaitForShutdownRequest(absl::Duration timeout);
+  // Why shutdown was requested; empty when it was not.
+  std::string shutdown_reason() const;
+
+  // Stops accepting requests, lets in-flight ones finish (up to stop_grace)
+  // and returns when the server is down. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  explicit PsGrpcServer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distrt::rpc
+
+#endif  // DISTRT_RPC_PS_GRPC_SERVER_H_

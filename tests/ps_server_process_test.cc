@@ -1,0 +1,176 @@
+// Real ps_server processes on 127.0.0.1, operated with distctl.
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/util/subprocess.h"
+
+namespace distrt {
+namespace {
+
+using ::distrt::testing::RunSubprocess;
+using ::distrt::testing::Subprocess;
+using ::distrt::testing::SubprocessOptions;
+using ::distrt::testing::SubprocessResult;
+using ::testing::HasSubstr;
+
+constexpr char kPsServer[] = "ps_server/ps_server";
+constexpr char kDistctl[] = "client/distctl";
+const absl::Duration kTimeout = absl::Seconds(30);
+
+// Ports in the cluster spec are placeholders: every task gets --port=0.
+constexpr char kCluster[] =
+    R"({"worker":["127.0.0.1:1"],"ps":["127.0.0.1:2","127.0.0.1:3"]})";
+
+std::string PsTfConfig(int index) {
+  return absl::StrCat(R"({"cluster":)", kCluster,
+                      R"(,"task":{"type":"ps","index":)", index, "}}");
+}
+
+struct RunningPs {
+  std::unique_ptr<Subprocess> process;
+  int port = 0;
+  std::string incarnation;
+};
+
+RunningPs StartPs(int index) {
+  SubprocessOptions options;
+  options.argv = {kPsServer, "--port=0", "--bind_host=127.0.0.1"};
+  options.env["TF_CONFIG"] = PsTfConfig(index);
+  RunningPs ps;
+  absl::StatusOr<std::unique_ptr<Subprocess>> process =
+      Subprocess::Start(options);
+  EXPECT_TRUE(process.ok()) << process.status();
+  if (!process.ok()) return ps;
+  ps.process = *std::move(process);
+  absl::StatusOr<std::string> line = ps.process->ReadStdoutLine(kTimeout);
+  EXPECT_TRUE(line.ok()) << line.status();
+  if (!line.ok()) return ps;
+  std::smatch match;
+  const std::regex start_line(
+      "ps_server: ps task ([0-9]+) serving on 127\\.0\\.0\\.1:([0-9]+) "
+      "\\(cluster address 127\\.0\\.0\\.1:[0-9]\\), incarnation ([0-9a-f]{16})");
+  EXPECT_TRUE(std::regex_match(*line, match, start_line)) << *line;
+  if (match.empty()) return ps;
+  EXPECT_EQ(std::stoi(match[1]), index);
+  ps.port = std::stoi(match[2]);
+  ps.incarnation = match[3];
+  return ps;
+}
+
+// A cluster-spec file naming the ports the ps tasks really listen on.
+std::string WriteClusterSpec(const std::string& name, int port0, int port1) {
+  const std::string path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+  std::ofstream(path) << absl::StrCat(
+      R"({"ps":["127.0.0.1:)", port0, R"(","127.0.0.1:)", port1, R"("]})");
+  return path;
+}
+
+SubprocessResult Distctl(const std::string& command,
+                         const std::string& cluster_spec) {
+  SubprocessOptions options;
+  options.argv = {kDistctl, command, "--cluster_spec=" + cluster_spec,
+                  "--timeout_secs=5"};
+  options.env["TF_CONFIG"] = std::nullopt;
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *result : SubprocessResult{};
+}
+
+TEST(PsServerProcessTest, StatsSignalsAndShutdown) {
+  RunningPs ps0 = StartPs(0);
+  RunningPs ps1 = StartPs(1);
+  ASSERT_GT(ps0.port, 0);
+  ASSERT_GT(ps1.port, 0);
+  const std::string spec = WriteClusterSpec("cluster.json", ps0.port, ps1.port);
+
+  SubprocessResult stats = Distctl("stats", spec);
+  EXPECT_EQ(stats.exit_code, 0) << stats.stdout_text << stats.stderr_text;
+  EXPECT_THAT(stats.stdout_text, HasSubstr("incarnation " + ps0.incarnation));
+  EXPECT_THAT(stats.stdout_text, HasSubstr("incarnation " + ps1.incarnation));
+  EXPECT_THAT(stats.stdout_text, HasSubstr("ps task 1"));
+
+  // SIGTERM: the task stops cleanly and exits 0.
+  ps1.process->Signal(SIGTERM);
+  absl::StatusOr<SubprocessResult> stopped = ps1.process->Wait(kTimeout);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->exit_code, 0) << stopped->stderr_text;
+  EXPECT_THAT(stopped->stdout_text, HasSubstr("stopping (SIGTERM)"));
+
+  SubprocessResult partial = Distctl("stats", spec);
+  EXPECT_EQ(partial.exit_code, 1);
+  EXPECT_THAT(partial.stdout_text, HasSubstr("unreachable"));
+
+  // Shutdown RPC: ps task 0 exits 0; the command reports task 1 as down.
+  SubprocessResult shutdown = Distctl("shutdown", spec);
+  EXPECT_EQ(shutdown.exit_code, 1);
+  EXPECT_THAT(shutdown.stdout_text, HasSubstr("shutting down"));
+  absl::StatusOr<SubprocessResult> ended = ps0.process->Wait(kTimeout);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->exit_code, 0) << ended->stderr_text;
+  EXPECT_THAT(ended->stdout_text, HasSubstr("stopping (distctl shutdown)"));
+}
+
+SubprocessResult RunPsServer(std::optional<std::string> tf_config,
+                             std::vector<std::string> flags = {}) {
+  SubprocessOptions options;
+  options.argv = {kPsServer, "--bind_host=127.0.0.1"};
+  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  options.env["TF_CONFIG"] = std::move(tf_config);
+  options.timeout = kTimeout;
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *result : SubprocessResult{};
+}
+
+TEST(PsServerProcessTest, BadInputExitsTwoWithOneLine) {
+  SubprocessResult worker = RunPsServer(
+      absl::StrCat(R"({"cluster":)", kCluster,
+                   R"(,"task":{"type":"worker","index":0}})"));
+  EXPECT_EQ(worker.exit_code, 2);
+  EXPECT_EQ(worker.stderr_text,
+            "ps_server: TF_CONFIG's task is worker 0, not a ps task; start a "
+            "worker for it instead\n");
+
+  SubprocessResult unset = RunPsServer(std::nullopt);
+  EXPECT_EQ(unset.exit_code, 2);
+  EXPECT_THAT(unset.stderr_text,
+              HasSubstr("ps_server: TF_CONFIG must name a ps task"));
+
+  SubprocessResult invalid = RunPsServer(R"({"cluster":{"ps":["a"]}})");
+  EXPECT_EQ(invalid.exit_code, 2);
+  EXPECT_EQ(invalid.stderr_text,
+            "ps_server: TF_CONFIG: job \"ps\" task 0: address \"a\" has no "
+            "port; write it as \"host:port\"\n");
+
+  SubprocessResult bad_port = RunPsServer(PsTfConfig(0), {"--port=70000"});
+  EXPECT_EQ(bad_port.exit_code, 2);
+  EXPECT_EQ(bad_port.stderr_text,
+            "ps_server: --port=70000 is not a port (0 to 65535)\n");
+}
+
+TEST(PsServerProcessTest, BusyPortExitsTwo) {
+  RunningPs ps0 = StartPs(0);
+  ASSERT_GT(ps0.port, 0);
+  SubprocessResult second =
+      RunPsServer(PsTfConfig(1), {absl::StrCat("--port=", ps0.port)});
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_EQ(second.stderr_text,
+            absl::StrCat("ps_server: cannot listen on 127.0.0.1:", ps0.port,
+                         " (is the port in use, or the host not an address "
+                         "of this machine?)\n"));
+  ps0.process->Signal(SIGTERM);
+  absl::StatusOr<SubprocessResult> stopped = ps0.process->Wait(kTimeout);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->exit_code, 0);
+}
+
+}  // namespace
+}  // namespace distrt
