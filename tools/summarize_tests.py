@@ -67,8 +67,11 @@ def main(events_path):
                         (event["testResult"].get("status", "NO_STATUS"), files))
                 elif "targetCompleted" in ident:
                     completed = event.get("completed")
-                    if event.get("aborted") or (completed is not None
-                                                and not completed.get("success", False)):
+                    aborted = event.get("aborted")
+                    # SKIPPED: incompatible with this build (CUDA-only
+                    # targets without --config=cuda), not a failure.
+                    if (aborted and aborted.get("reason") != "SKIPPED") or (
+                            completed is not None and not completed.get("success", False)):
                         build_failures.add(ident["targetCompleted"]["label"])
     except OSError as error:
         print(f"no build events ({error}): the build did not start")
