@@ -29,16 +29,17 @@ absl::StatusOr<ClusterSpec> LoadClusterForClient(
     text << file.rdbuf();
     absl::StatusOr<ClusterSpec> parsed = ParseClusterSpecText(text.str());
     if (!parsed.ok()) {
-      return absl::Status(parsed.status().code(),
-                          absl::StrCat(cluster_spec_path, ": ",
-                                       parsed.status().message()));
+      return absl::Status(
+          parsed.status().code(),
+          absl::StrCat(cluster_spec_path, ": ", parsed.status().message()));
     }
     cluster = *std::move(parsed);
   }
   if (cluster.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        source, " describes no cluster (give --cluster_spec=FILE or set "
-                "TF_CONFIG)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(source,
+                     " describes no cluster (give --cluster_spec=FILE or set "
+                     "TF_CONFIG)"));
   }
   return cluster;
 }

@@ -14,10 +14,10 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "rpc/grpc_logging.h"
 #include "client/cluster_source.h"
 #include "client/ps_commands.h"
 #include "client/resolve_command.h"
+#include "rpc/grpc_logging.h"
 #include "runtime/cluster/tf_config.h"
 
 ABSL_FLAG(std::string, cluster_spec, "",
@@ -48,7 +48,8 @@ constexpr int kExitBadInput = 2;
 int Resolve() {
   absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
   if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
+    std::fprintf(stderr, "%s\n",
+                 std::string(config.status().message()).c_str());
     return kExitBadInput;
   }
   std::printf("%s\n", DescribeResolvedConfig(*config).dump(2).c_str());
@@ -86,13 +87,13 @@ int Main(int argc, char** argv) {
     std::printf("usage: %s\n", kUsage);
     return 0;
   }
-  std::fprintf(stderr, "distctl: %s\n\nusage: %s\n",
-               (command == "resolve" || command == "stats" ||
-                        command == "shutdown"
-                    ? absl::StrCat(command, " takes no arguments")
-                    : absl::StrCat("unknown command \"", command, "\""))
-                   .c_str(),
-               kUsage);
+  std::fprintf(
+      stderr, "distctl: %s\n\nusage: %s\n",
+      (command == "resolve" || command == "stats" || command == "shutdown"
+           ? absl::StrCat(command, " takes no arguments")
+           : absl::StrCat("unknown command \"", command, "\""))
+          .c_str(),
+      kUsage);
   return kExitBadInput;
 }
 

@@ -29,13 +29,14 @@ int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
     if (!status.ok()) {
       ++failures;
       std::fprintf(out, "%-10s %-28s unreachable: %s\n", name.c_str(),
-                   address.c_str(), std::string(status.status().message()).c_str());
+                   address.c_str(),
+                   std::string(status.status().message()).c_str());
       continue;
     }
     std::fprintf(out, "%-10s %-28s up %-10s incarnation %016llx\n",
                  name.c_str(), address.c_str(),
-                 absl::FormatDuration(absl::Trunc(status->uptime,
-                                                  absl::Milliseconds(100)))
+                 absl::FormatDuration(
+                     absl::Trunc(status->uptime, absl::Milliseconds(100)))
                      .c_str(),
                  static_cast<unsigned long long>(status->incarnation));
   }

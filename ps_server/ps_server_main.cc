@@ -22,8 +22,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "rpc/grpc_logging.h"
 #include "absl/strings/str_format.h"
+#include "rpc/grpc_logging.h"
 #include "rpc/ps_grpc_server.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/tf_config.h"
@@ -57,10 +57,9 @@ absl::StatusOr<TaskId> PsTaskOf(const TfConfig& config) {
         "{\"type\": \"ps\", \"index\": 0}}");
   }
   if (config.task->type != kPsJob) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TF_CONFIG's task is ", config.task->type, " ",
-                     config.task->index,
-                     ", not a ps task; start a worker for it instead"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TF_CONFIG's task is ", config.task->type, " ", config.task->index,
+        ", not a ps task; start a worker for it instead"));
   }
   return *config.task;
 }
@@ -84,8 +83,8 @@ int Main(int argc, char** argv) {
   }
   const int port_flag = absl::GetFlag(FLAGS_port);
   if (port_flag < -1 || port_flag > 65535) {
-    return Fail(absl::StrCat("--port=", port_flag,
-                             " is not a port (0 to 65535)"));
+    return Fail(
+        absl::StrCat("--port=", port_flag, " is not a port (0 to 65535)"));
   }
   if (absl::GetFlag(FLAGS_stop_grace_secs) < 0) {
     return Fail("--stop_grace_secs must not be negative");

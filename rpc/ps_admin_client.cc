@@ -46,9 +46,9 @@ absl::Status ShutdownPsTask(const std::string& address,
   ps::ShutdownRequest request;
   request.set_reason(reason);
   ps::ShutdownResponse response;
-  return FromGrpcStatus(NewStub(address)->Shutdown(&context, request, &response),
-                        absl::StrCat("Shutdown to ", task_name, " (", address,
-                                     ")"));
+  return FromGrpcStatus(
+      NewStub(address)->Shutdown(&context, request, &response),
+      absl::StrCat("Shutdown to ", task_name, " (", address, ")"));
 }
 
 }  // namespace distrt::rpc

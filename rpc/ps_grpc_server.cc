@@ -29,12 +29,13 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::CallbackService {
         incarnation_(NewIncarnation()),
         start_time_(absl::Now()) {}
 
-  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context,
-                                      const ps::GetStatusRequest* request,
-                                      ps::GetStatusResponse* response) override {
+  grpc::ServerUnaryReactor* GetStatus(
+      grpc::CallbackServerContext* context, const ps::GetStatusRequest* request,
+      ps::GetStatusResponse* response) override {
     response->set_task_index(options_.task_index);
     response->set_incarnation(incarnation_);
-    response->set_uptime_ms(absl::ToInt64Milliseconds(absl::Now() - start_time_));
+    response->set_uptime_ms(
+        absl::ToInt64Milliseconds(absl::Now() - start_time_));
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;

@@ -98,10 +98,10 @@ TEST(DistctlResolveTest, KeysInDocumentedOrder) {
   Json out = ResolveOk(KubeflowTfConfig("worker", 0));
   std::vector<std::string> keys;
   for (const auto& item : out.items()) keys.push_back(item.key());
-  EXPECT_THAT(keys, ::testing::ElementsAre(
-                        "mode", "cluster", "task_type", "task_index",
-                        "rpc_layer", "environment", "master", "is_chief",
-                        "num_workers", "id_in_cluster"));
+  EXPECT_THAT(
+      keys, ::testing::ElementsAre("mode", "cluster", "task_type", "task_index",
+                                   "rpc_layer", "environment", "master",
+                                   "is_chief", "num_workers", "id_in_cluster"));
 }
 
 TEST(DistctlResolveTest, SparseJobStaysAnObject) {
@@ -143,8 +143,9 @@ TEST(DistctlResolveTest, InvalidConfigsExitTwoWithOneLine) {
       {R"({"cluster":{"worker":["a:1","b:1","c:1"]},"task":{"type":"worker","index":3}})",
        "TF_CONFIG: task index 3 is out of range for job \"worker\" (3 "
        "tasks)\n"},
-      {"", "TF_CONFIG: is set but empty; unset it, or set it to {} for local "
-           "mode\n"},
+      {"",
+       "TF_CONFIG: is set but empty; unset it, or set it to {} for local "
+       "mode\n"},
       {"[]", "TF_CONFIG: must be a JSON object, got a list\n"},
       {R"({"cluster":{"master":["a:1"]}})",
        "TF_CONFIG: job \"master\" is not a task type of multi-worker "

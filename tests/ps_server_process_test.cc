@@ -56,7 +56,8 @@ RunningPs StartPs(int index) {
   std::smatch match;
   const std::regex start_line(
       "ps_server: ps task ([0-9]+) serving on 127\\.0\\.0\\.1:([0-9]+) "
-      "\\(cluster address 127\\.0\\.0\\.1:[0-9]\\), incarnation ([0-9a-f]{16})");
+      "\\(cluster address 127\\.0\\.0\\.1:[0-9]\\), incarnation "
+      "([0-9a-f]{16})");
   EXPECT_TRUE(std::regex_match(*line, match, start_line)) << *line;
   if (match.empty()) return ps;
   EXPECT_EQ(std::stoi(match[1]), index);
@@ -68,8 +69,8 @@ RunningPs StartPs(int index) {
 // A cluster-spec file naming the ports the ps tasks really listen on.
 std::string WriteClusterSpec(const std::string& name, int port0, int port1) {
   const std::string path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
-  std::ofstream(path) << absl::StrCat(
-      R"({"ps":["127.0.0.1:)", port0, R"(","127.0.0.1:)", port1, R"("]})");
+  std::ofstream(path) << absl::StrCat(R"({"ps":["127.0.0.1:)", port0,
+                                      R"(","127.0.0.1:)", port1, R"("]})");
   return path;
 }
 
@@ -131,9 +132,8 @@ SubprocessResult RunPsServer(std::optional<std::string> tf_config,
 }
 
 TEST(PsServerProcessTest, BadInputExitsTwoWithOneLine) {
-  SubprocessResult worker = RunPsServer(
-      absl::StrCat(R"({"cluster":)", kCluster,
-                   R"(,"task":{"type":"worker","index":0}})"));
+  SubprocessResult worker = RunPsServer(absl::StrCat(
+      R"({"cluster":)", kCluster, R"(,"task":{"type":"worker","index":0}})"));
   EXPECT_EQ(worker.exit_code, 2);
   EXPECT_EQ(worker.stderr_text,
             "ps_server: TF_CONFIG's task is worker 0, not a ps task; start a "

@@ -21,8 +21,8 @@ std::string SuggestTaskType(absl::string_view job) {
   if (lower == "master") {
     return "use \"chief\" instead (\"master\" is TF1's name for it)";
   }
-  for (absl::string_view known : {kChiefJob, kWorkerJob, kPsJob,
-                                  kEvaluatorJob}) {
+  for (absl::string_view known :
+       {kChiefJob, kWorkerJob, kPsJob, kEvaluatorJob}) {
     if (lower == known) {
       return absl::StrCat("use \"", known, "\" (task types are lower case)");
     }
@@ -40,10 +40,10 @@ bool IsKnownTaskType(absl::string_view job) {
 absl::Status ValidateTaskType(absl::string_view type) {
   if (IsKnownTaskType(type)) return absl::OkStatus();
   std::string suggestion = SuggestTaskType(type);
-  return absl::InvalidArgumentError(absl::StrCat(
-      "\"", type, "\" is not a task type of multi-worker training",
-      suggestion.empty() ? "" : "; ", suggestion,
-      " (allowed: chief, worker, ps, evaluator)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("\"", type, "\" is not a task type of multi-worker training",
+                   suggestion.empty() ? "" : "; ", suggestion,
+                   " (allowed: chief, worker, ps, evaluator)"));
 }
 
 absl::Status ValidateTaskAddress(absl::string_view address) {
@@ -91,8 +91,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::Create(std::vector<JobSpec> jobs) {
     if ((job.name == kChiefJob || job.name == kEvaluatorJob) &&
         job.tasks.size() > 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "job \"%s\" has %d tasks; there may be at most one %s task",
-          job.name, job.tasks.size(), job.name));
+          "job \"%s\" has %d tasks; there may be at most one %s task", job.name,
+          job.tasks.size(), job.name));
     }
     for (const auto& [index, address] : job.tasks) {
       const std::string task_name = absl::StrCat(job.name, " task ", index);
@@ -101,9 +101,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::Create(std::vector<JobSpec> jobs) {
             "job \"", job.name, "\": task index ", index, " is negative"));
       }
       if (absl::Status s = ValidateTaskAddress(address); !s.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("job \"", job.name, "\" task ", index, ": ",
-                         s.message()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "job \"", job.name, "\" task ", index, ": ", s.message()));
       }
       auto [it, inserted] = owner_of_address.emplace(address, task_name);
       if (!inserted) {

@@ -12,10 +12,9 @@ namespace {
 
 absl::Status AddressError(const std::string& job, int index,
                           const Json& address) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("job \"", job, "\" task ", index,
-                   ": address must be a \"host:port\" string, got ",
-                   DescribeJson(address)));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "job \"", job, "\" task ", index,
+      ": address must be a \"host:port\" string, got ", DescribeJson(address)));
 }
 
 absl::StatusOr<JobSpec> JobFromJson(const std::string& name,

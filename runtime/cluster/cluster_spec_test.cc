@@ -19,9 +19,9 @@ TEST(ClusterSpecTest, EmptyClusterIsLocal) {
 }
 
 TEST(ClusterSpecTest, LookupsOnDenseAndSparseJobs) {
-  absl::StatusOr<ClusterSpec> spec = ClusterSpec::Create(
-      {JobSpec{"worker", {{0, "w0:1"}, {1, "w1:1"}}, false},
-       JobSpec{"ps", {{2, "p2:1"}, {5, "p5:1"}}, true}});
+  absl::StatusOr<ClusterSpec> spec =
+      ClusterSpec::Create({JobSpec{"worker", {{0, "w0:1"}, {1, "w1:1"}}, false},
+                           JobSpec{"ps", {{2, "p2:1"}, {5, "p5:1"}}, true}});
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->NumTasks(), 4);
   EXPECT_EQ(spec->NumTasks("ps"), 2);
@@ -75,9 +75,10 @@ TEST(ClusterSpecJsonTest, AcceptsAWholeTfConfig) {
 }
 
 TEST(ClusterSpecJsonTest, SparseIndexGivenTwice) {
-  EXPECT_EQ(
-      ParseClusterSpecText(R"({"ps":{"1":"a:1","01":"b:1"}})").status().message(),
-      "job \"ps\": task index 1 is given twice");
+  EXPECT_EQ(ParseClusterSpecText(R"({"ps":{"1":"a:1","01":"b:1"}})")
+                .status()
+                .message(),
+            "job \"ps\": task index 1 is given twice");
 }
 
 }  // namespace

@@ -60,8 +60,8 @@ absl::StatusOr<int> ParseTaskIndex(const Json& value, absl::string_view what) {
           absl::StrCat(what, " \"", text, "\" is not an integer"));
     }
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " must be an integer, got ", DescribeJson(value)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be an integer, got ", DescribeJson(value)));
   }
   if (index < 0) {
     return absl::InvalidArgumentError(

@@ -11,9 +11,9 @@ namespace {
 // Position of `index` among the indices present in `job` (0 for the first).
 int RankInJob(const ClusterSpec& cluster, absl::string_view job, int index) {
   const std::vector<int> indices = cluster.TaskIndices(job);
-  return static_cast<int>(std::lower_bound(indices.begin(), indices.end(),
-                                           index) -
-                          indices.begin());
+  return static_cast<int>(
+      std::lower_bound(indices.begin(), indices.end(), index) -
+      indices.begin());
 }
 
 }  // namespace

@@ -76,9 +76,9 @@ absl::Status ValidateTaskInCluster(const TaskId& task,
                                   " is out of range for an evaluator outside "
                                   "the cluster (there is one evaluator, 0)"));
     }
-    return Invalid(absl::StrCat("task type \"", task.type,
-                                "\" is not a job in \"cluster\" (jobs: ",
-                                JoinJobNames(cluster), ")"));
+    return Invalid(absl::StrCat(
+        "task type \"", task.type,
+        "\" is not a job in \"cluster\" (jobs: ", JoinJobNames(cluster), ")"));
   }
   if (job->tasks.count(task.index) == 1) return absl::OkStatus();
   if (!job->sparse) {
@@ -86,11 +86,10 @@ absl::Status ValidateTaskInCluster(const TaskId& task,
                                 " is out of range for job \"", task.type,
                                 "\" (", job->tasks.size(), " tasks)"));
   }
-  return Invalid(absl::StrCat("task index ", task.index, " is not in job \"",
-                              task.type, "\" (its indices: ",
-                              absl::StrJoin(cluster.TaskIndices(task.type),
-                                            ", "),
-                              ")"));
+  return Invalid(absl::StrCat(
+      "task index ", task.index, " is not in job \"", task.type,
+      "\" (its indices: ", absl::StrJoin(cluster.TaskIndices(task.type), ", "),
+      ")"));
 }
 
 }  // namespace

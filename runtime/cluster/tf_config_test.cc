@@ -115,10 +115,13 @@ TEST(TfConfigTest, SyntaxErrors) {
   ExpectInvalid("  \n",
                 "TF_CONFIG: is set but empty; unset it, or set it to {} for "
                 "local mode");
-  EXPECT_THAT(ParseError("{\"cluster\": "), ::testing::Property(
-      &absl::Status::message, HasSubstr("TF_CONFIG: not valid JSON: at line 1")));
+  EXPECT_THAT(
+      ParseError("{\"cluster\": "),
+      ::testing::Property(&absl::Status::message,
+                          HasSubstr("TF_CONFIG: not valid JSON: at line 1")));
   ExpectInvalid("[1]", "TF_CONFIG: must be a JSON object, got a list");
-  ExpectInvalid("\"x\"", "TF_CONFIG: must be a JSON object, got the string \"x\"");
+  ExpectInvalid("\"x\"",
+                "TF_CONFIG: must be a JSON object, got the string \"x\"");
   ExpectInvalid(R"({"cluster":["a:1"]})",
                 "TF_CONFIG: \"cluster\" must be an object from task type to "
                 "task addresses, got a list");
@@ -149,10 +152,11 @@ TEST(TfConfigTest, JobValueErrors) {
 }
 
 TEST(TfConfigTest, TaskTypesOutsideMultiWorkerTraining) {
-  ExpectInvalid(R"({"cluster":{"master":["a:1"]},"task":{"type":"master","index":0}})",
-                "TF_CONFIG: job \"master\" is not a task type of multi-worker "
-                "training; use \"chief\" instead (\"master\" is TF1's name for "
-                "it) (allowed: chief, worker, ps, evaluator)");
+  ExpectInvalid(
+      R"({"cluster":{"master":["a:1"]},"task":{"type":"master","index":0}})",
+      "TF_CONFIG: job \"master\" is not a task type of multi-worker "
+      "training; use \"chief\" instead (\"master\" is TF1's name for "
+      "it) (allowed: chief, worker, ps, evaluator)");
   ExpectInvalid(R"({"cluster":{"Worker":["a:1"]}})",
                 "TF_CONFIG: job \"Worker\" is not a task type of multi-worker "
                 "training; use \"worker\" (task types are lower case) "
@@ -160,10 +164,11 @@ TEST(TfConfigTest, TaskTypesOutsideMultiWorkerTraining) {
   ExpectInvalid(R"({"cluster":{"trainer":["a:1"]}})",
                 "TF_CONFIG: job \"trainer\" is not a task type of multi-worker "
                 "training (allowed: chief, worker, ps, evaluator)");
-  ExpectInvalid(R"({"cluster":{"worker":["a:1"]},"task":{"type":"master","index":0}})",
-                "TF_CONFIG: task type \"master\" is not a task type of "
-                "multi-worker training; use \"chief\" instead (\"master\" is "
-                "TF1's name for it) (allowed: chief, worker, ps, evaluator)");
+  ExpectInvalid(
+      R"({"cluster":{"worker":["a:1"]},"task":{"type":"master","index":0}})",
+      "TF_CONFIG: task type \"master\" is not a task type of "
+      "multi-worker training; use \"chief\" instead (\"master\" is "
+      "TF1's name for it) (allowed: chief, worker, ps, evaluator)");
 }
 
 TEST(TfConfigTest, AtMostOneChiefAndOneEvaluator) {
@@ -235,8 +240,7 @@ TEST(TfConfigTest, TaskErrors) {
 }
 
 TEST(TfConfigTest, SparseIndicesAreCheckedAgainstThosePresent) {
-  const std::string cluster =
-      R"("cluster":{"worker":{"1":"w1:1","3":"w3:1"}})";
+  const std::string cluster = R"("cluster":{"worker":{"1":"w1:1","3":"w3:1"}})";
   ExpectInvalid("{" + cluster + R"(,"task":{"type":"worker","index":2}})",
                 "TF_CONFIG: task index 2 is not in job \"worker\" (its "
                 "indices: 1, 3)");

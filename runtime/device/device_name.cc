@@ -12,8 +12,7 @@ namespace {
 // [A-Za-z][A-Za-z0-9_]*, as TF's job names and device types.
 bool ConsumeIdentifier(absl::string_view* in, std::string* out) {
   size_t n = 0;
-  while (n < in->size() &&
-         (absl::ascii_isalnum((*in)[n]) || (*in)[n] == '_')) {
+  while (n < in->size() && (absl::ascii_isalnum((*in)[n]) || (*in)[n] == '_')) {
     ++n;
   }
   if (n == 0 || !absl::ascii_isalpha(in->front())) return false;
@@ -114,8 +113,8 @@ absl::StatusOr<DeviceName> DeviceName::Parse(absl::string_view name) {
           "unexpected \"", rest,
           "\"; expected /job:NAME, /replica:N, /task:N or /device:TYPE:N"));
     }
-    if (!ok) return invalid(absl::StrCat("malformed part before \"", rest,
-                                         "\""));
+    if (!ok)
+      return invalid(absl::StrCat("malformed part before \"", rest, "\""));
   }
   return parsed;
 }
@@ -138,12 +137,11 @@ std::string DeviceName::ToString() const {
 
 absl::Status DeviceName::MergeFrom(const DeviceName& other) {
   DeviceName merged = *this;
-  for (absl::Status s :
-       {MergePart("jobs", &merged.job, other.job),
-        MergePart("replicas", &merged.replica, other.replica),
-        MergePart("tasks", &merged.task, other.task),
-        MergePart("device types", &merged.type, other.type),
-        MergePart("device ids", &merged.id, other.id)}) {
+  for (absl::Status s : {MergePart("jobs", &merged.job, other.job),
+                         MergePart("replicas", &merged.replica, other.replica),
+                         MergePart("tasks", &merged.task, other.task),
+                         MergePart("device types", &merged.type, other.type),
+                         MergePart("device ids", &merged.id, other.id)}) {
     if (!s.ok()) return s;
   }
   *this = std::move(merged);

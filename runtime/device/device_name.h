@@ -37,9 +37,7 @@ struct DeviceName {
   // replica, task, device; "/device:GPU:*" for a type without an id.
   std::string ToString() const;
 
-  bool IsFullySpecified() const {
-    return job && replica && task && type && id;
-  }
+  bool IsFullySpecified() const { return job && replica && task && type && id; }
 
   // TF's MergeDevNames: each part set in `other` is copied here; a part set
   // in both must agree, or INVALID_ARGUMENT names the two and leaves this

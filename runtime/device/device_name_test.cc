@@ -52,8 +52,7 @@ TEST(DeviceNameTest, Wildcards) {
   EXPECT_EQ(any_gpu.type, "GPU");
   EXPECT_EQ(any_gpu.id, std::nullopt);
   EXPECT_EQ(any_gpu.ToString(), "/device:GPU:*");
-  EXPECT_EQ(MustParse("/job:*/task:*/device:CPU").ToString(),
-            "/device:CPU:*");
+  EXPECT_EQ(MustParse("/job:*/task:*/device:CPU").ToString(), "/device:CPU:*");
 }
 
 TEST(DeviceNameTest, ShortAndLongFormsAreEqual) {
@@ -67,8 +66,7 @@ TEST(DeviceNameTest, InvalidNames) {
        {"/job:", "/job:1abc", "/task:x", "/replica:-1", "/device:GPU:x",
         "/foo:1", "GPU:", "GPU:1/job:a", "/job:worker/", "/gpu:"}) {
     absl::StatusOr<DeviceName> name = DeviceName::Parse(text);
-    EXPECT_EQ(name.status().code(), absl::StatusCode::kInvalidArgument)
-        << text;
+    EXPECT_EQ(name.status().code(), absl::StatusCode::kInvalidArgument) << text;
   }
   EXPECT_EQ(DeviceName::Parse("/job:worker/foo").status().message(),
             "invalid device name \"/job:worker/foo\": unexpected \"/foo\"; "

@@ -7,8 +7,8 @@ namespace {
 
 absl::Status Failed(absl::StatusCode code, const char* call, const char* file,
                     int line, absl::string_view what) {
-  return absl::Status(code, absl::StrCat(call, " failed at ", file, ":", line,
-                                         ": ", what));
+  return absl::Status(
+      code, absl::StrCat(call, " failed at ", file, ":", line, ": ", what));
 }
 
 }  // namespace
@@ -38,7 +38,8 @@ absl::Status NcclStatus(ncclResult_t result, const char* call, const char* file,
                         int line) {
   if (result == ncclSuccess) return absl::OkStatus();
   return Failed(absl::StatusCode::kInternal, call, file, line,
-                absl::StrCat(ncclGetErrorString(result), " (", ncclGetLastError(nullptr), ")"));
+                absl::StrCat(ncclGetErrorString(result), " (",
+                             ncclGetLastError(nullptr), ")"));
 }
 
 }  // namespace distrt::gpu

@@ -27,11 +27,11 @@ absl::Status NcclStatus(ncclResult_t result, const char* call, const char* file,
 
 }  // namespace distrt::gpu
 
-#define DISTRT_RETURN_IF_GPU_ERROR_(to_status, expr)                    \
-  do {                                                                  \
-    ::absl::Status distrt_gpu_status_ =                                 \
-        ::distrt::gpu::to_status((expr), #expr, __FILE__, __LINE__);    \
-    if (!distrt_gpu_status_.ok()) return distrt_gpu_status_;            \
+#define DISTRT_RETURN_IF_GPU_ERROR_(to_status, expr)                 \
+  do {                                                               \
+    ::absl::Status distrt_gpu_status_ =                              \
+        ::distrt::gpu::to_status((expr), #expr, __FILE__, __LINE__); \
+    if (!distrt_gpu_status_.ok()) return distrt_gpu_status_;         \
   } while (false)
 
 #define DISTRT_RETURN_IF_CUDA_ERROR(expr) \

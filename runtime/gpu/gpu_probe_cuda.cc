@@ -47,9 +47,9 @@ GpuProbeResult ProbeGpus() {
     return result;
   }
   if (error != cudaSuccess) {
-    result.unavailable_reason =
-        absl::StrCat("CUDA is not usable (cudaGetDeviceCount: ",
-                     cudaGetErrorString(error), ")");
+    result.unavailable_reason = absl::StrCat(
+        "CUDA is not usable (cudaGetDeviceCount: ", cudaGetErrorString(error),
+        ")");
     return result;
   }
   for (int ordinal = 0; ordinal < count; ++ordinal) {

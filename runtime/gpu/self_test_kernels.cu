@@ -18,7 +18,8 @@ cudaError_t LaunchFillPattern(float* data, int64_t n, float scale,
   if (n <= 0) return cudaSuccess;
   constexpr int kThreads = 256;
   const int64_t wanted_blocks = (n + kThreads - 1) / kThreads;
-  const int blocks = static_cast<int>(wanted_blocks < 4096 ? wanted_blocks : 4096);
+  const int blocks =
+      static_cast<int>(wanted_blocks < 4096 ? wanted_blocks : 4096);
   FillPatternKernel<<<blocks, kThreads, 0, stream>>>(data, n, scale);
   return cudaGetLastError();
 }

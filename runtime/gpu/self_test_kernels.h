@@ -4,9 +4,9 @@
 // Kernels used by tools/gpu_check to see that a GPU computes what the host
 // expects. Plain C++ interface so that callers need not be compiled by nvcc.
 
-#include <cstdint>
-
 #include <cuda_runtime_api.h>
+
+#include <cstdint>
 
 namespace distrt::gpu {
 

@@ -129,8 +129,7 @@ bool Subprocess::Drain(absl::Time deadline) {
   return true;
 }
 
-absl::StatusOr<std::string> Subprocess::ReadStdoutLine(
-    absl::Duration timeout) {
+absl::StatusOr<std::string> Subprocess::ReadStdoutLine(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (true) {
     const size_t newline = stdout_.find('\n');

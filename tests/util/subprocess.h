@@ -28,8 +28,8 @@ struct SubprocessOptions {
 };
 
 struct SubprocessResult {
-  int exit_code = -1;     // -1 when killed by a signal
-  int term_signal = 0;    // the signal, when killed by one
+  int exit_code = -1;   // -1 when killed by a signal
+  int term_signal = 0;  // the signal, when killed by one
   std::string stdout_text;
   std::string stderr_text;
 };

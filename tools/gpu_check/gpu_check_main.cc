@@ -62,13 +62,14 @@ absl::Status CheckNcclAllReduce(std::vector<GpuBuffer>& buffers) {
   std::vector<int> ordinals;
   for (const GpuBuffer& b : buffers) ordinals.push_back(b.ordinal);
   std::vector<ncclComm_t> comms(n);
-  DISTRT_RETURN_IF_NCCL_ERROR(ncclCommInitAll(comms.data(), n, ordinals.data()));
+  DISTRT_RETURN_IF_NCCL_ERROR(
+      ncclCommInitAll(comms.data(), n, ordinals.data()));
   absl::Status status = [&]() -> absl::Status {
     DISTRT_RETURN_IF_NCCL_ERROR(ncclGroupStart());
     for (int r = 0; r < n; ++r) {
-      DISTRT_RETURN_IF_NCCL_ERROR(ncclAllReduce(buffers[r].data, buffers[r].data,
-                                                kElements, ncclFloat, ncclSum,
-                                                comms[r], buffers[r].stream));
+      DISTRT_RETURN_IF_NCCL_ERROR(
+          ncclAllReduce(buffers[r].data, buffers[r].data, kElements, ncclFloat,
+                        ncclSum, comms[r], buffers[r].stream));
     }
     DISTRT_RETURN_IF_NCCL_ERROR(ncclGroupEnd());
     const float factor = n * (n + 1) / 2.0f;
@@ -82,9 +83,9 @@ absl::Status CheckNcclAllReduce(std::vector<GpuBuffer>& buffers) {
       for (int64_t i = 0; i < kElements; ++i) {
         const float expected = PatternValue(i, factor);
         if (std::fabs(host[i] - expected) > 1e-5f * expected) {
-          return absl::InternalError(absl::StrCat(
-              "NCCL all-reduce on GPU ", b.ordinal, ": element ", i, " is ",
-              host[i], ", expected ", expected));
+          return absl::InternalError(
+              absl::StrCat("NCCL all-reduce on GPU ", b.ordinal, ": element ",
+                           i, " is ", host[i], ", expected ", expected));
         }
       }
     }
