@@ -1,0 +1,100 @@
+#include "runtime/ps/initializer.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace distrt {
+namespace {
+
+// SplitMix64: a good 64-bit mix of a counter, so that each (seed, index,
+// draw) gives an independent-looking value without sequential state.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1) from 53 random bits.
+double Uniform01(uint64_t seed, int64_t index, uint64_t draw) {
+  const uint64_t bits =
+      Mix(Mix(seed) ^ Mix(static_cast<uint64_t>(index) * 4 + draw));
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+// A standard normal sample within (-2, 2), by Box-Muller with rejection.
+// Each try succeeds with probability 0.95; after 64 failed tries (odds about
+// 1e-83) the mean is returned rather than looping forever.
+double TruncatedStandardNormal(uint64_t seed, int64_t index) {
+  constexpr double kTwoPi = 6.283185307179586;
+  for (uint64_t attempt = 0; attempt < 64; ++attempt) {
+    const uint64_t attempt_seed = seed + attempt * 0x632be59bd9b4e019ULL;
+    const double u1 = 1.0 - Uniform01(attempt_seed, index, 0);  // (0, 1]
+    const double u2 = Uniform01(attempt_seed, index, 1);
+    const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+    if (std::fabs(z) < 2.0) return z;
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+absl::Status ValidateInitializer(const InitializerSpec& spec) {
+  switch (spec.kind) {
+    case InitializerSpec::Kind::kZeros:
+      return absl::OkStatus();
+    case InitializerSpec::Kind::kConstant:
+      if (!std::isfinite(spec.value)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("constant initializer value ", spec.value,
+                         " is not a finite number"));
+      }
+      return absl::OkStatus();
+    case InitializerSpec::Kind::kUniform:
+      if (!(spec.minval < spec.maxval) || !std::isfinite(spec.minval) ||
+          !std::isfinite(spec.maxval)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "uniform initializer needs finite minval < maxval, got [",
+            spec.minval, ", ", spec.maxval, ")"));
+      }
+      return absl::OkStatus();
+    case InitializerSpec::Kind::kTruncatedNormal:
+      if (!(spec.stddev > 0) || !std::isfinite(spec.stddev) ||
+          !std::isfinite(spec.mean)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "truncated-normal initializer needs a finite mean and stddev > 0, "
+            "got mean ",
+            spec.mean, ", stddev ", spec.stddev));
+      }
+      return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("unknown initializer kind");
+}
+
+void FillInitialValues(const InitializerSpec& spec, int64_t first_index,
+                       absl::Span<float> out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t index = first_index + static_cast<int64_t>(i);
+    switch (spec.kind) {
+      case InitializerSpec::Kind::kZeros:
+        out[i] = 0.0f;
+        break;
+      case InitializerSpec::Kind::kConstant:
+        out[i] = spec.value;
+        break;
+      case InitializerSpec::Kind::kUniform:
+        out[i] = static_cast<float>(spec.minval +
+                                    (spec.maxval - spec.minval) *
+                                        Uniform01(spec.seed, index, 0));
+        break;
+      case InitializerSpec::Kind::kTruncatedNormal:
+        out[i] = static_cast<float>(
+            spec.mean +
+            spec.stddev * TruncatedStandardNormal(spec.seed, index));
+        break;
+    }
+  }
+}
+
+}  // namespace distrt
