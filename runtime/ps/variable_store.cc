@@ -1,0 +1,315 @@
+#include "runtime/ps/variable_store.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace distrt {
+
+struct VariableStore::Variable {
+  Variable(VariableSpec s, RowRange r)
+      : spec(std::move(s)), rows(r), width(RowWidth(spec)) {}
+
+  const VariableSpec spec;
+  const RowRange rows;
+  const int64_t width;
+  int64_t bytes = 0;  // constant after Create
+
+  mutable absl::Mutex mu;
+  std::vector<float> values ABSL_GUARDED_BY(mu);
+  std::vector<int64_t> ints ABSL_GUARDED_BY(mu);
+  std::vector<std::vector<float>> slots ABSL_GUARDED_BY(mu);
+  int64_t step ABSL_GUARDED_BY(mu) = 0;
+
+  // Offset of whole-variable row `row` in values.
+  int64_t Offset(int64_t row) const { return (row - rows.begin) * width; }
+};
+
+namespace {
+
+std::string RangeString(RowRange r) {
+  return absl::StrCat("[", r.begin, ", ", r.end, ")");
+}
+
+absl::Status CheckRange(const VariableSpec& spec, RowRange held,
+                        RowRange rows) {
+  if (rows.begin < held.begin || rows.end > held.end || rows.begin > rows.end) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", spec.name, "\": rows ", RangeString(rows),
+                     " are not within the rows held here ", RangeString(held)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLength(const VariableSpec& spec, absl::string_view what,
+                         size_t expected, size_t given) {
+  if (expected == given) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "variable \"", spec.name, "\": ", what, " has ", given,
+      " values, expected ", expected, " (row width ", RowWidth(spec), ")"));
+}
+
+absl::Status CheckDType(const VariableSpec& spec, DType wanted) {
+  if (spec.dtype == wanted) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("variable \"", spec.name, "\" is ", DTypeName(spec.dtype),
+                   ", not ", DTypeName(wanted)));
+}
+
+absl::Status CheckIds(const VariableSpec& spec, RowRange held,
+                      absl::Span<const int64_t> ids) {
+  for (int64_t id : ids) {
+    if (id < held.begin || id >= held.end) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable \"", spec.name, "\": row id ", id,
+          " is not within the rows held here ", RangeString(held)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<absl::Span<float>> SlotSpans(std::vector<std::vector<float>>& slots,
+                                         int64_t offset, int64_t length) {
+  std::vector<absl::Span<float>> spans;
+  for (auto& slot : slots) {
+    spans.push_back(absl::MakeSpan(slot).subspan(offset, length));
+  }
+  return spans;
+}
+
+}  // namespace
+
+absl::StatusOr<VariableInfo> VariableStore::Create(const VariableSpec& spec,
+                                                   RowRange rows) {
+  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  if (absl::Status s = CheckRange(spec, {0, NumRows(spec)}, rows); !s.ok()) {
+    return s;
+  }
+  const int64_t elements = rows.size() * RowWidth(spec);
+  const int num_slots =
+      spec.dtype == DType::kFloat32 ? SlotNames(spec.optimizer.kind).size() : 0;
+  const int64_t bytes = elements * DTypeSize(spec.dtype) * (1 + num_slots);
+
+  absl::MutexLock lock(&mu_);
+  if (auto it = variables_.find(spec.name); it != variables_.end()) {
+    const Variable& existing = *it->second;
+    std::string diff = DescribeSpecDifference(existing.spec, spec);
+    if (!(existing.rows == rows)) {
+      absl::StrAppend(&diff, diff.empty() ? "" : ", ", "rows ",
+                      RangeString(existing.rows), " vs ", RangeString(rows));
+    }
+    if (!diff.empty()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("variable \"", spec.name,
+                       "\" already exists with a different spec: ", diff));
+    }
+    return InfoOf(existing);
+  }
+  if (bytes > options_.max_bytes - total_bytes_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "variable \"", spec.name, "\": ", bytes, " bytes would exceed this ",
+        "parameter server's limit (", total_bytes_, " of ", options_.max_bytes,
+        " bytes in use)"));
+  }
+  auto variable = std::make_shared<Variable>(spec, rows);
+  variable->bytes = bytes;
+  {
+    absl::MutexLock variable_lock(&variable->mu);
+    if (spec.dtype == DType::kInt64) {
+      variable->ints.assign(elements, 0);
+    } else {
+      variable->values.resize(elements);
+      FillInitialValues(spec.initializer, rows.begin * RowWidth(spec),
+                        absl::MakeSpan(variable->values));
+      for (int s = 0; s < num_slots; ++s) {
+        variable->slots.emplace_back(elements,
+                                     SlotInitialValue(spec.optimizer, s));
+      }
+    }
+  }
+  variables_[spec.name] = variable;
+  total_bytes_ += bytes;
+  return VariableInfo{spec, rows, bytes, 0};
+}
+
+absl::StatusOr<std::shared_ptr<VariableStore::Variable>> VariableStore::Find(
+    absl::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = variables_.find(name);
+  if (it == variables_.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "variable \"", name, "\" is not on this parameter server"));
+  }
+  return it->second;
+}
+
+VariableInfo VariableStore::InfoOf(const Variable& v) {
+  absl::MutexLock lock(&v.mu);
+  return VariableInfo{v.spec, v.rows, v.bytes, v.step};
+}
+
+absl::StatusOr<VariableInfo> VariableStore::Lookup(
+    absl::string_view name) const {
+  absl::StatusOr<std::shared_ptr<Variable>> v = Find(name);
+  if (!v.ok()) return v.status();
+  return InfoOf(**v);
+}
+
+std::vector<VariableInfo> VariableStore::List() const {
+  std::vector<std::shared_ptr<Variable>> all;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& entry : variables_) all.push_back(entry.second);
+  }
+  std::vector<VariableInfo> infos;
+  for (const auto& v : all) infos.push_back(InfoOf(*v));
+  std::sort(infos.begin(), infos.end(),
+            [](const VariableInfo& a, const VariableInfo& b) {
+              return a.spec.name < b.spec.name;
+            });
+  return infos;
+}
+
+int64_t VariableStore::TotalBytes() const {
+  absl::MutexLock lock(&mu_);
+  return total_bytes_;
+}
+
+absl::Status VariableStore::PullRows(absl::string_view name, RowRange rows,
+                                     absl::Span<float> out) const {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  const Variable& v = **found;
+  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
+  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
+  if (absl::Status s = CheckLength(v.spec, "the pull buffer",
+                                   rows.size() * v.width, out.size());
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&v.mu);
+  std::copy_n(v.values.begin() + v.Offset(rows.begin), out.size(), out.begin());
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::PushRows(absl::string_view name, RowRange rows,
+                                     absl::Span<const float> grad) {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  Variable& v = **found;
+  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
+  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
+  if (absl::Status s = CheckLength(v.spec, "the gradient",
+                                   rows.size() * v.width, grad.size());
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&v.mu);
+  ++v.step;
+  const int64_t offset = v.Offset(rows.begin);
+  std::vector<absl::Span<float>> slots =
+      SlotSpans(v.slots, offset, grad.size());
+  ApplyOptimizer(v.spec.optimizer, v.step, grad,
+                 absl::MakeSpan(v.values).subspan(offset, grad.size()), slots);
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::PullInt64(absl::string_view name, RowRange rows,
+                                      absl::Span<int64_t> out) const {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  const Variable& v = **found;
+  if (absl::Status s = CheckDType(v.spec, DType::kInt64); !s.ok()) return s;
+  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
+  if (absl::Status s = CheckLength(v.spec, "the pull buffer",
+                                   rows.size() * v.width, out.size());
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&v.mu);
+  std::copy_n(v.ints.begin() + v.Offset(rows.begin), out.size(), out.begin());
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
+                                     absl::Span<const int64_t> delta) {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  Variable& v = **found;
+  if (absl::Status s = CheckDType(v.spec, DType::kInt64); !s.ok()) return s;
+  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
+  if (absl::Status s = CheckLength(v.spec, "the increment",
+                                   rows.size() * v.width, delta.size());
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&v.mu);
+  ++v.step;
+  const int64_t offset = v.Offset(rows.begin);
+  for (size_t i = 0; i < delta.size(); ++i) v.ints[offset + i] += delta[i];
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::PullSparse(absl::string_view name,
+                                       absl::Span<const int64_t> ids,
+                                       absl::Span<float> out) const {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  const Variable& v = **found;
+  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
+  if (absl::Status s = CheckIds(v.spec, v.rows, ids); !s.ok()) return s;
+  if (absl::Status s = CheckLength(v.spec, "the pull buffer",
+                                   ids.size() * v.width, out.size());
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&v.mu);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::copy_n(v.values.begin() + v.Offset(ids[i]), v.width,
+                out.begin() + i * v.width);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::PushSparse(absl::string_view name,
+                                       absl::Span<const int64_t> ids,
+                                       absl::Span<const float> grads) {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  Variable& v = **found;
+  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
+  if (absl::Status s = CheckIds(v.spec, v.rows, ids); !s.ok()) return s;
+  if (absl::Status s = CheckLength(v.spec, "the gradient", ids.size() * v.width,
+                                   grads.size());
+      !s.ok()) {
+    return s;
+  }
+  // Sum the gradients of repeated ids, outside the lock.
+  absl::flat_hash_map<int64_t, size_t> slot_of_id;
+  std::vector<int64_t> unique_ids;
+  std::vector<float> summed;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto [it, inserted] = slot_of_id.emplace(ids[i], unique_ids.size());
+    if (inserted) {
+      unique_ids.push_back(ids[i]);
+      summed.insert(summed.end(), grads.begin() + i * v.width,
+                    grads.begin() + (i + 1) * v.width);
+    } else {
+      float* row = summed.data() + it->second * v.width;
+      for (int64_t k = 0; k < v.width; ++k) row[k] += grads[i * v.width + k];
+    }
+  }
+  absl::MutexLock lock(&v.mu);
+  ++v.step;
+  for (size_t u = 0; u < unique_ids.size(); ++u) {
+    const int64_t offset = v.Offset(unique_ids[u]);
+    std::vector<absl::Span<float>> slots = SlotSpans(v.slots, offset, v.width);
+    ApplyOptimizer(v.spec.optimizer, v.step,
+                   absl::MakeConstSpan(summed).subspan(u * v.width, v.width),
+                   absl::MakeSpan(v.values).subspan(offset, v.width), slots);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distrt

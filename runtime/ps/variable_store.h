@@ -1,0 +1,97 @@
+#ifndef DISTRT_RUNTIME_PS_VARIABLE_STORE_H_
+#define DISTRT_RUNTIME_PS_VARIABLE_STORE_H_
+
+// VariableStore: the variables (or row ranges of partitioned variables) that
+// one parameter server holds, with their optimizer slots, and the dense and
+// sparse pulls and pushes that workers make on them.
+//
+// Thread-safe. Each variable has its own lock, so pushes to different
+// variables proceed in parallel, and every push is applied atomically: a
+// concurrent pull sees the variable before or after it, and no update is
+// lost. Transport-free: the RPC layer decodes requests into these calls.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "runtime/ps/variable_spec.h"
+
+namespace distrt {
+
+struct VariableInfo {
+  VariableSpec spec;
+  RowRange rows_held;  // of the whole variable
+  int64_t bytes = 0;   // values and slots
+  int64_t step = 0;    // pushes applied so far
+};
+
+class VariableStore {
+ public:
+  struct Options {
+    // Memory for values and slots across all variables; a create that would
+    // exceed it is refused with RESOURCE_EXHAUSTED before allocating.
+    int64_t max_bytes = int64_t{64} << 30;
+  };
+
+  explicit VariableStore(Options options) : options_(options) {}
+  VariableStore() : VariableStore(Options()) {}
+
+  // Creates the rows `rows` of `spec` here, initialised. Asking again with
+  // the same spec and rows returns the existing variable unchanged (every
+  // worker may ask); with a different spec or rows: ALREADY_EXISTS saying
+  // what differs.
+  absl::StatusOr<VariableInfo> Create(const VariableSpec& spec, RowRange rows);
+
+  // NOT_FOUND naming the variable when it is not here.
+  absl::StatusOr<VariableInfo> Lookup(absl::string_view name) const;
+  // Sorted by name.
+  std::vector<VariableInfo> List() const;
+
+  // Dense access to float32 variables, `rows` in whole-variable coordinates
+  // and within the rows held; `out` / `grad` hold rows.size() * width values.
+  absl::Status PullRows(absl::string_view name, RowRange rows,
+                        absl::Span<float> out) const;
+  // Applies the variable's optimizer to the rows with gradient `grad`.
+  absl::Status PushRows(absl::string_view name, RowRange rows,
+                        absl::Span<const float> grad);
+
+  // int64 variables (e.g. the global step): pull, and add `delta`.
+  absl::Status PullInt64(absl::string_view name, RowRange rows,
+                         absl::Span<int64_t> out) const;
+  absl::Status AddInt64(absl::string_view name, RowRange rows,
+                        absl::Span<const int64_t> delta);
+
+  // Sparse access by row id (whole-variable coordinates, each within the
+  // rows held): `out` / `grads` hold ids.size() rows. Gradients of repeated
+  // ids are summed and the optimizer is applied once per distinct row.
+  absl::Status PullSparse(absl::string_view name, absl::Span<const int64_t> ids,
+                          absl::Span<float> out) const;
+  absl::Status PushSparse(absl::string_view name, absl::Span<const int64_t> ids,
+                          absl::Span<const float> grads);
+
+  int64_t TotalBytes() const;
+
+ private:
+  struct Variable;
+
+  absl::StatusOr<std::shared_ptr<Variable>> Find(absl::string_view name) const;
+  static VariableInfo InfoOf(const Variable& variable);
+
+  const Options options_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Variable>> variables_
+      ABSL_GUARDED_BY(mu_);
+  int64_t total_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_PS_VARIABLE_STORE_H_

@@ -1,0 +1,184 @@
+#include "runtime/ps/variable_store.h"
+
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::ElementsAre;
+
+VariableSpec Spec(const std::string& name, std::vector<int64_t> shape,
+                  float learning_rate = 1.0f) {
+  VariableSpec spec;
+  spec.name = name;
+  spec.shape = std::move(shape);
+  spec.optimizer.learning_rate = learning_rate;
+  return spec;
+}
+
+TEST(VariableStoreTest, CreateIsIdempotentForTheSameSpec) {
+  VariableStore store;
+  VariableSpec spec = Spec("w", {4, 3});
+  absl::StatusOr<VariableInfo> first = store.Create(spec, {0, 4});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->bytes, 4 * 3 * 4);
+  ASSERT_TRUE(store.PushRows("w", {0, 4}, std::vector<float>(12, 1.0f)).ok());
+  absl::StatusOr<VariableInfo> again = store.Create(spec, {0, 4});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->step, 1);  // the existing variable, not a new one
+  std::vector<float> values(12);
+  ASSERT_TRUE(store.PullRows("w", {0, 4}, absl::MakeSpan(values)).ok());
+  EXPECT_EQ(values[0], -1.0f);
+}
+
+TEST(VariableStoreTest, CreateWithADifferentSpecIsAnError) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Spec("w", {10, 4}), {0, 10}).ok());
+  absl::StatusOr<VariableInfo> other =
+      store.Create(Spec("w", {10, 8}), {0, 10});
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(other.status().message(),
+            "variable \"w\" already exists with a different spec: shape [10, "
+            "4] vs [10, 8]");
+  VariableSpec adam = Spec("w", {10, 4});
+  adam.optimizer.kind = OptimizerKind::kAdam;
+  EXPECT_EQ(store.Create(adam, {0, 5}).status().message(),
+            "variable \"w\" already exists with a different spec: optimizer "
+            "sgd vs adam, rows [0, 10) vs [0, 5)");
+}
+
+TEST(VariableStoreTest, BadSpecsAreRefusedBeforeAllocating) {
+  VariableStore store({/*max_bytes=*/1 << 20});
+  EXPECT_EQ(store.Create(Spec("neg", {-1, 4}), {0, 0}).status().message(),
+            "variable \"neg\": shape [-1, 4] has a negative dimension");
+  EXPECT_EQ(
+      store.Create(Spec("huge", {int64_t{1} << 30, int64_t{1} << 20}), {0, 1})
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<VariableInfo> big =
+      store.Create(Spec("big", {1024, 1024}), {0, 1024});
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(store.Create(Spec("w", {4}), {2, 6}).status().message(),
+            "variable \"w\": rows [2, 6) are not within the rows held here "
+            "[0, 4)");
+  EXPECT_EQ(store.TotalBytes(), 0);
+  EXPECT_TRUE(store.List().empty());
+}
+
+TEST(VariableStoreTest, PartitionsStartWithTheWholeVariablesValues) {
+  VariableSpec spec = Spec("emb", {10, 3});
+  spec.initializer.kind = InitializerSpec::Kind::kTruncatedNormal;
+  spec.initializer.seed = 11;
+  VariableStore whole, part;
+  ASSERT_TRUE(whole.Create(spec, {0, 10}).ok());
+  ASSERT_TRUE(part.Create(spec, {6, 10}).ok());
+  std::vector<float> a(12), b(12);
+  ASSERT_TRUE(whole.PullRows("emb", {6, 10}, absl::MakeSpan(a)).ok());
+  ASSERT_TRUE(part.PullRows("emb", {6, 10}, absl::MakeSpan(b)).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a[0], a[1]);
+}
+
+TEST(VariableStoreTest, DenseErrorsNameTheVariableAndSizes) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Spec("w", {4, 3}), {0, 4}).ok());
+  std::vector<float> five(5);
+  EXPECT_EQ(store.PullRows("w", {0, 2}, absl::MakeSpan(five)).message(),
+            "variable \"w\": the pull buffer has 5 values, expected 6 (row "
+            "width 3)");
+  EXPECT_EQ(store.PushRows("w", {3, 5}, std::vector<float>(6)).message(),
+            "variable \"w\": rows [3, 5) are not within the rows held here "
+            "[0, 4)");
+  EXPECT_EQ(store.PushRows("nope", {0, 1}, std::vector<float>(3)).code(),
+            absl::StatusCode::kNotFound);
+  std::vector<int64_t> ints(3);
+  EXPECT_EQ(store.PullInt64("w", {0, 1}, absl::MakeSpan(ints)).message(),
+            "variable \"w\" is float32, not int64");
+}
+
+TEST(VariableStoreTest, RowRangePushAppliesOnlyThere) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Spec("w", {3, 2}, 0.5f), {0, 3}).ok());
+  ASSERT_TRUE(store.PushRows("w", {1, 2}, {2.0f, -4.0f}).ok());
+  std::vector<float> values(6);
+  ASSERT_TRUE(store.PullRows("w", {0, 3}, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ElementsAre(0, 0, -1, 2, 0, 0));
+}
+
+TEST(VariableStoreTest, SparsePushSumsRepeatedIdsBeforeApplying) {
+  // With Adagrad, applying 1 then 2 differs from applying 3 once.
+  VariableSpec spec = Spec("emb", {5, 2}, 0.1f);
+  spec.optimizer.kind = OptimizerKind::kAdagrad;
+  VariableStore store, reference;
+  ASSERT_TRUE(store.Create(spec, {0, 5}).ok());
+  ASSERT_TRUE(reference.Create(spec, {0, 5}).ok());
+  ASSERT_TRUE(
+      store.PushSparse("emb", {3, 1, 3}, {1.0f, 1.0f, 0.5f, 0.5f, 2.0f, 2.0f})
+          .ok());
+  ASSERT_TRUE(reference.PushRows("emb", {3, 4}, {3.0f, 3.0f}).ok());
+  ASSERT_TRUE(reference.PushRows("emb", {1, 2}, {0.5f, 0.5f}).ok());
+  std::vector<float> got(10), want(10);
+  ASSERT_TRUE(store.PullRows("emb", {0, 5}, absl::MakeSpan(got)).ok());
+  ASSERT_TRUE(reference.PullRows("emb", {0, 5}, absl::MakeSpan(want)).ok());
+  EXPECT_EQ(got, want);
+
+  std::vector<float> rows(4);
+  ASSERT_TRUE(store.PullSparse("emb", {3, 0}, absl::MakeSpan(rows)).ok());
+  EXPECT_EQ(rows[0], want[6]);
+  EXPECT_EQ(rows[2], 0.0f);
+  EXPECT_EQ(store.PullSparse("emb", {5}, absl::MakeSpan(rows)).message(),
+            "variable \"emb\": row id 5 is not within the rows held here "
+            "[0, 5)");
+}
+
+TEST(VariableStoreTest, Int64VariablesAdd) {
+  VariableStore store;
+  VariableSpec step;
+  step.name = "global_step";
+  step.dtype = DType::kInt64;
+  ASSERT_TRUE(store.Create(step, {0, 1}).ok());
+  ASSERT_TRUE(store.AddInt64("global_step", {0, 1}, {5}).ok());
+  ASSERT_TRUE(store.AddInt64("global_step", {0, 1}, {2}).ok());
+  std::vector<int64_t> value(1);
+  ASSERT_TRUE(
+      store.PullInt64("global_step", {0, 1}, absl::MakeSpan(value)).ok());
+  EXPECT_EQ(value[0], 7);
+  EXPECT_EQ(store.PushRows("global_step", {0, 1}, {1.0f}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(VariableStoreTest, ConcurrentPushesAreNeverLost) {
+  constexpr int kThreads = 8;
+  constexpr int kPushes = 1000;
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Spec("w", {16, 4}), {0, 16}).ok());
+  ASSERT_TRUE(store.Create(Spec("emb", {100, 4}), {0, 100}).ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&store, t] {
+      const std::vector<float> minus_one(64, -1.0f);
+      const std::vector<float> row(8, -1.0f);
+      for (int i = 0; i < kPushes; ++i) {
+        ASSERT_TRUE(store.PushRows("w", {0, 16}, minus_one).ok());
+        // Every thread hits row 7; each also hits a row of its own.
+        ASSERT_TRUE(store.PushSparse("emb", {7, 20 + t}, row).ok());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<float> w(64), emb(400);
+  ASSERT_TRUE(store.PullRows("w", {0, 16}, absl::MakeSpan(w)).ok());
+  ASSERT_TRUE(store.PullRows("emb", {0, 100}, absl::MakeSpan(emb)).ok());
+  for (float v : w) ASSERT_EQ(v, kThreads * kPushes);
+  EXPECT_EQ(emb[7 * 4], kThreads * kPushes);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(emb[(20 + t) * 4], kPushes);
+  EXPECT_EQ(store.Lookup("w")->step, kThreads * kPushes);
+}
+
+}  // namespace
+}  // namespace distrt
