@@ -149,6 +149,29 @@ VariableInfo VariableStore::InfoOf(const Variable& v) {
   return VariableInfo{v.spec, v.rows, v.bytes, v.step};
 }
 
+absl::StatusOr<std::shared_ptr<VariableStore::Variable>>
+VariableStore::FindChecked(absl::string_view name, DType dtype,
+                           const Access& access, absl::string_view what,
+                           size_t values) const {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  const Variable& v = **found;
+  if (absl::Status s = CheckDType(v.spec, dtype); !s.ok()) return s;
+  const RowRange* rows = std::get_if<RowRange>(&access);
+  absl::Status s = rows != nullptr
+                       ? CheckRange(v.spec, v.rows, *rows)
+                       : CheckIds(v.spec, v.rows,
+                                  std::get<absl::Span<const int64_t>>(access));
+  if (!s.ok()) return s;
+  const int64_t num_rows =
+      rows != nullptr ? rows->size()
+                      : std::get<absl::Span<const int64_t>>(access).size();
+  if (s = CheckLength(v.spec, what, num_rows * v.width, values); !s.ok()) {
+    return s;
+  }
+  return found;
+}
+
 absl::StatusOr<VariableInfo> VariableStore::Lookup(
     absl::string_view name) const {
   absl::StatusOr<std::shared_ptr<Variable>> v = Find(name);
@@ -178,16 +201,10 @@ int64_t VariableStore::TotalBytes() const {
 
 absl::Status VariableStore::PullRows(absl::string_view name, RowRange rows,
                                      absl::Span<float> out) const {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  absl::StatusOr<std::shared_ptr<Variable>> found =
+      FindChecked(name, DType::kFloat32, rows, "the pull buffer", out.size());
   if (!found.ok()) return found.status();
   const Variable& v = **found;
-  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
-  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
-  if (absl::Status s = CheckLength(v.spec, "the pull buffer",
-                                   rows.size() * v.width, out.size());
-      !s.ok()) {
-    return s;
-  }
   absl::MutexLock lock(&v.mu);
   std::copy_n(v.values.begin() + v.Offset(rows.begin), out.size(), out.begin());
   return absl::OkStatus();
@@ -195,16 +212,10 @@ absl::Status VariableStore::PullRows(absl::string_view name, RowRange rows,
 
 absl::Status VariableStore::PushRows(absl::string_view name, RowRange rows,
                                      absl::Span<const float> grad) {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  absl::StatusOr<std::shared_ptr<Variable>> found =
+      FindChecked(name, DType::kFloat32, rows, "the gradient", grad.size());
   if (!found.ok()) return found.status();
   Variable& v = **found;
-  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
-  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
-  if (absl::Status s = CheckLength(v.spec, "the gradient",
-                                   rows.size() * v.width, grad.size());
-      !s.ok()) {
-    return s;
-  }
   absl::MutexLock lock(&v.mu);
   ++v.step;
   const int64_t offset = v.Offset(rows.begin);
@@ -217,16 +228,10 @@ absl::Status VariableStore::PushRows(absl::string_view name, RowRange rows,
 
 absl::Status VariableStore::PullInt64(absl::string_view name, RowRange rows,
                                       absl::Span<int64_t> out) const {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  absl::StatusOr<std::shared_ptr<Variable>> found =
+      FindChecked(name, DType::kInt64, rows, "the pull buffer", out.size());
   if (!found.ok()) return found.status();
   const Variable& v = **found;
-  if (absl::Status s = CheckDType(v.spec, DType::kInt64); !s.ok()) return s;
-  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
-  if (absl::Status s = CheckLength(v.spec, "the pull buffer",
-                                   rows.size() * v.width, out.size());
-      !s.ok()) {
-    return s;
-  }
   absl::MutexLock lock(&v.mu);
   std::copy_n(v.ints.begin() + v.Offset(rows.begin), out.size(), out.begin());
   return absl::OkStatus();
@@ -234,16 +239,10 @@ absl::Status VariableStore::PullInt64(absl::string_view name, RowRange rows,
 
 absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
                                      absl::Span<const int64_t> delta) {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  absl::StatusOr<std::shared_ptr<Variable>> found =
+      FindChecked(name, DType::kInt64, rows, "the increment", delta.size());
   if (!found.ok()) return found.status();
   Variable& v = **found;
-  if (absl::Status s = CheckDType(v.spec, DType::kInt64); !s.ok()) return s;
-  if (absl::Status s = CheckRange(v.spec, v.rows, rows); !s.ok()) return s;
-  if (absl::Status s = CheckLength(v.spec, "the increment",
-                                   rows.size() * v.width, delta.size());
-      !s.ok()) {
-    return s;
-  }
   absl::MutexLock lock(&v.mu);
   ++v.step;
   const int64_t offset = v.Offset(rows.begin);
@@ -254,16 +253,10 @@ absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
 absl::Status VariableStore::PullSparse(absl::string_view name,
                                        absl::Span<const int64_t> ids,
                                        absl::Span<float> out) const {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  absl::StatusOr<std::shared_ptr<Variable>> found =
+      FindChecked(name, DType::kFloat32, ids, "the pull buffer", out.size());
   if (!found.ok()) return found.status();
   const Variable& v = **found;
-  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
-  if (absl::Status s = CheckIds(v.spec, v.rows, ids); !s.ok()) return s;
-  if (absl::Status s = CheckLength(v.spec, "the pull buffer",
-                                   ids.size() * v.width, out.size());
-      !s.ok()) {
-    return s;
-  }
   absl::MutexLock lock(&v.mu);
   for (size_t i = 0; i < ids.size(); ++i) {
     std::copy_n(v.values.begin() + v.Offset(ids[i]), v.width,
@@ -275,16 +268,10 @@ absl::Status VariableStore::PullSparse(absl::string_view name,
 absl::Status VariableStore::PushSparse(absl::string_view name,
                                        absl::Span<const int64_t> ids,
                                        absl::Span<const float> grads) {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  absl::StatusOr<std::shared_ptr<Variable>> found =
+      FindChecked(name, DType::kFloat32, ids, "the gradient", grads.size());
   if (!found.ok()) return found.status();
   Variable& v = **found;
-  if (absl::Status s = CheckDType(v.spec, DType::kFloat32); !s.ok()) return s;
-  if (absl::Status s = CheckIds(v.spec, v.rows, ids); !s.ok()) return s;
-  if (absl::Status s = CheckLength(v.spec, "the gradient", ids.size() * v.width,
-                                   grads.size());
-      !s.ok()) {
-    return s;
-  }
   // Sum the gradients of repeated ids, outside the lock.
   absl::flat_hash_map<int64_t, size_t> slot_of_id;
   std::vector<int64_t> unique_ids;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -84,6 +85,16 @@ class VariableStore {
 
   absl::StatusOr<std::shared_ptr<Variable>> Find(absl::string_view name) const;
   static VariableInfo InfoOf(const Variable& variable);
+  // What a request addresses: a range of rows, or rows by id.
+  using Access = std::variant<RowRange, absl::Span<const int64_t>>;
+  // The variable `name`, after checking that it has `dtype`, holds what
+  // `access` addresses, and that the request's buffer `what` has `values`
+  // values for it. Errors name the variable and both sizes.
+  absl::StatusOr<std::shared_ptr<Variable>> FindChecked(absl::string_view name,
+                                                        DType dtype,
+                                                        const Access& access,
+                                                        absl::string_view what,
+                                                        size_t values) const;
 
   const Options options_;
   mutable absl::Mutex mu_;
