@@ -20,7 +20,6 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "rpc/grpc_logging.h"
@@ -64,12 +63,6 @@ absl::StatusOr<TaskId> PsTaskOf(const TfConfig& config) {
   return *config.task;
 }
 
-int PortOf(const std::string& address) {
-  int port = 0;
-  const size_t colon = address.rfind(':');
-  return absl::SimpleAtoi(address.substr(colon + 1), &port) ? port : 0;
-}
-
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "ps_server [--port=N] [--bind_host=HOST]\n"
@@ -96,7 +89,9 @@ int Main(int argc, char** argv) {
   if (!task.ok()) return Fail(task.status().message());
   const std::string cluster_address =
       *config->cluster.TaskAddress(task->type, task->index);
-  const int port = port_flag >= 0 ? port_flag : PortOf(cluster_address);
+  // Valid: ClusterSpec checked every address when TF_CONFIG was parsed.
+  const int port =
+      port_flag >= 0 ? port_flag : ParseTaskAddress(cluster_address)->port;
 
   // Signals are taken synchronously below; block them before gRPC starts its
   // threads so that none of those threads receives them.

@@ -46,7 +46,7 @@ absl::Status ValidateTaskType(absl::string_view type) {
                    " (allowed: chief, worker, ps, evaluator)"));
 }
 
-absl::Status ValidateTaskAddress(absl::string_view address) {
+absl::StatusOr<HostPort> ParseTaskAddress(absl::string_view address) {
   if (address.empty()) {
     return absl::InvalidArgumentError("address is empty");
   }
@@ -71,7 +71,11 @@ absl::Status ValidateTaskAddress(absl::string_view address) {
         absl::StrCat("address \"", address, "\" has port \"", port_text,
                      "\"; a port is a number from 1 to 65535"));
   }
-  return absl::OkStatus();
+  return HostPort{std::string(host), port};
+}
+
+absl::Status ValidateTaskAddress(absl::string_view address) {
+  return ParseTaskAddress(address).status();
 }
 
 absl::StatusOr<ClusterSpec> ClusterSpec::Create(std::vector<JobSpec> jobs) {

@@ -76,9 +76,17 @@ class ClusterSpec {
 // to write instead where that is known ("master" -> "chief").
 absl::Status ValidateTaskType(absl::string_view type);
 
-// Checks that `address` is "host:port" with a non-empty host and a port in
-// 1..65535 ("[v6-address]:port" for IPv6). Exposed for flags that take
-// addresses. The error message names the address but not its context.
+struct HostPort {
+  std::string host;  // "[v6-address]" keeps its brackets
+  int port = 0;
+};
+
+// Splits a task address "host:port" with a non-empty host and a port in
+// 1..65535 ("[v6-address]:port" for IPv6). The error message names the
+// address but not its context.
+absl::StatusOr<HostPort> ParseTaskAddress(absl::string_view address);
+
+// ParseTaskAddress, for callers that only need to know it is valid.
 absl::Status ValidateTaskAddress(absl::string_view address);
 
 }  // namespace distrt

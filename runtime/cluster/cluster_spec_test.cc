@@ -57,6 +57,10 @@ TEST(ClusterSpecTest, AddressValidation) {
   EXPECT_FALSE(ValidateTaskAddress("host:0").ok());
   EXPECT_FALSE(ValidateTaskAddress("host:-1").ok());
   EXPECT_FALSE(ValidateTaskAddress("host:+80").ok());
+  absl::StatusOr<HostPort> v6 = ParseTaskAddress("[fe80::1]:2222");
+  ASSERT_TRUE(v6.ok()) << v6.status();
+  EXPECT_EQ(v6->host, "[fe80::1]");
+  EXPECT_EQ(v6->port, 2222);
 }
 
 TEST(ClusterSpecJsonTest, RoundTripKeepsOrderAndShape) {
