@@ -1,5 +1,6 @@
 #include "client/ps_commands.h"
 
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -9,59 +10,62 @@
 namespace distrt {
 namespace {
 
-bool HasPsTasks(const ClusterSpec& cluster, std::FILE* out) {
-  if (cluster.NumTasks(kPsJob) > 0) return true;
-  std::fprintf(out, "the cluster has no ps tasks\n");
-  return false;
+// Calls `visit(address, name)` for every ps task in index order and prints
+// one line per task: its name, its address, and what `visit` returned, or
+// `error_prefix` and the error. Returns the exit status: 0 when every call
+// succeeded, 1 otherwise (or when there are no ps tasks).
+int ForEachPsTask(
+    const ClusterSpec& cluster, std::FILE* out, absl::string_view error_prefix,
+    const std::function<absl::StatusOr<std::string>(
+        const std::string& address, const std::string& name)>& visit) {
+  if (cluster.NumTasks(kPsJob) == 0) {
+    std::fprintf(out, "the cluster has no ps tasks\n");
+    return 1;
+  }
+  int failures = 0;
+  for (const int index : cluster.TaskIndices(kPsJob)) {
+    const std::string address = *cluster.TaskAddress(kPsJob, index);
+    const std::string name = absl::StrCat("ps task ", index);
+    absl::StatusOr<std::string> result = visit(address, name);
+    if (!result.ok()) ++failures;
+    const std::string text =
+        result.ok() ? *result
+                    : absl::StrCat(error_prefix, result.status().message());
+    std::fprintf(out, "%-10s %-28s %s\n", name.c_str(), address.c_str(),
+                 text.c_str());
+  }
+  return failures == 0 ? 0 : 1;
 }
 
 }  // namespace
 
 int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
                     std::FILE* out) {
-  if (!HasPsTasks(cluster, out)) return 1;
-  int failures = 0;
-  for (const int index : cluster.TaskIndices(kPsJob)) {
-    const std::string address = *cluster.TaskAddress(kPsJob, index);
-    const std::string name = absl::StrCat("ps task ", index);
-    absl::StatusOr<rpc::PsTaskStatus> status =
-        rpc::GetPsTaskStatus(address, name, timeout);
-    if (!status.ok()) {
-      ++failures;
-      std::fprintf(out, "%-10s %-28s unreachable: %s\n", name.c_str(),
-                   address.c_str(),
-                   std::string(status.status().message()).c_str());
-      continue;
-    }
-    std::fprintf(out, "%-10s %-28s up %-10s incarnation %016llx\n",
-                 name.c_str(), address.c_str(),
-                 absl::FormatDuration(
-                     absl::Trunc(status->uptime, absl::Milliseconds(100)))
-                     .c_str(),
-                 static_cast<unsigned long long>(status->incarnation));
-  }
-  return failures == 0 ? 0 : 1;
+  return ForEachPsTask(
+      cluster, out, "unreachable: ",
+      [timeout](const std::string& address,
+                const std::string& name) -> absl::StatusOr<std::string> {
+        absl::StatusOr<rpc::PsTaskStatus> status =
+            rpc::GetPsTaskStatus(address, name, timeout);
+        if (!status.ok()) return status.status();
+        return absl::StrFormat("up %-10s incarnation %016x",
+                               absl::FormatDuration(absl::Trunc(
+                                   status->uptime, absl::Milliseconds(100))),
+                               status->incarnation);
+      });
 }
 
 int RunShutdownCommand(const ClusterSpec& cluster, absl::Duration timeout,
                        std::FILE* out) {
-  if (!HasPsTasks(cluster, out)) return 1;
-  int failures = 0;
-  for (const int index : cluster.TaskIndices(kPsJob)) {
-    const std::string address = *cluster.TaskAddress(kPsJob, index);
-    const std::string name = absl::StrCat("ps task ", index);
-    absl::Status status =
-        rpc::ShutdownPsTask(address, name, "distctl shutdown", timeout);
-    if (status.ok()) {
-      std::fprintf(out, "%-10s %-28s shutting down\n", name.c_str(),
-                   address.c_str());
-    } else {
-      ++failures;
-      std::fprintf(out, "%-10s %-28s %s\n", name.c_str(), address.c_str(),
-                   std::string(status.message()).c_str());
-    }
-  }
-  return failures == 0 ? 0 : 1;
+  return ForEachPsTask(
+      cluster, out, "",
+      [timeout](const std::string& address,
+                const std::string& name) -> absl::StatusOr<std::string> {
+        absl::Status status =
+            rpc::ShutdownPsTask(address, name, "distctl shutdown", timeout);
+        if (!status.ok()) return status;
+        return std::string("shutting down");
+      });
 }
 
 }  // namespace distrt
