@@ -34,6 +34,13 @@ ABSL_FLAG(std::string, bind_host, "0.0.0.0",
           "Interface to listen on. The default, every interface, is what a "
           "cluster needs (TensorFlow's servers do the same); tests use "
           "127.0.0.1.");
+ABSL_FLAG(int, max_message_mb, 256,
+          "Largest request or response message in MiB; larger requests are "
+          "refused with RESOURCE_EXHAUSTED (clients split big tensors into "
+          "several requests below this).");
+ABSL_FLAG(int64_t, max_memory_mb, 64 << 10,
+          "Memory for variables and their optimizer slots in MiB; creating "
+          "a variable beyond it is refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, stop_grace_secs, 5,
           "On shutdown, how long in-flight requests may take to finish.");
 
@@ -65,7 +72,8 @@ absl::StatusOr<TaskId> PsTaskOf(const TfConfig& config) {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "ps_server [--port=N] [--bind_host=HOST]\n"
+      "ps_server [--port=N] [--bind_host=HOST] [--max_message_mb=N] "
+      "[--max_memory_mb=N]\n"
       "Serves the parameter-server task named by TF_CONFIG.");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   rpc::QuietGrpcLoggingUnlessRequested();
@@ -81,6 +89,16 @@ int Main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_stop_grace_secs) < 0) {
     return Fail("--stop_grace_secs must not be negative");
+  }
+  const int max_message_mb = absl::GetFlag(FLAGS_max_message_mb);
+  if (max_message_mb < 1 || max_message_mb > 2047) {
+    return Fail(absl::StrCat("--max_message_mb=", max_message_mb,
+                             " is not in 1..2047 (gRPC's limit is 2 GiB)"));
+  }
+  const int64_t max_memory_mb = absl::GetFlag(FLAGS_max_memory_mb);
+  if (max_memory_mb < 1 || max_memory_mb > (int64_t{1} << 30)) {
+    return Fail(
+        absl::StrCat("--max_memory_mb=", max_memory_mb, " is not in 1..2^30"));
   }
 
   absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
@@ -106,6 +124,8 @@ int Main(int argc, char** argv) {
       absl::StrCat(absl::GetFlag(FLAGS_bind_host), ":", port);
   options.task_index = task->index;
   options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
+  options.max_message_bytes = int64_t{max_message_mb} << 20;
+  options.max_variable_bytes = max_memory_mb << 20;
   absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
       rpc::PsGrpcServer::Start(options);
   if (!server.ok()) return Fail(server.status().message());

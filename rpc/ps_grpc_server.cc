@@ -1,5 +1,7 @@
 #include "rpc/ps_grpc_server.h"
 
+#include <array>
+#include <atomic>
 #include <random>
 #include <utility>
 
@@ -10,6 +12,8 @@
 #include "absl/synchronization/notification.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
+#include "rpc/grpc_status.h"
+#include "rpc/ps_request_handler.h"
 
 namespace distrt::rpc {
 namespace {
@@ -20,36 +24,140 @@ uint64_t NewIncarnation() {
   return (high << 32) ^ device();
 }
 
+// The RPCs, for request counts.
+enum Method {
+  kGetStatus,
+  kShutdown,
+  kCreateVariable,
+  kLookupVariable,
+  kListVariables,
+  kPullDense,
+  kPushDense,
+  kPullSparse,
+  kPushSparse,
+  kCreateHashTable,
+  kPullHash,
+  kPushHash,
+  kSave,
+  kCommitCheckpoint,
+  kRestore,
+  kNumMethods,
+};
+
+constexpr std::array<const char*, kNumMethods> kMethodNames = {
+    "GetStatus",     "Shutdown",         "CreateVariable", "LookupVariable",
+    "ListVariables", "PullDense",        "PushDense",      "PullSparse",
+    "PushSparse",    "CreateHashTable",  "PullHash",       "PushHash",
+    "Save",          "CommitCheckpoint", "Restore"};
+
+int ClampToInt(int64_t bytes) {
+  return static_cast<int>(std::min<int64_t>(bytes, INT32_MAX));
+}
+
 }  // namespace
 
-class PsGrpcServer::Impl final : public ps::ParameterServer::CallbackService {
+// The synchronous gRPC API: requests may block (on a variable's lock, on
+// disk for checkpoints), which its thread pool is made for.
+class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
  public:
   explicit Impl(const Options& options)
       : options_(options),
         incarnation_(NewIncarnation()),
-        start_time_(absl::Now()) {}
+        start_time_(absl::Now()),
+        handler_(PsRequestHandler::Options{options.task_index,
+                                           options.max_message_bytes,
+                                           options.max_variable_bytes}) {}
 
-  grpc::ServerUnaryReactor* GetStatus(
-      grpc::CallbackServerContext* context, const ps::GetStatusRequest* request,
-      ps::GetStatusResponse* response) override {
+  grpc::Status GetStatus(grpc::ServerContext*, const ps::GetStatusRequest*,
+                         ps::GetStatusResponse* response) override {
+    Count(kGetStatus, absl::OkStatus());
     response->set_task_index(options_.task_index);
     response->set_incarnation(incarnation_);
     response->set_uptime_ms(
         absl::ToInt64Milliseconds(absl::Now() - start_time_));
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    handler_.FillHoldings(response);
+    for (int m = 0; m < kNumMethods; ++m) {
+      const int64_t n = requests_[m].load(std::memory_order_relaxed);
+      if (n > 0) (*response->mutable_requests())[kMethodNames[m]] = n;
+    }
+    response->set_failed_requests(failed_.load(std::memory_order_relaxed));
+    return grpc::Status::OK;
   }
 
-  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* context,
-                                     const ps::ShutdownRequest* request,
-                                     ps::ShutdownResponse* response) override {
+  grpc::Status Shutdown(grpc::ServerContext* context,
+                        const ps::ShutdownRequest* request,
+                        ps::ShutdownResponse*) override {
     RequestShutdown(request->reason().empty()
                         ? absl::StrCat("Shutdown RPC from ", context->peer())
                         : request->reason());
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    return Count(kShutdown, absl::OkStatus());
+  }
+
+  grpc::Status CreateVariable(grpc::ServerContext*,
+                              const ps::CreateVariableRequest* request,
+                              ps::VariableInfo* response) override {
+    return Count(kCreateVariable, handler_.CreateVariable(*request, response));
+  }
+  grpc::Status LookupVariable(grpc::ServerContext*,
+                              const ps::LookupVariableRequest* request,
+                              ps::VariableInfo* response) override {
+    return Count(kLookupVariable, handler_.LookupVariable(*request, response));
+  }
+  grpc::Status ListVariables(grpc::ServerContext*,
+                             const ps::ListVariablesRequest*,
+                             ps::ListVariablesResponse* response) override {
+    handler_.ListVariables(response);
+    return Count(kListVariables, absl::OkStatus());
+  }
+  grpc::Status PullDense(grpc::ServerContext*,
+                         const ps::PullDenseRequest* request,
+                         ps::PullDenseResponse* response) override {
+    return Count(kPullDense, handler_.PullDense(*request, response));
+  }
+  grpc::Status PushDense(grpc::ServerContext*,
+                         const ps::PushDenseRequest* request,
+                         ps::PushDenseResponse*) override {
+    return Count(kPushDense, handler_.PushDense(*request));
+  }
+  grpc::Status PullSparse(grpc::ServerContext*,
+                          const ps::PullSparseRequest* request,
+                          ps::PullSparseResponse* response) override {
+    return Count(kPullSparse, handler_.PullSparse(*request, response));
+  }
+  grpc::Status PushSparse(grpc::ServerContext*,
+                          const ps::PushSparseRequest* request,
+                          ps::PushSparseResponse*) override {
+    return Count(kPushSparse, handler_.PushSparse(*request));
+  }
+  grpc::Status CreateHashTable(grpc::ServerContext*,
+                               const ps::CreateHashTableRequest* request,
+                               ps::HashTableInfo* response) override {
+    return Count(kCreateHashTable,
+                 handler_.CreateHashTable(*request, response));
+  }
+  grpc::Status PullHash(grpc::ServerContext*,
+                        const ps::PullSparseRequest* request,
+                        ps::PullSparseResponse* response) override {
+    return Count(kPullHash, handler_.PullHash(*request, response));
+  }
+  grpc::Status PushHash(grpc::ServerContext*,
+                        const ps::PushSparseRequest* request,
+                        ps::PushSparseResponse*) override {
+    return Count(kPushHash, handler_.PushHash(*request));
+  }
+  grpc::Status Save(grpc::ServerContext*, const ps::SaveRequest* request,
+                    ps::SaveResponse* response) override {
+    return Count(kSave, handler_.Save(*request, response));
+  }
+  grpc::Status CommitCheckpoint(
+      grpc::ServerContext*, const ps::CommitCheckpointRequest* request,
+      ps::CommitCheckpointResponse* response) override {
+    return Count(kCommitCheckpoint,
+                 handler_.CommitCheckpoint(*request, response));
+  }
+  grpc::Status Restore(grpc::ServerContext*, const ps::RestoreRequest* request,
+                       ps::RestoreResponse* response) override {
+    return Count(kRestore, handler_.Restore(*request, response));
   }
 
   void RequestShutdown(absl::string_view reason) {
@@ -65,6 +173,11 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::CallbackService {
     // gRPC sets SO_REUSEPORT by default, which would let a second ps task
     // share (and silently split) a port already in use.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    builder.SetMaxReceiveMessageSize(ClampToInt(options_.max_message_bytes));
+    // Responses are bounded by PsRequestHandler before they are built; the
+    // transport adds a little framing.
+    builder.SetMaxSendMessageSize(
+        ClampToInt(options_.max_message_bytes + (1 << 20)));
     builder.AddListeningPort(options_.listen_address,
                              grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(this);
@@ -99,6 +212,17 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::CallbackService {
 
   absl::Mutex stop_mu_;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(stop_mu_);
+
+ private:
+  grpc::Status Count(Method method, const absl::Status& status) {
+    requests_[method].fetch_add(1, std::memory_order_relaxed);
+    if (!status.ok()) failed_.fetch_add(1, std::memory_order_relaxed);
+    return ToGrpcStatus(status);
+  }
+
+  PsRequestHandler handler_;
+  std::array<std::atomic<int64_t>, kNumMethods> requests_{};
+  std::atomic<int64_t> failed_{0};
 };
 
 absl::StatusOr<std::unique_ptr<PsGrpcServer>> PsGrpcServer::Start(
@@ -131,5 +255,10 @@ std::string PsGrpcServer::shutdown_reason() const {
 }
 
 void PsGrpcServer::Stop() { impl_->Stop(); }
+
+void PsGrpcServer::Join() {
+  impl_->shutdown_requested_.WaitForNotification();
+  Stop();
+}
 
 }  // namespace distrt::rpc

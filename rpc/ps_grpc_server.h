@@ -8,6 +8,9 @@
 //
 // Lifecycle:
 //
+// The requests themselves are handled by PsRequestHandler; this class adds
+// the transport, identity and request counts.
+//
 //   Start() --> serving --(Shutdown RPC or RequestShutdown())--> requested
 //                  |                                                 |
 //                  +---------------------- Stop() <------------------+
@@ -37,6 +40,12 @@ class PsGrpcServer {
     int task_index = 0;
     // How long Stop() lets in-flight requests finish before cancelling them.
     absl::Duration stop_grace = absl::Seconds(5);
+    // Largest request or response message; a larger request is refused with
+    // RESOURCE_EXHAUSTED before it is read, a pull that would produce a
+    // larger response too.
+    int64_t max_message_bytes = int64_t{256} << 20;
+    // Memory for variables and their optimizer slots.
+    int64_t max_variable_bytes = int64_t{64} << 30;
   };
 
   // Listens and starts serving. UNAVAILABLE naming the address when it
@@ -65,6 +74,8 @@ class PsGrpcServer {
   // Stops accepting requests, lets in-flight ones finish (up to stop_grace)
   // and returns when the server is down. Idempotent.
   void Stop();
+  // Waits for a shutdown request, then stops.
+  void Join();
 
  private:
   class Impl;

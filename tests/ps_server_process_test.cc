@@ -4,24 +4,24 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/util/ps_processes.h"
 #include "tests/util/subprocess.h"
 
 namespace distrt {
 namespace {
 
+using ::distrt::testing::PsProcess;
 using ::distrt::testing::RunSubprocess;
 using ::distrt::testing::Subprocess;
 using ::distrt::testing::SubprocessOptions;
 using ::distrt::testing::SubprocessResult;
 using ::testing::HasSubstr;
 
-constexpr char kPsServer[] = "ps_server/ps_server";
 constexpr char kDistctl[] = "client/distctl";
 const absl::Duration kTimeout = absl::Seconds(30);
 
@@ -29,41 +29,12 @@ const absl::Duration kTimeout = absl::Seconds(30);
 constexpr char kCluster[] =
     R"({"worker":["127.0.0.1:1"],"ps":["127.0.0.1:2","127.0.0.1:3"]})";
 
-std::string PsTfConfig(int index) {
-  return absl::StrCat(R"({"cluster":)", kCluster,
-                      R"(,"task":{"type":"ps","index":)", index, "}}");
-}
+std::string PsTfConfig(int index) { return testing::PsTfConfig(index, 2); }
 
-struct RunningPs {
-  std::unique_ptr<Subprocess> process;
-  int port = 0;
-  std::string incarnation;
-};
-
-RunningPs StartPs(int index) {
-  SubprocessOptions options;
-  options.argv = {kPsServer, "--port=0", "--bind_host=127.0.0.1"};
-  options.env["TF_CONFIG"] = PsTfConfig(index);
-  RunningPs ps;
-  absl::StatusOr<std::unique_ptr<Subprocess>> process =
-      Subprocess::Start(options);
-  EXPECT_TRUE(process.ok()) << process.status();
-  if (!process.ok()) return ps;
-  ps.process = *std::move(process);
-  absl::StatusOr<std::string> line = ps.process->ReadStdoutLine(kTimeout);
-  EXPECT_TRUE(line.ok()) << line.status();
-  if (!line.ok()) return ps;
-  std::smatch match;
-  const std::regex start_line(
-      "ps_server: ps task ([0-9]+) serving on 127\\.0\\.0\\.1:([0-9]+) "
-      "\\(cluster address 127\\.0\\.0\\.1:[0-9]\\), incarnation "
-      "([0-9a-f]{16})");
-  EXPECT_TRUE(std::regex_match(*line, match, start_line)) << *line;
-  if (match.empty()) return ps;
-  EXPECT_EQ(std::stoi(match[1]), index);
-  ps.port = std::stoi(match[2]);
-  ps.incarnation = match[3];
-  return ps;
+PsProcess StartPs(int index) {
+  absl::StatusOr<PsProcess> ps = testing::StartPsProcess(index, 2);
+  EXPECT_TRUE(ps.ok()) << ps.status();
+  return ps.ok() ? *std::move(ps) : PsProcess{};
 }
 
 // A cluster-spec file naming the ports the ps tasks really listen on.
@@ -86,8 +57,8 @@ SubprocessResult Distctl(const std::string& command,
 }
 
 TEST(PsServerProcessTest, StatsSignalsAndShutdown) {
-  RunningPs ps0 = StartPs(0);
-  RunningPs ps1 = StartPs(1);
+  PsProcess ps0 = StartPs(0);
+  PsProcess ps1 = StartPs(1);
   ASSERT_GT(ps0.port, 0);
   ASSERT_GT(ps1.port, 0);
   const std::string spec = WriteClusterSpec("cluster.json", ps0.port, ps1.port);
@@ -122,7 +93,7 @@ TEST(PsServerProcessTest, StatsSignalsAndShutdown) {
 SubprocessResult RunPsServer(std::optional<std::string> tf_config,
                              std::vector<std::string> flags = {}) {
   SubprocessOptions options;
-  options.argv = {kPsServer, "--bind_host=127.0.0.1"};
+  options.argv = {testing::kPsServerBinary, "--bind_host=127.0.0.1"};
   options.argv.insert(options.argv.end(), flags.begin(), flags.end());
   options.env["TF_CONFIG"] = std::move(tf_config);
   options.timeout = kTimeout;
@@ -157,7 +128,7 @@ TEST(PsServerProcessTest, BadInputExitsTwoWithOneLine) {
 }
 
 TEST(PsServerProcessTest, BusyPortExitsTwo) {
-  RunningPs ps0 = StartPs(0);
+  PsProcess ps0 = StartPs(0);
   ASSERT_GT(ps0.port, 0);
   SubprocessResult second =
       RunPsServer(PsTfConfig(1), {absl::StrCat("--port=", ps0.port)});

@@ -1,0 +1,833 @@
+#include "client/ps_client.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/ps_service.grpc.pb.h"
+#include "rpc/grpc_status.h"
+#include "rpc/tensor_codec.h"
+#include "runtime/ps/spec_proto.h"
+
+namespace distrt {
+namespace {
+
+using Stub = ps::ParameterServer::Stub;
+
+// One request of a batch sent in parallel.
+template <typename Request, typename Response>
+struct Call {
+  explicit Call(int task) : ps_task(task) {}
+  const int ps_task;
+  Request request;
+  Response response;
+  grpc::ClientContext context;
+  grpc::Status status;
+  // Where the request's elements go in, or come from, the caller's buffer:
+  // a contiguous run (dense) or one position per id (sparse).
+  int64_t offset = 0;
+  std::vector<size_t> positions;
+};
+
+template <typename Request, typename Response>
+using Calls = std::vector<std::unique_ptr<Call<Request, Response>>>;
+
+std::string RangeString(RowRange r) {
+  return absl::StrCat("[", r.begin, ", ", r.end, ")");
+}
+
+absl::Status SizeMismatch(absl::string_view variable, absl::string_view what,
+                          size_t given, int64_t expected) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("variable \"", variable, "\": ", what, " has ", given,
+                   " elements, expected ", expected));
+}
+
+// Ids grouped by the ps task (and part) that holds them, in requests of at
+// most `max_ids` ids. `shard_of(id)` is the part index, or -1 for an id
+// that is not a row.
+template <typename Request, typename Response, typename ShardOf,
+          typename TaskOfShard>
+absl::StatusOr<Calls<Request, Response>> GroupIds(absl::Span<const int64_t> ids,
+                                                  int64_t max_ids,
+                                                  ShardOf shard_of,
+                                                  TaskOfShard task_of_shard,
+                                                  absl::string_view name) {
+  std::map<int, std::vector<size_t>> positions_by_shard;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int shard = shard_of(ids[i]);
+    if (shard < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable \"", name, "\": id ", ids[i], " is not one of its rows"));
+    }
+    positions_by_shard[shard].push_back(i);
+  }
+  Calls<Request, Response> calls;
+  for (auto& [shard, positions] : positions_by_shard) {
+    for (size_t begin = 0; begin < positions.size(); begin += max_ids) {
+      const size_t end = std::min<size_t>(positions.size(), begin + max_ids);
+      auto call =
+          std::make_unique<Call<Request, Response>>(task_of_shard(shard));
+      call->positions.assign(positions.begin() + begin,
+                             positions.begin() + end);
+      std::vector<int64_t> chunk_ids;
+      for (size_t p : call->positions) chunk_ids.push_back(ids[p]);
+      rpc::EncodeInt64(chunk_ids, {static_cast<int64_t>(chunk_ids.size())},
+                       call->request.mutable_ids());
+      calls.push_back(std::move(call));
+    }
+  }
+  return calls;
+}
+
+}  // namespace
+
+class PsClient::Impl {
+ public:
+  Impl(Options options, std::vector<std::string> addresses,
+       VariablePlacer placer)
+      : options_(std::move(options)),
+        addresses_(std::move(addresses)),
+        placer_(std::move(placer)) {
+    if (!options_.log) {
+      options_.log = [](absl::string_view message) {
+        std::fprintf(stderr, "%s\n", std::string(message).c_str());
+      };
+    }
+    grpc::ChannelArguments args;
+    // Responses are bounded by the servers' own limit.
+    args.SetMaxReceiveMessageSize(-1);
+    for (const std::string& address : addresses_) {
+      stubs_.push_back(ps::ParameterServer::NewStub(grpc::CreateCustomChannel(
+          address, grpc::InsecureChannelCredentials(), args)));
+    }
+  }
+
+  int num_tasks() const { return addresses_.size(); }
+  const std::string& address(int task) const { return addresses_[task]; }
+
+  std::string TaskName(int task) const {
+    return absl::StrCat("ps task ", task, " (", addresses_[task], ")");
+  }
+
+  // Sends every call at once and waits for all of them (each is bounded by
+  // `timeout`). `issue(async_stub, context, request, response, done)` starts
+  // one. Returns the first error, naming the RPC and the ps task.
+  template <typename Request, typename Response, typename Issue>
+  absl::Status RunAll(absl::string_view rpc, Calls<Request, Response>& calls,
+                      absl::Duration timeout, Issue issue) {
+    if (calls.empty()) return absl::OkStatus();
+    absl::BlockingCounter pending(calls.size());
+    const auto deadline =
+        std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
+    for (auto& call : calls) {
+      Call<Request, Response>* c = call.get();
+      c->context.set_deadline(deadline);
+      issue(stubs_[c->ps_task]->async(), &c->context, &c->request, &c->response,
+            [c, &pending](grpc::Status status) {
+              c->status = std::move(status);
+              pending.DecrementCount();
+            });
+    }
+    pending.Wait();
+    return FirstError(rpc, calls);
+  }
+
+  template <typename Request, typename Response>
+  absl::Status FirstError(absl::string_view rpc,
+                          const Calls<Request, Response>& calls,
+                          bool ignore_not_found = false) const {
+    for (const auto& call : calls) {
+      if (call->status.ok()) continue;
+      if (ignore_not_found &&
+          call->status.error_code() == grpc::StatusCode::NOT_FOUND) {
+        continue;
+      }
+      return rpc::FromGrpcStatus(
+          call->status, absl::StrCat(rpc, " to ", TaskName(call->ps_task)));
+    }
+    return absl::OkStatus();
+  }
+
+  // Pieces of `rows` of `variable`: one per part it overlaps, each cut into
+  // requests of at most max_request_bytes.
+  template <typename Request, typename Response>
+  Calls<Request, Response> SplitRows(const VariablePlacement& variable,
+                                     RowRange rows) const {
+    const int64_t width = RowWidth(variable.spec);
+    const int64_t row_bytes =
+        std::max<int64_t>(1, width * DTypeSize(variable.spec.dtype));
+    const int64_t max_rows =
+        std::max<int64_t>(1, options_.max_request_bytes / row_bytes);
+    Calls<Request, Response> calls;
+    for (const VariablePart& part : variable.parts) {
+      const int64_t begin = std::max(rows.begin, part.rows.begin);
+      const int64_t end = std::min(rows.end, part.rows.end);
+      for (int64_t b = begin; b < end; b += max_rows) {
+        auto call = std::make_unique<Call<Request, Response>>(part.ps_task);
+        call->request.set_name(variable.spec.name);
+        *call->request.mutable_rows() =
+            RowRangeToProto({b, std::min(end, b + max_rows)});
+        call->offset = (b - rows.begin) * width;
+        calls.push_back(std::move(call));
+      }
+    }
+    return calls;
+  }
+
+  absl::Status CheckRows(const VariablePlacement& variable, RowRange rows,
+                         size_t buffer, absl::string_view what) const {
+    const int64_t num_rows = NumRows(variable.spec);
+    if (rows.begin < 0 || rows.begin > rows.end || rows.end > num_rows) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable \"", variable.spec.name, "\": rows ", RangeString(rows),
+          " are not within its ", num_rows, " rows"));
+    }
+    const int64_t expected = rows.size() * RowWidth(variable.spec);
+    if (static_cast<int64_t>(buffer) != expected) {
+      return SizeMismatch(variable.spec.name, what, buffer, expected);
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  absl::Status PullDense(const VariablePlacement& variable, RowRange rows,
+                         absl::Span<T> out) {
+    if (absl::Status s = CheckRows(variable, rows, out.size(), "the buffer");
+        !s.ok()) {
+      return s;
+    }
+    auto calls =
+        SplitRows<ps::PullDenseRequest, ps::PullDenseResponse>(variable, rows);
+    absl::Status s =
+        RunAll("PullDense", calls, options_.rpc_timeout,
+               [](auto* async, auto... args) { async->PullDense(args...); });
+    if (!s.ok()) return s;
+    const int64_t width = RowWidth(variable.spec);
+    for (const auto& call : calls) {
+      std::vector<T> scratch;
+      const std::string what =
+          absl::StrCat("the rows of \"", variable.spec.name, "\" from ",
+                       TaskName(call->ps_task));
+      absl::StatusOr<absl::Span<const T>> values;
+      if constexpr (std::is_same_v<T, float>) {
+        values = rpc::Float32Elements(call->response.values(), what, &scratch);
+      } else {
+        values = rpc::Int64Elements(call->response.values(), what, &scratch);
+      }
+      if (!values.ok()) return values.status();
+      const RowRange piece = RowRangeFromProto(call->request.rows());
+      if (static_cast<int64_t>(values->size()) != piece.size() * width) {
+        return absl::InternalError(absl::StrCat(
+            what, ": ", values->size(), " elements for rows ",
+            RangeString(piece), ", expected ", piece.size() * width));
+      }
+      std::copy(values->begin(), values->end(), out.begin() + call->offset);
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  absl::Status PushDense(const VariablePlacement& variable, RowRange rows,
+                         absl::Span<const T> values) {
+    if (absl::Status s =
+            CheckRows(variable, rows, values.size(), "the pushed tensor");
+        !s.ok()) {
+      return s;
+    }
+    auto calls =
+        SplitRows<ps::PushDenseRequest, ps::PushDenseResponse>(variable, rows);
+    const int64_t width = RowWidth(variable.spec);
+    for (auto& call : calls) {
+      const RowRange piece = RowRangeFromProto(call->request.rows());
+      auto part = values.subspan(call->offset, piece.size() * width);
+      if constexpr (std::is_same_v<T, float>) {
+        rpc::EncodeFloat32(part, {static_cast<int64_t>(part.size())},
+                           call->request.mutable_values());
+      } else {
+        rpc::EncodeInt64(part, {static_cast<int64_t>(part.size())},
+                         call->request.mutable_values());
+      }
+    }
+    return RunAll("PushDense", calls, options_.rpc_timeout,
+                  [](auto* async, auto... args) { async->PushDense(args...); });
+  }
+
+  int64_t MaxIdsPerRequest(int64_t width) const {
+    return std::max<int64_t>(
+        1, options_.max_request_bytes /
+               std::max<int64_t>(1, width * int64_t{sizeof(float)}));
+  }
+
+  // Scatters the rows each call pulled back to their positions in `out`.
+  template <typename Calls>
+  absl::Status ScatterRows(Calls& calls, int64_t width, absl::string_view name,
+                           absl::Span<float> out) const {
+    for (const auto& call : calls) {
+      std::vector<float> scratch;
+      absl::StatusOr<absl::Span<const float>> values =
+          rpc::Float32Elements(call->response.values(),
+                               absl::StrCat("the rows of \"", name, "\" from ",
+                                            TaskName(call->ps_task)),
+                               &scratch);
+      if (!values.ok()) return values.status();
+      if (values->size() != call->positions.size() * width) {
+        return absl::InternalError(absl::StrCat(
+            TaskName(call->ps_task), " sent ", values->size(), " elements for ",
+            call->positions.size(), " rows of \"", name, "\", expected ",
+            call->positions.size() * width));
+      }
+      for (size_t i = 0; i < call->positions.size(); ++i) {
+        std::copy_n(values->begin() + i * width, width,
+                    out.begin() + call->positions[i] * width);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Fills each call's gradients from `grads` at its positions.
+  template <typename Calls>
+  void GatherGradients(Calls& calls, int64_t width,
+                       absl::Span<const float> grads) const {
+    for (auto& call : calls) {
+      absl::Span<float> out = rpc::AllocateFloat32(
+          call->positions.size() * width,
+          {static_cast<int64_t>(call->positions.size()), width},
+          call->request.mutable_gradients());
+      for (size_t i = 0; i < call->positions.size(); ++i) {
+        std::copy_n(grads.begin() + call->positions[i] * width, width,
+                    out.begin() + i * width);
+      }
+    }
+  }
+
+  template <typename Request, typename Response>
+  absl::StatusOr<Calls<Request, Response>> GroupVariableIds(
+      const VariablePlacement& variable, absl::Span<const int64_t> ids) const {
+    auto calls = GroupIds<Request, Response>(
+        ids, MaxIdsPerRequest(RowWidth(variable.spec)),
+        [&variable](int64_t id) { return PartContainingRow(variable, id); },
+        [&variable](int part) { return variable.parts[part].ps_task; },
+        variable.spec.name);
+    if (calls.ok()) {
+      for (auto& call : *calls) call->request.set_name(variable.spec.name);
+    }
+    return calls;
+  }
+
+  template <typename Request, typename Response>
+  absl::StatusOr<Calls<Request, Response>> GroupHashIds(
+      const HashEmbeddingSpec& table, absl::Span<const int64_t> ids) const {
+    const int n = num_tasks();
+    auto calls = GroupIds<Request, Response>(
+        ids, MaxIdsPerRequest(table.dim),
+        [n](int64_t id) { return HashShardOf(id, n); },
+        [](int shard) { return shard; }, table.name);
+    if (calls.ok()) {
+      for (auto& call : *calls) call->request.set_name(table.name);
+    }
+    return calls;
+  }
+
+  Options options_;
+  const std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<Stub>> stubs_;
+
+  absl::Mutex placer_mu_;
+  VariablePlacer placer_ ABSL_GUARDED_BY(placer_mu_);
+  // What this client placed, so creating a variable again gives the same
+  // placement instead of the placer's next one.
+  absl::flat_hash_map<std::string, VariablePlacement> placed_
+      ABSL_GUARDED_BY(placer_mu_);
+};
+
+absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
+    const ClusterSpec& cluster, Options options) {
+  const JobSpec* ps_job = cluster.FindJob(kPsJob);
+  if (ps_job == nullptr || ps_job->tasks.empty()) {
+    return absl::InvalidArgumentError(
+        "the cluster has no \"ps\" job, so there are no parameter servers "
+        "to talk to");
+  }
+  std::vector<std::string> addresses;
+  for (const auto& [index, address] : ps_job->tasks) {
+    if (index != static_cast<int>(addresses.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the \"ps\" job must have tasks 0 to ", ps_job->tasks.size() - 1,
+          " (variables are placed by task index), but task ", addresses.size(),
+          " is missing"));
+    }
+    addresses.push_back(address);
+  }
+  return Create(std::move(addresses), std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
+    std::vector<std::string> addresses, Options options) {
+  absl::StatusOr<VariablePlacer> placer =
+      VariablePlacer::Create(addresses.size(), options.placement);
+  if (!placer.ok()) return placer.status();
+  if (options.max_request_bytes < 1) {
+    return absl::InvalidArgumentError("max_request_bytes must be positive");
+  }
+  return std::unique_ptr<PsClient>(new PsClient(std::make_unique<Impl>(
+      std::move(options), std::move(addresses), *std::move(placer))));
+}
+
+PsClient::PsClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PsClient::~PsClient() = default;
+
+int PsClient::num_ps_tasks() const { return impl_->num_tasks(); }
+
+const std::string& PsClient::address(int ps_task) const {
+  return impl_->address(ps_task);
+}
+
+absl::Status PsClient::WaitForServers(absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  const absl::Time start = absl::Now();
+  std::vector<int> waiting;
+  for (int t = 0; t < impl_->num_tasks(); ++t) waiting.push_back(t);
+  while (true) {
+    Calls<ps::GetStatusRequest, ps::GetStatusResponse> calls;
+    for (int t : waiting) {
+      calls.push_back(
+          std::make_unique<Call<ps::GetStatusRequest, ps::GetStatusResponse>>(
+              t));
+      calls.back()->context.set_wait_for_ready(true);
+    }
+    const absl::Duration round =
+        std::max(absl::Milliseconds(1),
+                 std::min(absl::Seconds(5), give_up - absl::Now()));
+    (void)impl_->RunAll(
+        "GetStatus", calls, round,
+        [](auto* async, auto... args) { async->GetStatus(args...); });
+    waiting.clear();
+    for (const auto& call : calls) {
+      if (!call->status.ok()) waiting.push_back(call->ps_task);
+    }
+    if (waiting.empty()) return absl::OkStatus();
+    std::vector<std::string> names;
+    for (int t : waiting) names.push_back(impl_->TaskName(t));
+    const std::string list = absl::StrJoin(names, ", ");
+    if (absl::Now() >= give_up) {
+      return absl::UnavailableError(absl::StrCat(
+          "no answer from ", list, " within ", absl::FormatDuration(timeout)));
+    }
+    impl_->options_.log(absl::StrCat(
+        "waiting for ", list, " (",
+        absl::FormatDuration(
+            absl::Trunc(absl::Now() - start, absl::Seconds(1))),
+        " so far, giving up after ", absl::FormatDuration(timeout), ")"));
+  }
+}
+
+absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
+    const VariableSpec& spec, const PartitionPolicy& partition) {
+  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  VariablePlacement placement;
+  {
+    absl::MutexLock lock(&impl_->placer_mu_);
+    if (auto it = impl_->placed_.find(spec.name); it != impl_->placed_.end()) {
+      placement = it->second;
+      placement.spec = spec;  // the servers compare specs
+    } else {
+      absl::StatusOr<VariablePlacement> placed =
+          impl_->placer_.Place(spec, partition);
+      if (!placed.ok()) return placed.status();
+      placement = *placed;
+      impl_->placed_[spec.name] = placement;
+    }
+  }
+  // Another client may have created it already; where it is must agree, or
+  // the variable would exist twice.
+  absl::StatusOr<VariablePlacement> existing = LookupVariable(spec.name);
+  if (existing.ok()) {
+    std::string diff = DescribeSpecDifference(existing->spec, spec);
+    if (!diff.empty()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("variable \"", spec.name,
+                       "\" already exists with a different spec: ", diff));
+    }
+    bool same_parts = existing->parts.size() == placement.parts.size();
+    for (size_t i = 0; same_parts && i < placement.parts.size(); ++i) {
+      same_parts = existing->parts[i].ps_task == placement.parts[i].ps_task &&
+                   existing->parts[i].rows == placement.parts[i].rows;
+    }
+    if (!same_parts) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "variable \"", spec.name,
+          "\" already exists, placed differently "
+          "from where this client would place it; every worker must create "
+          "the same variables in the same order with the same partitioning "
+          "and placement strategy"));
+    }
+    return *existing;
+  }
+  if (existing.status().code() != absl::StatusCode::kNotFound) {
+    return existing.status();
+  }
+  Calls<ps::CreateVariableRequest, ps::VariableInfo> calls;
+  for (const VariablePart& part : placement.parts) {
+    auto call =
+        std::make_unique<Call<ps::CreateVariableRequest, ps::VariableInfo>>(
+            part.ps_task);
+    VariableSpecToProto(spec, call->request.mutable_spec());
+    *call->request.mutable_rows() = RowRangeToProto(part.rows);
+    calls.push_back(std::move(call));
+  }
+  if (absl::Status s = impl_->RunAll(
+          "CreateVariable", calls, impl_->options_.rpc_timeout,
+          [](auto* async, auto... args) { async->CreateVariable(args...); });
+      !s.ok()) {
+    return s;
+  }
+  return placement;
+}
+
+absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
+    absl::string_view name) {
+  Calls<ps::LookupVariableRequest, ps::VariableInfo> calls;
+  for (int t = 0; t < impl_->num_tasks(); ++t) {
+    calls.push_back(
+        std::make_unique<Call<ps::LookupVariableRequest, ps::VariableInfo>>(t));
+    calls.back()->request.set_name(std::string(name));
+  }
+  (void)impl_->RunAll(
+      "LookupVariable", calls, impl_->options_.rpc_timeout,
+      [](auto* async, auto... args) { async->LookupVariable(args...); });
+  if (absl::Status s = impl_->FirstError("LookupVariable", calls,
+                                         /*ignore_not_found=*/true);
+      !s.ok()) {
+    return s;
+  }
+  VariablePlacement placement;
+  bool found = false;
+  for (const auto& call : calls) {
+    if (!call->status.ok()) continue;
+    absl::StatusOr<VariableInfo> info = VariableInfoFromProto(call->response);
+    if (!info.ok()) return info.status();
+    if (!found) {
+      placement.spec = info->spec;
+      found = true;
+    } else if (std::string diff =
+                   DescribeSpecDifference(placement.spec, info->spec);
+               !diff.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("variable \"", name,
+                       "\" has different specs on "
+                       "different ps tasks: ",
+                       diff));
+    }
+    placement.parts.push_back({call->ps_task, info->rows_held});
+  }
+  if (!found) {
+    return absl::NotFoundError(absl::StrCat("variable \"", name,
+                                            "\" is on none of the ",
+                                            impl_->num_tasks(), " ps tasks"));
+  }
+  std::sort(placement.parts.begin(), placement.parts.end(),
+            [](const VariablePart& a, const VariablePart& b) {
+              return a.rows.begin < b.rows.begin;
+            });
+  if (absl::Status s = ValidatePlacement(placement); !s.ok()) return s;
+  return placement;
+}
+
+absl::Status PsClient::List(
+    std::vector<DistributedVariableInfo>* variables,
+    std::vector<DistributedHashTableInfo>* hash_tables) {
+  Calls<ps::ListVariablesRequest, ps::ListVariablesResponse> calls;
+  for (int t = 0; t < impl_->num_tasks(); ++t) {
+    calls.push_back(
+        std::make_unique<
+            Call<ps::ListVariablesRequest, ps::ListVariablesResponse>>(t));
+  }
+  if (absl::Status s = impl_->RunAll(
+          "ListVariables", calls, impl_->options_.rpc_timeout,
+          [](auto* async, auto... args) { async->ListVariables(args...); });
+      !s.ok()) {
+    return s;
+  }
+  std::map<std::string, DistributedVariableInfo> by_name;
+  std::map<std::string, DistributedHashTableInfo> tables;
+  const int n = impl_->num_tasks();
+  for (const auto& call : calls) {
+    for (const ps::VariableInfo& proto : call->response.variables()) {
+      absl::StatusOr<VariableInfo> info = VariableInfoFromProto(proto);
+      if (!info.ok()) return info.status();
+      DistributedVariableInfo& v = by_name[info->spec.name];
+      v.placement.spec = info->spec;
+      v.placement.parts.push_back({call->ps_task, info->rows_held});
+      v.part_bytes.push_back(info->bytes);
+      v.part_steps.push_back(info->step);
+    }
+    for (const ps::HashTableInfo& proto : call->response.hash_tables()) {
+      absl::StatusOr<HashEmbeddingSpec> spec = HashSpecFromProto(proto.spec());
+      if (!spec.ok()) return spec.status();
+      DistributedHashTableInfo& t = tables[spec->name];
+      t.spec = *spec;
+      t.rows_per_task.resize(n);
+      t.bytes_per_task.resize(n);
+      t.rows_per_task[call->ps_task] = proto.num_rows();
+      t.bytes_per_task[call->ps_task] = proto.bytes();
+    }
+  }
+  if (variables != nullptr) {
+    variables->clear();
+    for (auto& [name, v] : by_name) {
+      // Parts arrive in task order; present them in row order.
+      std::vector<size_t> order(v.placement.parts.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&v](size_t a, size_t b) {
+        return v.placement.parts[a].rows.begin <
+               v.placement.parts[b].rows.begin;
+      });
+      DistributedVariableInfo sorted;
+      sorted.placement.spec = v.placement.spec;
+      for (size_t i : order) {
+        sorted.placement.parts.push_back(v.placement.parts[i]);
+        sorted.part_bytes.push_back(v.part_bytes[i]);
+        sorted.part_steps.push_back(v.part_steps[i]);
+      }
+      variables->push_back(std::move(sorted));
+    }
+  }
+  if (hash_tables != nullptr) {
+    hash_tables->clear();
+    for (auto& [name, t] : tables) hash_tables->push_back(std::move(t));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PsClient::Pull(const VariablePlacement& variable,
+                            absl::Span<float> out) {
+  return impl_->PullDense<float>(variable, {0, NumRows(variable.spec)}, out);
+}
+
+absl::Status PsClient::PullRows(const VariablePlacement& variable,
+                                RowRange rows, absl::Span<float> out) {
+  return impl_->PullDense<float>(variable, rows, out);
+}
+
+absl::Status PsClient::Push(const VariablePlacement& variable,
+                            absl::Span<const float> grad) {
+  return impl_->PushDense<float>(variable, {0, NumRows(variable.spec)}, grad);
+}
+
+absl::Status PsClient::PushRows(const VariablePlacement& variable,
+                                RowRange rows, absl::Span<const float> grad) {
+  return impl_->PushDense<float>(variable, rows, grad);
+}
+
+absl::Status PsClient::PullInt64(const VariablePlacement& variable,
+                                 absl::Span<int64_t> out) {
+  return impl_->PullDense<int64_t>(variable, {0, NumRows(variable.spec)}, out);
+}
+
+absl::Status PsClient::AddInt64(const VariablePlacement& variable,
+                                absl::Span<const int64_t> delta) {
+  return impl_->PushDense<int64_t>(variable, {0, NumRows(variable.spec)},
+                                   delta);
+}
+
+absl::Status PsClient::PullSparse(const VariablePlacement& variable,
+                                  absl::Span<const int64_t> ids,
+                                  absl::Span<float> out) {
+  const int64_t width = RowWidth(variable.spec);
+  if (static_cast<int64_t>(out.size()) !=
+      static_cast<int64_t>(ids.size()) * width) {
+    return SizeMismatch(variable.spec.name, "the buffer", out.size(),
+                        ids.size() * width);
+  }
+  auto calls =
+      impl_->GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
+          variable, ids);
+  if (!calls.ok()) return calls.status();
+  if (absl::Status s = impl_->RunAll(
+          "PullSparse", *calls, impl_->options_.rpc_timeout,
+          [](auto* async, auto... args) { async->PullSparse(args...); });
+      !s.ok()) {
+    return s;
+  }
+  return impl_->ScatterRows(*calls, width, variable.spec.name, out);
+}
+
+absl::Status PsClient::PushSparse(const VariablePlacement& variable,
+                                  absl::Span<const int64_t> ids,
+                                  absl::Span<const float> grads) {
+  const int64_t width = RowWidth(variable.spec);
+  if (static_cast<int64_t>(grads.size()) !=
+      static_cast<int64_t>(ids.size()) * width) {
+    return SizeMismatch(variable.spec.name, "the gradients", grads.size(),
+                        ids.size() * width);
+  }
+  auto calls =
+      impl_->GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(
+          variable, ids);
+  if (!calls.ok()) return calls.status();
+  impl_->GatherGradients(*calls, width, grads);
+  return impl_->RunAll(
+      "PushSparse", *calls, impl_->options_.rpc_timeout,
+      [](auto* async, auto... args) { async->PushSparse(args...); });
+}
+
+absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {
+  Calls<ps::CreateHashTableRequest, ps::HashTableInfo> calls;
+  for (int t = 0; t < impl_->num_tasks(); ++t) {
+    calls.push_back(
+        std::make_unique<Call<ps::CreateHashTableRequest, ps::HashTableInfo>>(
+            t));
+    HashSpecToProto(spec, calls.back()->request.mutable_spec());
+  }
+  return impl_->RunAll(
+      "CreateHashTable", calls, impl_->options_.rpc_timeout,
+      [](auto* async, auto... args) { async->CreateHashTable(args...); });
+}
+
+absl::Status PsClient::PullHash(const HashEmbeddingSpec& table,
+                                absl::Span<const int64_t> ids,
+                                absl::Span<float> out) {
+  if (static_cast<int64_t>(out.size()) !=
+      static_cast<int64_t>(ids.size()) * table.dim) {
+    return SizeMismatch(table.name, "the buffer", out.size(),
+                        ids.size() * table.dim);
+  }
+  auto calls =
+      impl_->GroupHashIds<ps::PullSparseRequest, ps::PullSparseResponse>(table,
+                                                                         ids);
+  if (!calls.ok()) return calls.status();
+  if (absl::Status s = impl_->RunAll(
+          "PullHash", *calls, impl_->options_.rpc_timeout,
+          [](auto* async, auto... args) { async->PullHash(args...); });
+      !s.ok()) {
+    return s;
+  }
+  return impl_->ScatterRows(*calls, table.dim, table.name, out);
+}
+
+absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
+                                absl::Span<const int64_t> ids,
+                                absl::Span<const float> grads) {
+  if (static_cast<int64_t>(grads.size()) !=
+      static_cast<int64_t>(ids.size()) * table.dim) {
+    return SizeMismatch(table.name, "the gradients", grads.size(),
+                        ids.size() * table.dim);
+  }
+  auto calls =
+      impl_->GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(table,
+                                                                         ids);
+  if (!calls.ok()) return calls.status();
+  impl_->GatherGradients(*calls, table.dim, grads);
+  return impl_->RunAll(
+      "PushHash", *calls, impl_->options_.rpc_timeout,
+      [](auto* async, auto... args) { async->PushHash(args...); });
+}
+
+absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
+  Calls<ps::GetStatusRequest, ps::GetStatusResponse> calls;
+  for (int t = 0; t < impl_->num_tasks(); ++t) {
+    calls.push_back(
+        std::make_unique<Call<ps::GetStatusRequest, ps::GetStatusResponse>>(t));
+  }
+  if (absl::Status s = impl_->RunAll(
+          "GetStatus", calls, impl_->options_.rpc_timeout,
+          [](auto* async, auto... args) { async->GetStatus(args...); });
+      !s.ok()) {
+    return s;
+  }
+  std::vector<ps::GetStatusResponse> stats;
+  for (auto& call : calls) stats.push_back(std::move(call->response));
+  return stats;
+}
+
+absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
+                                               int64_t step, int keep_last) {
+  const int n = impl_->num_tasks();
+  Calls<ps::SaveRequest, ps::SaveResponse> saves;
+  for (int t = 0; t < n; ++t) {
+    saves.push_back(
+        std::make_unique<Call<ps::SaveRequest, ps::SaveResponse>>(t));
+    saves.back()->request.set_directory(directory);
+    saves.back()->request.set_step(step);
+    saves.back()->request.set_num_shards(n);
+  }
+  if (absl::Status s = impl_->RunAll(
+          "Save", saves, impl_->options_.checkpoint_timeout,
+          [](auto* async, auto... args) { async->Save(args...); });
+      !s.ok()) {
+    return s;
+  }
+  CheckpointSaved saved;
+  for (const auto& call : saves) saved.bytes += call->response.bytes();
+  Calls<ps::CommitCheckpointRequest, ps::CommitCheckpointResponse> commit;
+  commit.push_back(
+      std::make_unique<
+          Call<ps::CommitCheckpointRequest, ps::CommitCheckpointResponse>>(0));
+  commit.back()->request.set_directory(directory);
+  commit.back()->request.set_step(step);
+  commit.back()->request.set_num_shards(n);
+  commit.back()->request.set_keep_last(keep_last);
+  if (absl::Status s = impl_->RunAll(
+          "CommitCheckpoint", commit, impl_->options_.checkpoint_timeout,
+          [](auto* async, auto... args) { async->CommitCheckpoint(args...); });
+      !s.ok()) {
+    return s;
+  }
+  saved.checkpoint = commit[0]->response.checkpoint();
+  saved.deleted.assign(commit[0]->response.deleted().begin(),
+                       commit[0]->response.deleted().end());
+  return saved;
+}
+
+absl::StatusOr<CheckpointRestored> PsClient::Restore(
+    const std::string& directory) {
+  const int n = impl_->num_tasks();
+  CheckpointRestored restored;
+  for (bool verify_only : {true, false}) {
+    Calls<ps::RestoreRequest, ps::RestoreResponse> calls;
+    for (int t = 0; t < n; ++t) {
+      calls.push_back(
+          std::make_unique<Call<ps::RestoreRequest, ps::RestoreResponse>>(t));
+      calls.back()->request.set_directory(directory);
+      calls.back()->request.set_num_shards(n);
+      calls.back()->request.set_verify_only(verify_only);
+    }
+    if (absl::Status s = impl_->RunAll(
+            "Restore", calls, impl_->options_.checkpoint_timeout,
+            [](auto* async, auto... args) { async->Restore(args...); });
+        !s.ok()) {
+      return s;
+    }
+    restored = CheckpointRestored{calls[0]->response.checkpoint(),
+                                  calls[0]->response.step(), 0, 0};
+    for (const auto& call : calls) {
+      restored.variables_restored += call->response.variables_restored();
+      restored.hash_table_rows_restored +=
+          call->response.hash_table_rows_restored();
+    }
+  }
+  return restored;
+}
+
+absl::Status PsClient::Shutdown(const std::string& reason) {
+  Calls<ps::ShutdownRequest, ps::ShutdownResponse> calls;
+  for (int t = 0; t < impl_->num_tasks(); ++t) {
+    calls.push_back(
+        std::make_unique<Call<ps::ShutdownRequest, ps::ShutdownResponse>>(t));
+    calls.back()->request.set_reason(reason);
+  }
+  return impl_->RunAll(
+      "Shutdown", calls, impl_->options_.rpc_timeout,
+      [](auto* async, auto... args) { async->Shutdown(args...); });
+}
+
+}  // namespace distrt

@@ -1,0 +1,166 @@
+#ifndef DISTRT_CLIENT_PS_CLIENT_H_
+#define DISTRT_CLIENT_PS_CLIENT_H_
+
+// PsClient: a cluster's parameter servers seen as one store of variables.
+//
+// Variables are placed on ps tasks on the client side, deterministically
+// (runtime/ps/placement.h), so every worker that creates the same variables
+// in the same order agrees on where they live; a variable created elsewhere
+// is found with LookupVariable. Each operation is split into one request per
+// ps task part (and per chunk of at most Options::max_request_bytes), the
+// requests are sent in parallel, and the results are put back in order.
+// Every request has a deadline; errors name the ps task and its address.
+//
+// Thread-safe: any number of threads may share one client (CreateVariable
+// uses the shared placer, so concurrent creates place in arrival order).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "proto/ps_service.pb.h"
+#include "runtime/cluster/cluster_spec.h"
+#include "runtime/ps/hash_embedding_table.h"
+#include "runtime/ps/placement.h"
+#include "runtime/ps/variable_spec.h"
+
+namespace distrt {
+
+// A variable as the client sees it: the whole spec, where each part is, and
+// per part its bytes and applied pushes.
+struct DistributedVariableInfo {
+  VariablePlacement placement;
+  std::vector<int64_t> part_bytes;
+  std::vector<int64_t> part_steps;
+};
+
+// A hash embedding table over every ps task, with each task's share.
+struct DistributedHashTableInfo {
+  HashEmbeddingSpec spec;
+  std::vector<int64_t> rows_per_task;
+  std::vector<int64_t> bytes_per_task;
+};
+
+struct CheckpointSaved {
+  std::string checkpoint;  // the committed checkpoint directory
+  int64_t bytes = 0;       // over all shards
+  std::vector<std::string> deleted;
+};
+
+struct CheckpointRestored {
+  std::string checkpoint;
+  int64_t step = 0;
+  int64_t variables_restored = 0;  // parts, over all ps tasks
+  int64_t hash_table_rows_restored = 0;
+};
+
+class PsClient {
+ public:
+  struct Options {
+    // Deadline of each request.
+    absl::Duration rpc_timeout = absl::Seconds(60);
+    // Deadline of each ps task's save or restore of a checkpoint.
+    absl::Duration checkpoint_timeout = absl::Minutes(30);
+    PlacementStrategy placement = PlacementStrategy::kRoundRobin;
+    // Requests carrying more tensor bytes are split into several; keep it
+    // below the servers' message limit (ps_server --max_message_mb).
+    int64_t max_request_bytes = int64_t{32} << 20;
+    // Where progress messages go (e.g. which ps task is awaited); stderr
+    // when unset.
+    std::function<void(absl::string_view)> log;
+  };
+
+  // Clients of the "ps" job of `cluster`, whose tasks must be numbered
+  // 0..n-1. INVALID_ARGUMENT when there is no ps job.
+  static absl::StatusOr<std::unique_ptr<PsClient>> Create(
+      const ClusterSpec& cluster, Options options);
+  // Clients of the ps tasks at `addresses` ("host:port"), task i first.
+  static absl::StatusOr<std::unique_ptr<PsClient>> Create(
+      std::vector<std::string> addresses, Options options);
+
+  ~PsClient();
+  PsClient(const PsClient&) = delete;
+  PsClient& operator=(const PsClient&) = delete;
+
+  int num_ps_tasks() const;
+  const std::string& address(int ps_task) const;
+
+  // Waits until every ps task answers, up to `timeout`, saying which task is
+  // awaited every few seconds. UNAVAILABLE naming the tasks that did not
+  // answer.
+  absl::Status WaitForServers(absl::Duration timeout);
+
+  // Places `spec` (split by `partition`) and creates its parts on their ps
+  // tasks; creating it again with the same spec returns the same placement.
+  absl::StatusOr<VariablePlacement> CreateVariable(
+      const VariableSpec& spec,
+      const PartitionPolicy& partition = PartitionPolicy::None());
+  // The placement of a variable created by any client, from the ps tasks.
+  // NOT_FOUND when no task has it.
+  absl::StatusOr<VariablePlacement> LookupVariable(absl::string_view name);
+  // Every variable and hash table, sorted by name.
+  absl::Status List(std::vector<DistributedVariableInfo>* variables,
+                    std::vector<DistributedHashTableInfo>* hash_tables);
+
+  // Dense float32 access; `out` / `grad` hold the rows' elements in order.
+  absl::Status Pull(const VariablePlacement& variable, absl::Span<float> out);
+  absl::Status PullRows(const VariablePlacement& variable, RowRange rows,
+                        absl::Span<float> out);
+  absl::Status Push(const VariablePlacement& variable,
+                    absl::Span<const float> grad);
+  absl::Status PushRows(const VariablePlacement& variable, RowRange rows,
+                        absl::Span<const float> grad);
+  // int64 variables (e.g. the global step).
+  absl::Status PullInt64(const VariablePlacement& variable,
+                         absl::Span<int64_t> out);
+  absl::Status AddInt64(const VariablePlacement& variable,
+                        absl::Span<const int64_t> delta);
+
+  // Rows by id; `out` / `grads` hold ids.size() rows. Repeated ids are
+  // summed by the ps task holding them.
+  absl::Status PullSparse(const VariablePlacement& variable,
+                          absl::Span<const int64_t> ids, absl::Span<float> out);
+  absl::Status PushSparse(const VariablePlacement& variable,
+                          absl::Span<const int64_t> ids,
+                          absl::Span<const float> grads);
+
+  // Hash embedding tables: a shard on every ps task, ids spread by
+  // HashShardOf(id, num_ps_tasks()).
+  absl::Status CreateHashTable(const HashEmbeddingSpec& spec);
+  absl::Status PullHash(const HashEmbeddingSpec& table,
+                        absl::Span<const int64_t> ids, absl::Span<float> out);
+  absl::Status PushHash(const HashEmbeddingSpec& table,
+                        absl::Span<const int64_t> ids,
+                        absl::Span<const float> grads);
+
+  // Each ps task's status and statistics, task 0 first.
+  absl::StatusOr<std::vector<ps::GetStatusResponse>> Stats();
+
+  // Every ps task writes its shard of checkpoint `step` under `directory`,
+  // then task 0 commits it and keeps the newest `keep_last` (0: all).
+  absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
+                                       int64_t step, int keep_last);
+  // Restores every variable and hash table that exists on the ps tasks from
+  // `directory` (a checkpoint, or a directory of them: the latest). First
+  // every task verifies that it can, then every task loads, so a bad
+  // checkpoint changes nothing anywhere.
+  absl::StatusOr<CheckpointRestored> Restore(const std::string& directory);
+
+  // Asks every ps task to exit; returns the first error, after trying all.
+  absl::Status Shutdown(const std::string& reason);
+
+ private:
+  class Impl;
+  explicit PsClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_CLIENT_PS_CLIENT_H_

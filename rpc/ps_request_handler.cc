@@ -1,0 +1,279 @@
+#include "rpc/ps_request_handler.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "rpc/tensor_codec.h"
+#include "runtime/ps/spec_proto.h"
+
+namespace distrt::rpc {
+namespace {
+
+std::string RangeString(RowRange r) {
+  return absl::StrCat("[", r.begin, ", ", r.end, ")");
+}
+
+// The rows a request addresses: those it names, or all rows held. Checked
+// against the rows held here before anything is sized from them.
+template <typename Request>
+absl::StatusOr<RowRange> RequestedRows(const Request& request,
+                                       const VariableInfo& info) {
+  if (!request.has_rows()) return info.rows_held;
+  const RowRange rows = RowRangeFromProto(request.rows());
+  const RowRange held = info.rows_held;
+  if (rows.begin > rows.end || rows.begin < held.begin || rows.end > held.end) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable \"", info.spec.name, "\": rows ", RangeString(rows),
+        " are not within the rows held here ", RangeString(held)));
+  }
+  return rows;
+}
+
+// The shape of `rows` rows of the variable: its shape with the first
+// dimension replaced (a scalar stays a scalar).
+std::vector<int64_t> ShapeOfRows(const VariableSpec& spec, int64_t rows) {
+  std::vector<int64_t> shape = spec.shape;
+  if (!shape.empty()) shape[0] = rows;
+  return shape;
+}
+
+// The ids and gradients of a sparse push, decoded.
+struct SparseGradients {
+  std::vector<int64_t> id_scratch;
+  std::vector<float> grad_scratch;
+  absl::Span<const int64_t> ids;
+  absl::Span<const float> grads;
+};
+
+absl::Status DecodeSparseGradients(const ps::PushSparseRequest& request,
+                                   absl::string_view owner,
+                                   SparseGradients* out) {
+  absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
+      request.ids(), absl::StrCat("the ids of ", owner), &out->id_scratch);
+  if (!ids.ok()) return ids.status();
+  absl::StatusOr<absl::Span<const float>> grads = Float32Elements(
+      request.gradients(), absl::StrCat("the gradients of ", owner),
+      &out->grad_scratch);
+  if (!grads.ok()) return grads.status();
+  out->ids = *ids;
+  out->grads = *grads;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+PsRequestHandler::PsRequestHandler(const Options& options)
+    : options_(options),
+      store_(VariableStore::Options{options.max_variable_bytes}) {}
+
+absl::Status PsRequestHandler::CheckResponseSize(absl::string_view what,
+                                                 int64_t bytes) const {
+  if (bytes <= options_.max_response_bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      what, " would be ", bytes, " bytes, more than the ",
+      options_.max_response_bytes, "-byte message limit; ask for fewer rows"));
+}
+
+absl::Status PsRequestHandler::CreateVariable(
+    const ps::CreateVariableRequest& request, ps::VariableInfo* response) {
+  absl::StatusOr<VariableSpec> spec = VariableSpecFromProto(request.spec());
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = ValidateVariableSpec(*spec); !s.ok()) return s;
+  const RowRange rows = request.has_rows() ? RowRangeFromProto(request.rows())
+                                           : RowRange{0, NumRows(*spec)};
+  absl::StatusOr<VariableInfo> info = store_.Create(*spec, rows);
+  if (!info.ok()) return info.status();
+  VariableInfoToProto(*info, response);
+  return absl::OkStatus();
+}
+
+absl::Status PsRequestHandler::LookupVariable(
+    const ps::LookupVariableRequest& request,
+    ps::VariableInfo* response) const {
+  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
+  if (!info.ok()) return info.status();
+  VariableInfoToProto(*info, response);
+  return absl::OkStatus();
+}
+
+void PsRequestHandler::ListVariables(
+    ps::ListVariablesResponse* response) const {
+  for (const VariableInfo& info : store_.List()) {
+    VariableInfoToProto(info, response->add_variables());
+  }
+  for (const HashEmbeddingTable* table : tables_.List()) {
+    ps::HashTableInfo* info = response->add_hash_tables();
+    HashSpecToProto(table->spec(), info->mutable_spec());
+    info->set_num_rows(table->num_rows());
+    info->set_bytes(table->bytes());
+  }
+}
+
+absl::Status PsRequestHandler::PullDense(
+    const ps::PullDenseRequest& request,
+    ps::PullDenseResponse* response) const {
+  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
+  if (!info.ok()) return info.status();
+  absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
+  if (!rows.ok()) return rows.status();
+  const int64_t elements = rows->size() * RowWidth(info->spec);
+  if (absl::Status s = CheckResponseSize(
+          absl::StrCat("pulling rows ", RangeString(*rows), " of variable \"",
+                       request.name(), "\""),
+          elements * DTypeSize(info->spec.dtype));
+      !s.ok()) {
+    return s;
+  }
+  std::vector<int64_t> shape = ShapeOfRows(info->spec, rows->size());
+  ps::Tensor* values = response->mutable_values();
+  if (info->spec.dtype == DType::kInt64) {
+    return store_.PullInt64(request.name(), *rows,
+                            AllocateInt64(elements, shape, values));
+  }
+  return store_.PullRows(request.name(), *rows,
+                         AllocateFloat32(elements, shape, values));
+}
+
+absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request) {
+  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
+  if (!info.ok()) return info.status();
+  absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
+  if (!rows.ok()) return rows.status();
+  const std::string what =
+      absl::StrCat("the values pushed to variable \"", request.name(), "\"");
+  if (info->spec.dtype == DType::kInt64) {
+    std::vector<int64_t> scratch;
+    absl::StatusOr<absl::Span<const int64_t>> delta =
+        Int64Elements(request.values(), what, &scratch);
+    if (!delta.ok()) return delta.status();
+    return store_.AddInt64(request.name(), *rows, *delta);
+  }
+  std::vector<float> scratch;
+  absl::StatusOr<absl::Span<const float>> grad =
+      Float32Elements(request.values(), what, &scratch);
+  if (!grad.ok()) return grad.status();
+  return store_.PushRows(request.name(), *rows, *grad);
+}
+
+absl::Status PsRequestHandler::PullSparse(
+    const ps::PullSparseRequest& request,
+    ps::PullSparseResponse* response) const {
+  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
+  if (!info.ok()) return info.status();
+  std::vector<int64_t> scratch;
+  absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
+      request.ids(),
+      absl::StrCat("the ids of variable \"", request.name(), "\""), &scratch);
+  if (!ids.ok()) return ids.status();
+  const int64_t width = RowWidth(info->spec);
+  const int64_t elements = static_cast<int64_t>(ids->size()) * width;
+  if (absl::Status s = CheckResponseSize(
+          absl::StrCat("pulling ", ids->size(), " rows of variable \"",
+                       request.name(), "\""),
+          elements * DTypeSize(info->spec.dtype));
+      !s.ok()) {
+    return s;
+  }
+  return store_.PullSparse(
+      request.name(), *ids,
+      AllocateFloat32(elements, {static_cast<int64_t>(ids->size()), width},
+                      response->mutable_values()));
+}
+
+absl::Status PsRequestHandler::PushSparse(
+    const ps::PushSparseRequest& request) {
+  SparseGradients decoded;
+  if (absl::Status s = DecodeSparseGradients(
+          request, absl::StrCat("variable \"", request.name(), "\""), &decoded);
+      !s.ok()) {
+    return s;
+  }
+  return store_.PushSparse(request.name(), decoded.ids, decoded.grads);
+}
+
+absl::Status PsRequestHandler::CreateHashTable(
+    const ps::CreateHashTableRequest& request, ps::HashTableInfo* response) {
+  absl::StatusOr<HashEmbeddingSpec> spec = HashSpecFromProto(request.spec());
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<HashEmbeddingTable*> table = tables_.Create(*spec);
+  if (!table.ok()) return table.status();
+  HashSpecToProto((*table)->spec(), response->mutable_spec());
+  response->set_num_rows((*table)->num_rows());
+  response->set_bytes((*table)->bytes());
+  return absl::OkStatus();
+}
+
+absl::Status PsRequestHandler::PullHash(const ps::PullSparseRequest& request,
+                                        ps::PullSparseResponse* response) {
+  absl::StatusOr<HashEmbeddingTable*> table = tables_.Find(request.name());
+  if (!table.ok()) return table.status();
+  std::vector<int64_t> scratch;
+  absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
+      request.ids(),
+      absl::StrCat("the ids of hash embedding table \"", request.name(), "\""),
+      &scratch);
+  if (!ids.ok()) return ids.status();
+  const int64_t dim = (*table)->spec().dim;
+  const int64_t elements = static_cast<int64_t>(ids->size()) * dim;
+  if (absl::Status s = CheckResponseSize(
+          absl::StrCat("pulling ", ids->size(), " rows of hash embedding ",
+                       "table \"", request.name(), "\""),
+          elements * static_cast<int64_t>(sizeof(float)));
+      !s.ok()) {
+    return s;
+  }
+  return (*table)->Pull(
+      *ids, AllocateFloat32(elements, {static_cast<int64_t>(ids->size()), dim},
+                            response->mutable_values()));
+}
+
+absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request) {
+  absl::StatusOr<HashEmbeddingTable*> table = tables_.Find(request.name());
+  if (!table.ok()) return table.status();
+  SparseGradients decoded;
+  if (absl::Status s = DecodeSparseGradients(
+          request,
+          absl::StrCat("hash embedding table \"", request.name(), "\""),
+          &decoded);
+      !s.ok()) {
+    return s;
+  }
+  return (*table)->Push(decoded.ids, decoded.grads);
+}
+
+absl::Status PsRequestHandler::Save(const ps::SaveRequest& request,
+                                    ps::SaveResponse* response) const {
+  return absl::UnimplementedError("Save: not yet");
+}
+
+absl::Status PsRequestHandler::CommitCheckpoint(
+    const ps::CommitCheckpointRequest& request,
+    ps::CommitCheckpointResponse* response) const {
+  return absl::UnimplementedError("CommitCheckpoint: not yet");
+}
+
+absl::Status PsRequestHandler::Restore(const ps::RestoreRequest& request,
+                                       ps::RestoreResponse* response) {
+  return absl::UnimplementedError("Restore: not yet");
+}
+
+void PsRequestHandler::FillHoldings(ps::GetStatusResponse* response) const {
+  int64_t rows = 0;
+  const std::vector<VariableInfo> variables = store_.List();
+  for (const VariableInfo& info : variables) rows += info.rows_held.size();
+  response->set_num_variables(variables.size());
+  response->set_variable_bytes(store_.TotalBytes());
+  response->set_variable_rows(rows);
+  int64_t table_rows = 0;
+  int64_t table_bytes = 0;
+  const std::vector<HashEmbeddingTable*> tables = tables_.List();
+  for (const HashEmbeddingTable* table : tables) {
+    table_rows += table->num_rows();
+    table_bytes += table->bytes();
+  }
+  response->set_num_hash_tables(tables.size());
+  response->set_hash_table_rows(table_rows);
+  response->set_hash_table_bytes(table_bytes);
+}
+
+}  // namespace distrt::rpc

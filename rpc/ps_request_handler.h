@@ -1,0 +1,76 @@
+#ifndef DISTRT_RPC_PS_REQUEST_HANDLER_H_
+#define DISTRT_RPC_PS_REQUEST_HANDLER_H_
+
+// PsRequestHandler: what a ps task does with each request of the
+// ParameterServer service, on the decoded messages and without gRPC, so the
+// service's behaviour is unit-testable and the transport stays thin.
+//
+// Every request is checked before anything is allocated or changed: unknown
+// names are NOT_FOUND, wrong shapes, dtypes, ranges and lengths are
+// INVALID_ARGUMENT naming the variable and both sizes, and a response that
+// would exceed the message limit is RESOURCE_EXHAUSTED. Thread-safe.
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "proto/ps_service.pb.h"
+#include "runtime/ps/hash_table_set.h"
+#include "runtime/ps/variable_store.h"
+
+namespace distrt::rpc {
+
+class PsRequestHandler {
+ public:
+  struct Options {
+    int task_index = 0;
+    // Largest response (tensor bytes) a pull may produce; requests are
+    // bounded by the transport's receive limit.
+    int64_t max_response_bytes = int64_t{256} << 20;
+    // Memory for variables and their optimizer slots.
+    int64_t max_variable_bytes = int64_t{64} << 30;
+  };
+
+  explicit PsRequestHandler(const Options& options);
+
+  absl::Status CreateVariable(const ps::CreateVariableRequest& request,
+                              ps::VariableInfo* response);
+  absl::Status LookupVariable(const ps::LookupVariableRequest& request,
+                              ps::VariableInfo* response) const;
+  void ListVariables(ps::ListVariablesResponse* response) const;
+
+  absl::Status PullDense(const ps::PullDenseRequest& request,
+                         ps::PullDenseResponse* response) const;
+  absl::Status PushDense(const ps::PushDenseRequest& request);
+  absl::Status PullSparse(const ps::PullSparseRequest& request,
+                          ps::PullSparseResponse* response) const;
+  absl::Status PushSparse(const ps::PushSparseRequest& request);
+
+  absl::Status CreateHashTable(const ps::CreateHashTableRequest& request,
+                               ps::HashTableInfo* response);
+  absl::Status PullHash(const ps::PullSparseRequest& request,
+                        ps::PullSparseResponse* response);
+  absl::Status PushHash(const ps::PushSparseRequest& request);
+
+  absl::Status Save(const ps::SaveRequest& request,
+                    ps::SaveResponse* response) const;
+  absl::Status CommitCheckpoint(const ps::CommitCheckpointRequest& request,
+                                ps::CommitCheckpointResponse* response) const;
+  absl::Status Restore(const ps::RestoreRequest& request,
+                       ps::RestoreResponse* response);
+
+  // Fills the holdings part of GetStatusResponse (variables, tables, bytes,
+  // rows); the transport adds identity and request counts.
+  void FillHoldings(ps::GetStatusResponse* response) const;
+
+ private:
+  // RESOURCE_EXHAUSTED unless `bytes` fit in a response.
+  absl::Status CheckResponseSize(absl::string_view what, int64_t bytes) const;
+
+  const Options options_;
+  VariableStore store_;
+  HashTableSet tables_;
+};
+
+}  // namespace distrt::rpc
+
+#endif  // DISTRT_RPC_PS_REQUEST_HANDLER_H_

@@ -1,0 +1,115 @@
+#include "rpc/tensor_codec.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace distrt::rpc {
+namespace {
+
+absl::string_view DataTypeName(int dtype) {
+  switch (dtype) {
+    case ps::FLOAT32:
+      return "float32";
+    case ps::INT64:
+      return "int64";
+    case ps::DATA_TYPE_UNSPECIFIED:
+      return "unspecified";
+  }
+  return "unknown";
+}
+
+template <typename T>
+absl::Span<T> Allocate(ps::DataType dtype, int64_t num_elements,
+                       std::vector<int64_t> shape, ps::Tensor* tensor) {
+  tensor->set_dtype(dtype);
+  tensor->mutable_shape()->Assign(shape.begin(), shape.end());
+  std::string* data = tensor->mutable_data();
+  data->resize(num_elements * sizeof(T));
+  // std::string storage comes from operator new: aligned for any scalar.
+  return absl::MakeSpan(reinterpret_cast<T*>(data->data()), num_elements);
+}
+
+template <typename T>
+absl::StatusOr<absl::Span<const T>> Elements(const ps::Tensor& tensor,
+                                             ps::DataType dtype,
+                                             absl::string_view what,
+                                             std::vector<T>* scratch) {
+  if (tensor.dtype() != dtype) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " is ", DataTypeName(tensor.dtype()), ", expected ",
+                     DataTypeName(dtype)));
+  }
+  const std::string& data = tensor.data();
+  if (data.size() % sizeof(T) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has ", data.size(), " bytes, not a whole number ",
+                     "of ", sizeof(T), "-byte elements"));
+  }
+  const int64_t num_elements = data.size() / sizeof(T);
+  if (tensor.shape_size() > 0) {
+    int64_t product = 1;
+    for (int64_t dim : tensor.shape()) {
+      if (dim < 0 || (dim != 0 && product > num_elements / dim + 1)) {
+        product = -1;
+        break;
+      }
+      product *= dim;
+    }
+    if (product != num_elements) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has shape [", absl::StrJoin(tensor.shape(), ", "), "] but ",
+          num_elements, " elements"));
+    }
+  }
+  if (reinterpret_cast<uintptr_t>(data.data()) % alignof(T) == 0) {
+    return absl::MakeConstSpan(reinterpret_cast<const T*>(data.data()),
+                               num_elements);
+  }
+  scratch->resize(num_elements);
+  std::memcpy(scratch->data(), data.data(), data.size());
+  return absl::MakeConstSpan(*scratch);
+}
+
+}  // namespace
+
+absl::Span<float> AllocateFloat32(int64_t num_elements,
+                                  std::vector<int64_t> shape,
+                                  ps::Tensor* tensor) {
+  return Allocate<float>(ps::FLOAT32, num_elements, std::move(shape), tensor);
+}
+
+absl::Span<int64_t> AllocateInt64(int64_t num_elements,
+                                  std::vector<int64_t> shape,
+                                  ps::Tensor* tensor) {
+  return Allocate<int64_t>(ps::INT64, num_elements, std::move(shape), tensor);
+}
+
+void EncodeFloat32(absl::Span<const float> values, std::vector<int64_t> shape,
+                   ps::Tensor* tensor) {
+  absl::Span<float> out =
+      AllocateFloat32(values.size(), std::move(shape), tensor);
+  std::copy(values.begin(), values.end(), out.begin());
+}
+
+void EncodeInt64(absl::Span<const int64_t> values, std::vector<int64_t> shape,
+                 ps::Tensor* tensor) {
+  absl::Span<int64_t> out =
+      AllocateInt64(values.size(), std::move(shape), tensor);
+  std::copy(values.begin(), values.end(), out.begin());
+}
+
+absl::StatusOr<absl::Span<const float>> Float32Elements(
+    const ps::Tensor& tensor, absl::string_view what,
+    std::vector<float>* scratch) {
+  return Elements<float>(tensor, ps::FLOAT32, what, scratch);
+}
+
+absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
+    const ps::Tensor& tensor, absl::string_view what,
+    std::vector<int64_t>* scratch) {
+  return Elements<int64_t>(tensor, ps::INT64, what, scratch);
+}
+
+}  // namespace distrt::rpc

@@ -1,0 +1,360 @@
+// PsClient against real ps_server processes over gRPC on 127.0.0.1:
+// placement and partitioning as the servers see them, dense, sparse and
+// hash-table round trips, concurrent pushes, and bad requests.
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/ps_client.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/ps_service.grpc.pb.h"
+#include "rpc/tensor_codec.h"
+#include "tests/util/ps_processes.h"
+
+namespace distrt {
+namespace {
+
+using ::distrt::testing::AddressesOf;
+using ::distrt::testing::PsProcess;
+using ::distrt::testing::StartPsProcesses;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+VariableSpec Spec(std::string name, std::vector<int64_t> shape,
+                  float initial_value, float learning_rate = 1.0f) {
+  VariableSpec spec;
+  spec.name = std::move(name);
+  spec.shape = std::move(shape);
+  spec.initializer.kind = InitializerSpec::Kind::kConstant;
+  spec.initializer.value = initial_value;
+  spec.optimizer.kind = OptimizerKind::kSgd;
+  spec.optimizer.learning_rate = learning_rate;
+  return spec;
+}
+
+int64_t Elements(const VariableSpec& spec) {
+  return NumRows(spec) * RowWidth(spec);
+}
+
+class PsClientIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::vector<PsProcess>> tasks = StartPsProcesses(2);
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    tasks_ = *std::move(tasks);
+    client_ = NewClient();
+    ASSERT_NE(client_, nullptr);
+    ASSERT_TRUE(client_->WaitForServers(absl::Seconds(30)).ok());
+  }
+
+  std::unique_ptr<PsClient> NewClient() {
+    PsClient::Options options;
+    options.rpc_timeout = absl::Seconds(30);
+    absl::StatusOr<std::unique_ptr<PsClient>> client =
+        PsClient::Create(AddressesOf(tasks_), options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  std::vector<PsProcess> tasks_;
+  std::unique_ptr<PsClient> client_;
+};
+
+TEST_F(PsClientIntegrationTest, RoundRobinPlacementAndRowPartitions) {
+  ASSERT_TRUE(client_->CreateVariable(Spec("a", {4, 3}, 1)).ok());
+  ASSERT_TRUE(client_->CreateVariable(Spec("b", {5}, 2)).ok());
+  ASSERT_TRUE(client_->CreateVariable(Spec("c", {}, 3)).ok());
+  absl::StatusOr<VariablePlacement> emb = client_->CreateVariable(
+      Spec("emb", {11, 4}, 0), PartitionPolicy::FixedShards(2));
+  ASSERT_TRUE(emb.ok()) << emb.status();
+
+  std::vector<DistributedVariableInfo> variables;
+  ASSERT_TRUE(client_->List(&variables, nullptr).ok());
+  ASSERT_EQ(variables.size(), 4u);
+  auto parts_of = [&](int i) {
+    std::vector<std::string> parts;
+    for (const VariablePart& p : variables[i].placement.parts) {
+      parts.push_back(
+          absl::StrCat(p.ps_task, ":", p.rows.begin, "-", p.rows.end));
+    }
+    return parts;
+  };
+  // a, b, c, then emb's two parts take the next tasks in turn; the first
+  // part gets the extra row.
+  EXPECT_THAT(parts_of(0), ElementsAre("0:0-4"));            // a
+  EXPECT_THAT(parts_of(1), ElementsAre("1:0-5"));            // b
+  EXPECT_THAT(parts_of(2), ElementsAre("0:0-1"));            // c
+  EXPECT_THAT(parts_of(3), ElementsAre("1:0-6", "0:6-11"));  // emb
+  EXPECT_EQ(variables[3].part_bytes[0], 6 * 4 * 4);
+
+  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client_->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ((*stats)[0].num_variables(), 3);  // a, c, emb's second part
+  EXPECT_EQ((*stats)[1].num_variables(), 2);  // b, emb's first part
+  EXPECT_EQ((*stats)[0].variable_rows(), 4 + 1 + 5);
+  EXPECT_EQ((*stats)[0].requests().at("CreateVariable"), 3);
+
+  // Another client (another worker) creating the same variables in the same
+  // order agrees; looking one up by name finds the same parts.
+  std::unique_ptr<PsClient> other = NewClient();
+  ASSERT_TRUE(other->CreateVariable(Spec("a", {4, 3}, 1)).ok());
+  absl::StatusOr<VariablePlacement> found = other->LookupVariable("emb");
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_EQ(found->parts.size(), 2u);
+  EXPECT_EQ(found->parts[1].ps_task, 0);
+  EXPECT_EQ(found->parts[1].rows, (RowRange{6, 11}));
+  // A different spec under the same name is refused, saying what differs.
+  absl::StatusOr<VariablePlacement> clash =
+      other->CreateVariable(Spec("a", {4, 5}, 1));
+  EXPECT_EQ(clash.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(clash.status().message(), HasSubstr("shape [4, 3] vs [4, 5]"));
+}
+
+TEST_F(PsClientIntegrationTest, DenseRoundTripsAcrossParts) {
+  absl::StatusOr<VariablePlacement> w = client_->CreateVariable(
+      Spec("w", {7, 2}, 0.5f, 0.5f), PartitionPolicy::FixedShards(2));
+  ASSERT_TRUE(w.ok()) << w.status();
+  std::vector<float> values(Elements(w->spec));
+  ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ::testing::Each(0.5f));
+
+  // SGD with learning rate 0.5: w -= 0.5 * g, with g = row index + column.
+  std::vector<float> grad(values.size());
+  for (size_t i = 0; i < grad.size(); ++i) grad[i] = i / 2 + i % 2;
+  ASSERT_TRUE(client_->Push(*w, grad).ok());
+  ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(values[i], 0.5f - 0.5f * grad[i]) << i;
+  }
+
+  // Rows 3..5 straddle the boundary between the parts (4 | 3 rows).
+  std::vector<float> rows(3 * 2);
+  ASSERT_TRUE(client_->PullRows(*w, {3, 6}, absl::MakeSpan(rows)).ok());
+  EXPECT_THAT(rows, ElementsAreArray(values.begin() + 6, values.begin() + 12));
+  ASSERT_TRUE(client_->PushRows(*w, {3, 6}, std::vector<float>(6, 1.0f)).ok());
+  ASSERT_TRUE(client_->PullRows(*w, {3, 6}, absl::MakeSpan(rows)).ok());
+  EXPECT_EQ(rows[0], values[6] - 0.5f);
+
+  VariableSpec step_spec{"global_step", DType::kInt64, {}, {}, {}};
+  absl::StatusOr<VariablePlacement> step = client_->CreateVariable(step_spec);
+  ASSERT_TRUE(step.ok()) << step.status();
+  ASSERT_TRUE(client_->AddInt64(*step, std::vector<int64_t>{5}).ok());
+  ASSERT_TRUE(client_->AddInt64(*step, std::vector<int64_t>{2}).ok());
+  int64_t global_step = 0;
+  ASSERT_TRUE(client_->PullInt64(*step, absl::MakeSpan(&global_step, 1)).ok());
+  EXPECT_EQ(global_step, 7);
+}
+
+TEST_F(PsClientIntegrationTest, SparseRowsByIdWithDuplicatesSummed) {
+  absl::StatusOr<VariablePlacement> emb = client_->CreateVariable(
+      Spec("emb", {10, 3}, 1.0f), PartitionPolicy::FixedShards(2));
+  ASSERT_TRUE(emb.ok()) << emb.status();
+  // Ids on both parts, in any order, one repeated.
+  const std::vector<int64_t> ids = {9, 2, 9, 5};
+  std::vector<float> grads(ids.size() * 3);
+  for (size_t i = 0; i < grads.size(); ++i) grads[i] = 0.25f * (i / 3 + 1);
+  ASSERT_TRUE(client_->PushSparse(*emb, ids, grads).ok());
+
+  std::vector<float> rows(4 * 3);
+  ASSERT_TRUE(
+      client_->PullSparse(*emb, {2, 9, 0, 5}, absl::MakeSpan(rows)).ok());
+  // Row 9 got 0.25 + 0.75; row 2 got 0.5; row 0 nothing; row 5 got 1.0.
+  EXPECT_THAT(rows, ElementsAre(0.5f, 0.5f, 0.5f, 0.0f, 0.0f, 0.0f, 1.0f, 1.0f,
+                                1.0f, 0.0f, 0.0f, 0.0f));
+
+  std::vector<float> one(3);
+  absl::Status bad = client_->PullSparse(*emb, {10}, absl::MakeSpan(one));
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("id 10 is not one of its rows"));
+}
+
+TEST_F(PsClientIntegrationTest, HashTableRowsAreCreatedOnFirstUse) {
+  HashEmbeddingSpec table;
+  table.name = "user_emb";
+  table.dim = 4;
+  table.initializer.kind = InitializerSpec::Kind::kUniform;
+  table.initializer.seed = 7;
+  table.optimizer.learning_rate = 1.0f;
+  ASSERT_TRUE(client_->CreateHashTable(table).ok());
+  ASSERT_TRUE(client_->CreateHashTable(table).ok());  // every worker may ask
+
+  const std::vector<int64_t> ids = {int64_t{1} << 50, -3, 17, 17, 99};
+  std::vector<float> first(ids.size() * 4), second(ids.size() * 4);
+  ASSERT_TRUE(client_->PullHash(table, ids, absl::MakeSpan(first)).ok());
+  ASSERT_TRUE(client_->PullHash(table, ids, absl::MakeSpan(second)).ok());
+  EXPECT_EQ(first, second);
+  EXPECT_NE(first[0], first[4]);  // different ids, different rows
+
+  ASSERT_TRUE(
+      client_->PushHash(table, {17, 17}, std::vector<float>(8, 1.0f)).ok());
+  std::vector<float> row(4);
+  ASSERT_TRUE(client_->PullHash(table, {17}, absl::MakeSpan(row)).ok());
+  EXPECT_EQ(row[0], first[8] - 2.0f);
+
+  std::vector<DistributedHashTableInfo> tables;
+  ASSERT_TRUE(client_->List(nullptr, &tables).ok());
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].rows_per_task[0] + tables[0].rows_per_task[1], 4);
+  EXPECT_EQ(tables[0].bytes_per_task[0] + tables[0].bytes_per_task[1],
+            4 * 4 * 4);
+}
+
+TEST_F(PsClientIntegrationTest, ConcurrentPushesAreNeverLost) {
+  constexpr int kThreads = 8;
+  constexpr int kPushes = 1000;
+  absl::StatusOr<VariablePlacement> w = client_->CreateVariable(
+      Spec("counter", {6, 2}, 0.0f), PartitionPolicy::FixedShards(2));
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<VariablePlacement> step = client_->CreateVariable(
+      VariableSpec{"global_step", DType::kInt64, {}, {}, {}});
+  ASSERT_TRUE(step.ok()) << step.status();
+  // SGD with learning rate 1 and gradient -1 adds exactly 1 per push: the
+  // sums stay exact in float32 far beyond 8000.
+  const std::vector<float> minus_one(Elements(w->spec), -1.0f);
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> failures(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPushes && failures[t].ok(); ++i) {
+        failures[t] = client_->Push(*w, minus_one);
+        if (failures[t].ok()) {
+          failures[t] = client_->AddInt64(*step, std::vector<int64_t>{1});
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const absl::Status& s : failures) ASSERT_TRUE(s.ok()) << s;
+
+  std::vector<float> values(Elements(w->spec));
+  ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ::testing::Each(float{kThreads * kPushes}));
+  int64_t global_step = 0;
+  ASSERT_TRUE(client_->PullInt64(*step, absl::MakeSpan(&global_step, 1)).ok());
+  EXPECT_EQ(global_step, kThreads * kPushes);
+}
+
+// Requests that a client library would never send, straight from a stub.
+class RawRequestTest : public PsClientIntegrationTest {
+ protected:
+  void SetUp() override {
+    PsClientIntegrationTest::SetUp();
+    ASSERT_TRUE(client_->CreateVariable(Spec("w", {4, 2}, 0)).ok());
+    stub_ = ps::ParameterServer::NewStub(grpc::CreateChannel(
+        tasks_[0].address(), grpc::InsecureChannelCredentials()));
+  }
+
+  grpc::Status Push(ps::PushDenseRequest request) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    ps::PushDenseResponse response;
+    return stub_->PushDense(&context, request, &response);
+  }
+
+  std::unique_ptr<ps::ParameterServer::Stub> stub_;
+};
+
+TEST_F(RawRequestTest, UnknownVariableIsNotFoundNamingIt) {
+  ps::PushDenseRequest request;
+  request.set_name("nope");
+  grpc::Status s = Push(request);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), HasSubstr("\"nope\""));
+}
+
+TEST_F(RawRequestTest, WrongLengthNamesBothSizes) {
+  ps::PushDenseRequest request;
+  request.set_name("w");
+  rpc::EncodeFloat32(std::vector<float>(5, 1.0f), {5},
+                     request.mutable_values());
+  grpc::Status s = Push(request);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("has 5 values, expected 8"));
+  EXPECT_THAT(s.error_message(), HasSubstr("\"w\""));
+}
+
+TEST_F(RawRequestTest, WrongDtypeAndRowRangeAreInvalid) {
+  ps::PushDenseRequest request;
+  request.set_name("w");
+  rpc::EncodeInt64(std::vector<int64_t>(8, 1), {8}, request.mutable_values());
+  EXPECT_EQ(Push(request).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  ps::PullDenseRequest pull;
+  pull.set_name("w");
+  pull.mutable_rows()->set_begin(0);
+  pull.mutable_rows()->set_end(int64_t{1} << 62);  // never allocated
+  grpc::ClientContext context;
+  ps::PullDenseResponse response;
+  grpc::Status s = stub_->PullDense(&context, pull, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("not within the rows held"));
+}
+
+TEST_F(RawRequestTest, NegativeAndHugeShapesAreRefusedBeforeAllocation) {
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{-1, 4},
+        std::vector<int64_t>{1 << 30, 1 << 30, 4}}) {
+    ps::CreateVariableRequest request;
+    request.mutable_spec()->set_name("huge");
+    request.mutable_spec()->mutable_shape()->Assign(shape.begin(), shape.end());
+    grpc::ClientContext context;
+    ps::VariableInfo response;
+    grpc::Status s = stub_->CreateVariable(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("\"huge\""));
+  }
+  // Within the element limit but beyond the server's memory limit.
+  ps::CreateVariableRequest request;
+  request.mutable_spec()->set_name("big");
+  request.mutable_spec()->add_shape(int64_t{1} << 38);
+  grpc::ClientContext context;
+  ps::VariableInfo response;
+  grpc::Status s = stub_->CreateVariable(&context, request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST(PsServerLimitsTest, OversizedMessagesAreResourceExhausted) {
+  absl::StatusOr<std::vector<PsProcess>> tasks =
+      StartPsProcesses(1, {"--max_message_mb=1"});
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  auto stub = ps::ParameterServer::NewStub(grpc::CreateChannel(
+      (*tasks)[0].address(), grpc::InsecureChannelCredentials()));
+  ps::PushDenseRequest request;
+  request.set_name("w");
+  rpc::EncodeFloat32(std::vector<float>(1 << 19, 1.0f), {1 << 19},
+                     request.mutable_values());  // 2 MiB
+  grpc::ClientContext context;
+  ps::PushDenseResponse response;
+  EXPECT_EQ(stub->PushDense(&context, request, &response).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  // A pull whose response would be over the limit is refused, not built;
+  // PsClient splits the same pull into requests under the limit.
+  PsClient::Options options;
+  options.max_request_bytes = 256 << 10;
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(AddressesOf(*tasks), options);
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<VariablePlacement> big =
+      (*client)->CreateVariable(Spec("big", {1 << 10, 1 << 9}, 2.0f));  // 2 MiB
+  ASSERT_TRUE(big.ok()) << big.status();
+  ps::PullDenseRequest pull;
+  pull.set_name("big");
+  grpc::ClientContext pull_context;
+  ps::PullDenseResponse pulled;
+  grpc::Status s = stub->PullDense(&pull_context, pull, &pulled);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("message limit"));
+  std::vector<float> values(1 << 19);
+  ASSERT_TRUE((*client)->Pull(*big, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ::testing::Each(2.0f));
+}
+
+}  // namespace
+}  // namespace distrt
