@@ -1,12 +1,17 @@
 // distctl: inspect and operate a running cluster from the command line.
 //
 //   distctl resolve    print what this process's TF_CONFIG resolves to
-//   distctl stats      status of every ps task
+//   distctl stats      status and holdings of every ps task
+//   distctl vars       every variable and where it lives
+//   distctl pull NAME  a variable's values, or a summary of them
+//   distctl save DIR   checkpoint the ps tasks into DIR
+//   distctl restore DIR  load the latest checkpoint in DIR
 //   distctl shutdown   ask every ps task to exit
 //
 // Exit status: 0 on success, 2 on bad input (TF_CONFIG, flags, command).
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,33 +20,56 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "client/cluster_source.h"
+#include "client/ps_client.h"
 #include "client/ps_commands.h"
 #include "client/resolve_command.h"
+#include "client/variable_commands.h"
 #include "rpc/grpc_logging.h"
 #include "runtime/cluster/tf_config.h"
 
 ABSL_FLAG(std::string, cluster_spec, "",
           "JSON file with the cluster (TF_CONFIG's \"cluster\" part, or a "
           "whole TF_CONFIG); default: the TF_CONFIG environment variable.");
-ABSL_FLAG(double, timeout_secs, 10, "Deadline of each RPC, in seconds.");
+ABSL_FLAG(double, timeout_secs, 10,
+          "Deadline of each RPC, in seconds (save and restore: 60 times "
+          "this).");
+ABSL_FLAG(int64_t, step, -1,
+          "save: the step to record; default: the value of the variable "
+          "\"global_step\", or 0 without one.");
+ABSL_FLAG(int, keep_last, 5,
+          "save: how many checkpoints to keep in DIR, newest first; 0 keeps "
+          "all.");
+ABSL_FLAG(int, max_values, 20,
+          "pull: print every value of variables with at most this many "
+          "elements, a summary of larger ones.");
 
 namespace distrt {
 namespace {
 
-constexpr char kUsage[] = R"(distctl COMMAND
+constexpr char kUsage[] = R"(distctl COMMAND [ARGUMENT] [--flags]
 
 Commands:
-  resolve   Read TF_CONFIG from the environment and print, as one JSON
-            object, what a task started with it will see: mode, cluster,
-            task_type, task_index, rpc_layer, environment, master, is_chief,
-            num_workers, id_in_cluster. Exit status 2 and one line on stderr
-            when TF_CONFIG is invalid.
-  stats     Show every ps task of the cluster: address, uptime, incarnation.
-  shutdown  Ask every ps task of the cluster to finish and exit.
+  resolve      Read TF_CONFIG from the environment and print, as one JSON
+               object, what a task started with it will see: mode, cluster,
+               task_type, task_index, rpc_layer, environment, master,
+               is_chief, num_workers, id_in_cluster. Exit status 2 and one
+               line on stderr when TF_CONFIG is invalid.
+  stats        Every ps task: address, uptime, incarnation, variables,
+               hash tables, bytes, rows, requests served.
+  vars         Every variable: shape, dtype, bytes (with optimizer slots)
+               and which ps task holds which rows; every hash table.
+  pull NAME    A variable's values (at most --max_values), or its shape,
+               min / max / mean and first values.
+  save DIR     Every ps task writes its shard of a checkpoint under DIR
+               (--step, --keep_last).
+  restore DIR  Load the latest checkpoint in DIR (or the checkpoint DIR)
+               into the variables that exist on the ps tasks.
+  shutdown     Ask every ps task of the cluster to finish and exit.
 
-stats and shutdown find the cluster in --cluster_spec=FILE (a JSON file with
+All but resolve find the cluster in --cluster_spec=FILE (a JSON file with
 the "cluster" part of TF_CONFIG, or a whole TF_CONFIG) or else in TF_CONFIG.
-They exit 1 when a task does not answer within --timeout_secs.)";
+They exit 1 when the cluster refuses or does not answer within
+--timeout_secs, and 2 on bad input.)";
 
 constexpr int kExitBadInput = 2;
 
@@ -56,45 +84,82 @@ int Resolve() {
   return 0;
 }
 
+int BadInput(absl::string_view message) {
+  std::fprintf(stderr, "distctl: %s\n\nusage: %s\n",
+               std::string(message).c_str(), kUsage);
+  return kExitBadInput;
+}
+
+// Commands that talk to the cluster's ps tasks, and their argument.
+int RunClusterCommand(const std::string& command, const std::string& argument,
+                      const ClusterSpec& cluster, absl::Duration timeout) {
+  if (command == "stats") return RunStatsCommand(cluster, timeout, stdout);
+  if (command == "shutdown") {
+    return RunShutdownCommand(cluster, timeout, stdout);
+  }
+  PsClient::Options options;
+  options.rpc_timeout = timeout;
+  options.checkpoint_timeout = timeout * 60;
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(cluster, options);
+  if (!client.ok()) return BadInput(client.status().message());
+  if (command == "vars") return RunVarsCommand(**client, stdout, stderr);
+  if (command == "pull") {
+    return RunPullCommand(**client, argument, absl::GetFlag(FLAGS_max_values),
+                          stdout, stderr);
+  }
+  if (command == "save") {
+    return RunSaveCommand(**client, argument, absl::GetFlag(FLAGS_step),
+                          absl::GetFlag(FLAGS_keep_last), stdout, stderr);
+  }
+  return RunRestoreCommand(**client, argument, stdout, stderr);
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   rpc::QuietGrpcLoggingUnlessRequested();
-  if (args.size() < 2) {
-    std::fprintf(stderr, "distctl: no command given\n\nusage: %s\n", kUsage);
-    return kExitBadInput;
-  }
+  if (args.size() < 2) return BadInput("no command given");
   const std::string command = args[1];
-  if (command == "resolve" && args.size() == 2) return Resolve();
-  if ((command == "stats" || command == "shutdown") && args.size() == 2) {
-    const double timeout_secs = absl::GetFlag(FLAGS_timeout_secs);
-    if (!(timeout_secs > 0)) {
-      std::fprintf(stderr, "distctl: --timeout_secs must be positive\n");
-      return kExitBadInput;
-    }
-    absl::StatusOr<ClusterSpec> cluster =
-        LoadClusterForClient(absl::GetFlag(FLAGS_cluster_spec));
-    if (!cluster.ok()) {
-      std::fprintf(stderr, "distctl: %s\n",
-                   std::string(cluster.status().message()).c_str());
-      return kExitBadInput;
-    }
-    const absl::Duration timeout = absl::Seconds(timeout_secs);
-    return command == "stats" ? RunStatsCommand(*cluster, timeout, stdout)
-                              : RunShutdownCommand(*cluster, timeout, stdout);
-  }
   if (command == "help") {
     std::printf("usage: %s\n", kUsage);
     return 0;
   }
-  std::fprintf(
-      stderr, "distctl: %s\n\nusage: %s\n",
-      (command == "resolve" || command == "stats" || command == "shutdown"
-           ? absl::StrCat(command, " takes no arguments")
-           : absl::StrCat("unknown command \"", command, "\""))
-          .c_str(),
-      kUsage);
-  return kExitBadInput;
+  // Each command and the argument it takes ("" for none).
+  static const auto* const kArgumentOf = new std::map<std::string, std::string>{
+      {"resolve", ""},  {"stats", ""},   {"shutdown", ""},  {"vars", ""},
+      {"pull", "NAME"}, {"save", "DIR"}, {"restore", "DIR"}};
+  auto known = kArgumentOf->find(command);
+  if (known == kArgumentOf->end()) {
+    return BadInput(absl::StrCat("unknown command \"", command, "\""));
+  }
+  const size_t expected_args = known->second.empty() ? 2 : 3;
+  if (args.size() != expected_args) {
+    return BadInput(
+        known->second.empty()
+            ? absl::StrCat(command, " takes no arguments")
+            : absl::StrCat(command, " takes one argument, ", known->second));
+  }
+  const std::string argument = expected_args == 3 ? args[2] : "";
+  if (command == "resolve") return Resolve();
+
+  const double timeout_secs = absl::GetFlag(FLAGS_timeout_secs);
+  if (!(timeout_secs > 0)) return BadInput("--timeout_secs must be positive");
+  if (absl::GetFlag(FLAGS_keep_last) < 0) {
+    return BadInput("--keep_last must not be negative");
+  }
+  if (absl::GetFlag(FLAGS_max_values) < 1) {
+    return BadInput("--max_values must be positive");
+  }
+  absl::StatusOr<ClusterSpec> cluster =
+      LoadClusterForClient(absl::GetFlag(FLAGS_cluster_spec));
+  if (!cluster.ok()) {
+    std::fprintf(stderr, "distctl: %s\n",
+                 std::string(cluster.status().message()).c_str());
+    return kExitBadInput;
+  }
+  return RunClusterCommand(command, argument, *cluster,
+                           absl::Seconds(timeout_secs));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "rpc/ps_admin_client.h"
+#include "runtime/util/format_bytes.h"
 
 namespace distrt {
 namespace {
@@ -48,10 +49,15 @@ int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
         absl::StatusOr<rpc::PsTaskStatus> status =
             rpc::GetPsTaskStatus(address, name, timeout);
         if (!status.ok()) return status.status();
-        return absl::StrFormat("up %-10s incarnation %016x",
-                               absl::FormatDuration(absl::Trunc(
-                                   status->uptime, absl::Milliseconds(100))),
-                               status->incarnation);
+        return absl::StrFormat(
+            "up %-10s incarnation %016x  variables %d (%s, %d rows)  "
+            "hash tables %d (%s, %d rows)  requests %d (%d failed)",
+            absl::FormatDuration(
+                absl::Trunc(status->uptime, absl::Milliseconds(100))),
+            status->incarnation, status->num_variables,
+            FormatBytes(status->variable_bytes), status->variable_rows,
+            status->num_hash_tables, FormatBytes(status->hash_table_bytes),
+            status->hash_table_rows, status->requests, status->failed_requests);
       });
 }
 

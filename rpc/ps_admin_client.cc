@@ -34,8 +34,19 @@ absl::StatusOr<PsTaskStatus> GetPsTaskStatus(const std::string& address,
     return FromGrpcStatus(
         status, absl::StrCat("GetStatus to ", task_name, " (", address, ")"));
   }
-  return PsTaskStatus{response.task_index(), response.incarnation(),
-                      absl::Milliseconds(response.uptime_ms())};
+  PsTaskStatus task{response.task_index(), response.incarnation(),
+                    absl::Milliseconds(response.uptime_ms())};
+  task.num_variables = response.num_variables();
+  task.variable_bytes = response.variable_bytes();
+  task.variable_rows = response.variable_rows();
+  task.num_hash_tables = response.num_hash_tables();
+  task.hash_table_rows = response.hash_table_rows();
+  task.hash_table_bytes = response.hash_table_bytes();
+  for (const auto& [method, count] : response.requests()) {
+    task.requests += count;
+  }
+  task.failed_requests = response.failed_requests();
+  return task;
 }
 
 absl::Status ShutdownPsTask(const std::string& address,

@@ -16,6 +16,15 @@ struct PsTaskStatus {
   int task_index = 0;
   uint64_t incarnation = 0;
   absl::Duration uptime;
+  // What it holds, and the requests it served (see GetStatusResponse).
+  int64_t num_variables = 0;
+  int64_t variable_bytes = 0;
+  int64_t variable_rows = 0;
+  int64_t num_hash_tables = 0;
+  int64_t hash_table_rows = 0;
+  int64_t hash_table_bytes = 0;
+  int64_t requests = 0;
+  int64_t failed_requests = 0;
 };
 
 // `task_name` (e.g. "ps task 1") is only used in error messages.
