@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "rpc/tensor_codec.h"
+#include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/ps/spec_proto.h"
 
 namespace distrt::rpc {
@@ -243,18 +244,40 @@ absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request) {
 
 absl::Status PsRequestHandler::Save(const ps::SaveRequest& request,
                                     ps::SaveResponse* response) const {
-  return absl::UnimplementedError("Save: not yet");
+  absl::StatusOr<SavedShardInfo> saved =
+      SaveShard(store_, tables_, request.directory(), request.step(),
+                options_.task_index, request.num_shards());
+  if (!saved.ok()) return saved.status();
+  response->set_path(saved->path);
+  response->set_bytes(saved->bytes);
+  return absl::OkStatus();
 }
 
 absl::Status PsRequestHandler::CommitCheckpoint(
     const ps::CommitCheckpointRequest& request,
     ps::CommitCheckpointResponse* response) const {
-  return absl::UnimplementedError("CommitCheckpoint: not yet");
+  absl::StatusOr<CommitInfo> committed =
+      distrt::CommitCheckpoint(request.directory(), request.step(),
+                               request.num_shards(), request.keep_last());
+  if (!committed.ok()) return committed.status();
+  response->set_checkpoint(committed->checkpoint_dir);
+  for (const std::string& deleted : committed->deleted) {
+    response->add_deleted(deleted);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PsRequestHandler::Restore(const ps::RestoreRequest& request,
                                        ps::RestoreResponse* response) {
-  return absl::UnimplementedError("Restore: not yet");
+  absl::StatusOr<RestoreInfo> restored =
+      RestoreShard(store_, tables_, request.directory(), options_.task_index,
+                   request.num_shards(), request.verify_only());
+  if (!restored.ok()) return restored.status();
+  response->set_checkpoint(restored->checkpoint_dir);
+  response->set_step(restored->step);
+  response->set_variables_restored(restored->variables_restored);
+  response->set_hash_table_rows_restored(restored->hash_table_rows_restored);
+  return absl::OkStatus();
 }
 
 void PsRequestHandler::FillHoldings(ps::GetStatusResponse* response) const {

@@ -1,6 +1,10 @@
 #include "runtime/ps/hash_embedding_table.h"
 
 #include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -8,6 +12,20 @@ namespace distrt {
 namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 20;
+
+// `v` rearranged so that element i is the old row order[i] (`width` elements
+// per row).
+template <typename T>
+std::vector<T> Permuted(const std::vector<T>& v,
+                        const std::vector<size_t>& order, int64_t width) {
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (size_t row : order) {
+    out.insert(out.end(), v.begin() + row * width,
+               v.begin() + (row + 1) * width);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -94,6 +112,101 @@ absl::Status HashEmbeddingTable::Push(absl::Span<const int64_t> ids,
     ApplyOptimizer(spec_.optimizer, row.step, grad, absl::MakeSpan(row.values),
                    slots);
   }
+  return absl::OkStatus();
+}
+
+HashTableState HashEmbeddingTable::Export() const {
+  const int64_t dim = spec_.dim;
+  const size_t num_slots = SlotNames(spec_.optimizer.kind).size();
+  HashTableState state;
+  state.slots.resize(num_slots);
+  {
+    // Copy in the map's order under the lock and sort afterwards, so that
+    // pushes wait for a copy, not for a sort.
+    absl::MutexLock lock(&mu_);
+    state.ids.reserve(rows_.size());
+    state.steps.reserve(rows_.size());
+    state.values.reserve(rows_.size() * dim);
+    for (auto& slot : state.slots) slot.reserve(rows_.size() * dim);
+    for (const auto& [id, row] : rows_) {
+      state.ids.push_back(id);
+      state.steps.push_back(row.step);
+      state.values.insert(state.values.end(), row.values.begin(),
+                          row.values.end());
+      for (size_t s = 0; s < num_slots; ++s) {
+        state.slots[s].insert(state.slots[s].end(), row.slots[s].begin(),
+                              row.slots[s].end());
+      }
+    }
+  }
+  std::vector<size_t> order(state.ids.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&state](size_t a, size_t b) {
+    return state.ids[a] < state.ids[b];
+  });
+  // One array at a time, so the extra memory is that of the largest.
+  state.ids = Permuted(state.ids, order, 1);
+  state.steps = Permuted(state.steps, order, 1);
+  state.values = Permuted(state.values, order, dim);
+  for (auto& slot : state.slots) slot = Permuted(slot, order, dim);
+  return state;
+}
+
+absl::Status HashEmbeddingTable::Replace(HashTableState state) {
+  const size_t n = state.ids.size();
+  const int64_t dim = spec_.dim;
+  auto invalid = [this](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hash embedding table \"", spec_.name, "\": ", why));
+  };
+  if (absl::Status s = CheckSize("the replacement", n, state.values.size());
+      !s.ok()) {
+    return s;
+  }
+  const std::vector<std::string> slot_names = SlotNames(spec_.optimizer.kind);
+  if (state.slots.size() != slot_names.size()) {
+    return invalid(absl::StrCat("the replacement has ", state.slots.size(),
+                                " optimizer slots, expected ",
+                                slot_names.size(), " (",
+                                OptimizerName(spec_.optimizer.kind), ")"));
+  }
+  for (size_t s = 0; s < slot_names.size(); ++s) {
+    if (absl::Status status = CheckSize(
+            absl::StrCat("the replacement's slot \"", slot_names[s], "\""), n,
+            state.slots[s].size());
+        !status.ok()) {
+      return status;
+    }
+  }
+  if (state.steps.size() != n) {
+    return invalid(absl::StrCat("the replacement has ", state.steps.size(),
+                                " steps for ", n, " ids"));
+  }
+  // Build the new rows outside the lock; only the swap happens under it.
+  absl::flat_hash_map<int64_t, Row> rows;
+  rows.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (state.steps[i] < 0) {
+      return invalid(absl::StrCat("the replacement's row ", state.ids[i],
+                                  " has a negative step ", state.steps[i]));
+    }
+    auto [it, inserted] = rows.try_emplace(state.ids[i]);
+    if (!inserted) {
+      return invalid(absl::StrCat("the replacement has row ", state.ids[i],
+                                  " more than once"));
+    }
+    Row& row = it->second;
+    const auto first = state.values.begin() + i * dim;
+    row.values.assign(first, first + dim);
+    for (const auto& slot : state.slots) {
+      row.slots.emplace_back(slot.begin() + i * dim,
+                             slot.begin() + (i + 1) * dim);
+    }
+    row.step = state.steps[i];
+  }
+  absl::MutexLock lock(&mu_);
+  rows_.swap(rows);
+  // The old rows, now in `rows`, are freed after the lock is released.
   return absl::OkStatus();
 }
 

@@ -33,6 +33,15 @@ struct HashEmbeddingSpec {
   OptimizerConfig optimizer;
 };
 
+// Rows of a table (all the rows this ps task holds of it), one after another:
+// what a checkpoint saves and restores.
+struct HashTableState {
+  std::vector<int64_t> ids;               // distinct
+  std::vector<float> values;              // ids.size() * dim
+  std::vector<std::vector<float>> slots;  // SlotNames order, each as values
+  std::vector<int64_t> steps;             // per row: pushes applied to it
+};
+
 class HashEmbeddingTable {
  public:
   // INVALID_ARGUMENT naming the table for a bad spec (dim < 1 or > 2^20,
@@ -50,6 +59,17 @@ class HashEmbeddingTable {
   // distinct row, creating missing rows first.
   absl::Status Push(absl::Span<const int64_t> ids,
                     absl::Span<const float> grads);
+
+  // A copy of every row, in ascending id order so that files written from it
+  // are deterministic. Consistent: copied under the table's lock, so each
+  // push is in it entirely or not at all.
+  HashTableState Export() const;
+  // Replaces ALL rows with those of `state` (ids in any order); rows not in
+  // it are dropped. Atomic with respect to pulls and pushes. INVALID_ARGUMENT
+  // naming the table when a size disagrees with the number of ids, dim or the
+  // optimizer's slots (both sizes), or an id repeats, or a step is negative;
+  // the table is then unchanged.
+  absl::Status Replace(HashTableState state);
 
   int64_t num_rows() const;
   // Memory of values and slots.

@@ -89,5 +89,62 @@ TEST(HashEmbeddingTableTest, ConcurrentPushesAreNeverLost) {
   EXPECT_EQ(table->num_rows(), 9);
 }
 
+TEST(HashEmbeddingTableTest, ExportIsSortedAndReplaceRestoresIt) {
+  HashEmbeddingSpec spec = Spec(2);
+  spec.optimizer.kind = OptimizerKind::kAdagrad;
+  std::unique_ptr<HashEmbeddingTable> table = MustCreate(spec);
+  ASSERT_TRUE(table->Push({50, -3, 7}, {1, 2, 3, 4, 5, 6}).ok());
+  ASSERT_TRUE(table->Push({7}, {1, 1}).ok());
+  HashTableState state = table->Export();
+  EXPECT_EQ(state.ids, (std::vector<int64_t>{-3, 7, 50}));
+  EXPECT_EQ(state.steps, (std::vector<int64_t>{1, 2, 1}));
+  ASSERT_EQ(state.values.size(), 6u);
+  ASSERT_EQ(state.slots.size(), 1u);  // the accumulator
+  std::vector<float> row(2);
+  ASSERT_TRUE(table->Pull({50}, absl::MakeSpan(row)).ok());
+  EXPECT_EQ(std::vector<float>(state.values.begin() + 4, state.values.end()),
+            row);
+
+  // Replace drops the rows the state does not have and keeps slots and
+  // steps: the same push then gives the same result in both tables.
+  std::unique_ptr<HashEmbeddingTable> copy = MustCreate(spec);
+  ASSERT_TRUE(copy->Pull({1000}, absl::MakeSpan(row)).ok());
+  ASSERT_TRUE(copy->Replace(state).ok());
+  EXPECT_EQ(copy->num_rows(), 3);
+  ASSERT_TRUE(table->Push({7, 50}, {2, 2, 2, 2}).ok());
+  ASSERT_TRUE(copy->Push({7, 50}, {2, 2, 2, 2}).ok());
+  HashTableState a = table->Export();
+  HashTableState b = copy->Export();
+  EXPECT_EQ(a.ids, b.ids);
+  EXPECT_EQ(a.values, b.values);
+  EXPECT_EQ(a.slots, b.slots);
+  EXPECT_EQ(a.steps, b.steps);
+}
+
+TEST(HashEmbeddingTableTest, ReplaceChecksSizesAndLeavesTheTableAlone) {
+  std::unique_ptr<HashEmbeddingTable> table = MustCreate(Spec(2));  // sgd
+  ASSERT_TRUE(table->Push({1}, {1, 1}).ok());
+  EXPECT_EQ(table->Replace({{1, 2}, {1, 2, 3}, {}, {0, 0}}).message(),
+            "hash embedding table \"user_emb\": the replacement has 3 values "
+            "for 2 ids, expected 4 (dim 2)");
+  EXPECT_EQ(table->Replace({{1, 2}, {1, 2, 3, 4}, {{}}, {0, 0}}).message(),
+            "hash embedding table \"user_emb\": the replacement has 1 "
+            "optimizer slots, expected 0 (sgd)");
+  EXPECT_EQ(table->Replace({{1, 2}, {1, 2, 3, 4}, {}, {0}}).message(),
+            "hash embedding table \"user_emb\": the replacement has 1 steps "
+            "for 2 ids");
+  EXPECT_EQ(table->Replace({{1, 1}, {1, 2, 3, 4}, {}, {0, 0}}).message(),
+            "hash embedding table \"user_emb\": the replacement has row 1 "
+            "more than once");
+  EXPECT_EQ(table->Replace({{1, 2}, {1, 2, 3, 4}, {}, {0, -1}}).message(),
+            "hash embedding table \"user_emb\": the replacement's row 2 has "
+            "a negative step -1");
+  HashTableState state = table->Export();
+  EXPECT_EQ(state.ids, std::vector<int64_t>{1});
+  EXPECT_EQ(state.steps, std::vector<int64_t>{1});
+  ASSERT_TRUE(table->Replace({}).ok());
+  EXPECT_EQ(table->num_rows(), 0);
+}
+
 }  // namespace
 }  // namespace distrt

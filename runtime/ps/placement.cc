@@ -169,6 +169,14 @@ absl::StatusOr<VariablePlacement> VariablePlacer::Place(
   // The only step that can fail comes before any state changes.
   absl::StatusOr<std::vector<RowRange>> ranges = PartitionRows(spec, policy);
   if (!ranges.ok()) return ranges.status();
+  // A ps task holds at most one part of a variable (its parts are keyed by
+  // name there), and a second part on the same task would not spread any
+  // load: more parts than tasks become one part per task.
+  if (static_cast<int>(ranges->size()) > num_ps_tasks()) {
+    ranges = PartitionRows(spec, PartitionPolicy::FixedShards(num_ps_tasks()));
+    if (!ranges.ok()) return ranges.status();
+  }
+  std::vector<bool> task_used(num_ps_tasks(), false);
   const int64_t row_bytes = RowWidth(spec) * DTypeSize(spec.dtype);
   VariablePlacement placement;
   placement.spec = spec;
@@ -179,11 +187,17 @@ absl::StatusOr<VariablePlacement> VariablePlacer::Place(
       task = next_task_;
       next_task_ = (next_task_ + 1) % num_ps_tasks();
     } else {
-      // min_element returns the first minimum: ties go to the lowest index.
-      task = static_cast<int>(
-          std::min_element(bytes_per_task_.begin(), bytes_per_task_.end()) -
-          bytes_per_task_.begin());
+      // The fewest bytes among tasks without a part of this variable; ties
+      // go to the lowest index.
+      task = -1;
+      for (int t = 0; t < num_ps_tasks(); ++t) {
+        if (!task_used[t] &&
+            (task < 0 || bytes_per_task_[t] < bytes_per_task_[task])) {
+          task = t;
+        }
+      }
     }
+    task_used[task] = true;
     bytes_per_task_[task] += range.size() * row_bytes;
     placement.parts.push_back(VariablePart{task, range});
   }
@@ -211,6 +225,7 @@ absl::Status ValidatePlacement(const VariablePlacement& placement) {
   if (parts.empty()) return error("no parts");
   const int64_t rows = NumRows(spec);
   int64_t covered = 0;  // parts[0, i) cover [0, covered)
+  std::vector<int> tasks;
   for (size_t i = 0; i < parts.size(); ++i) {
     const RowRange& r = parts[i].rows;
     const std::string part = absl::StrCat("part ", i, " ", RangeString(r));
@@ -218,6 +233,12 @@ absl::Status ValidatePlacement(const VariablePlacement& placement) {
       return error(
           absl::StrCat(part, " has ps_task ", parts[i].ps_task, " < 0"));
     }
+    if (std::find(tasks.begin(), tasks.end(), parts[i].ps_task) !=
+        tasks.end()) {
+      return error(absl::StrCat(part, " is on ps task ", parts[i].ps_task,
+                                ", which holds another part"));
+    }
+    tasks.push_back(parts[i].ps_task);
     if (r.begin > r.end) return error(absl::StrCat(part, " is reversed"));
     // Only a 0-row variable may (and must) have an empty part.
     if (r.begin == r.end && !(rows == 0 && parts.size() == 1)) {

@@ -144,6 +144,11 @@ struct VariablePlacement {
 // policies) agree. It does not remember names: placing a variable twice
 // places it twice.
 //
+// A ps task holds at most one part of each variable (parts are keyed by the
+// variable's name on the task), so a policy asking for more parts than there
+// are ps tasks gets one part per task (rows split as FixedShards would);
+// greedy placement picks among the tasks without a part of the variable.
+//
 // Not thread-safe: a client places its variables from one thread, in model
 // order, which is what makes the order the same on every worker.
 class VariablePlacer {

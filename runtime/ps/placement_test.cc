@@ -250,19 +250,20 @@ TEST(VariablePlacerTest, RoundRobinTakesTurnsPerPart) {
   using L = std::vector<std::vector<int64_t>>;
   EXPECT_EQ(PlaceLayout(placer, Spec("a", {10, 4}), PartitionPolicy::None()),
             (L{{0, 10, 0}}));
+  // Three shards asked of two tasks: one part per task.
   EXPECT_EQ(
       PlaceLayout(placer, Spec("b", {9, 4}), PartitionPolicy::FixedShards(3)),
-      (L{{0, 3, 1}, {3, 6, 0}, {6, 9, 1}}));
+      (L{{0, 5, 1}, {5, 9, 0}}));
   EXPECT_EQ(PlaceLayout(placer, Spec("c", {}), PartitionPolicy::None()),
-            (L{{0, 1, 0}}));
+            (L{{0, 1, 1}}));
   EXPECT_EQ(
       PlaceLayout(placer, Spec("d", {4}), PartitionPolicy::FixedShards(2)),
-      (L{{0, 2, 1}, {2, 4, 0}}));
+      (L{{0, 2, 0}, {2, 4, 1}}));
   EXPECT_EQ(PlaceLayout(placer, Spec("e", {7}), PartitionPolicy::None()),
-            (L{{0, 7, 1}}));
-  // a: 160, b: 48 + 48 + 48, c: 4, d: 8 + 8, e: 28 bytes.
+            (L{{0, 7, 0}}));
+  // a: 160, b: 80 + 64, c: 4, d: 8 + 8, e: 28 bytes.
   EXPECT_THAT(placer.bytes_per_task(),
-              ElementsAre(160 + 48 + 4 + 8, 48 + 48 + 8 + 28));
+              ElementsAre(160 + 64 + 8 + 28, 80 + 4 + 8));
 }
 
 TEST(VariablePlacerTest, GreedyPutsEachPartOnTheLightestTask) {
@@ -273,16 +274,17 @@ TEST(VariablePlacerTest, GreedyPutsEachPartOnTheLightestTask) {
             (L{{0, 100, 0}}));  // 4000 bytes -> {4000, 0, 0}
   EXPECT_EQ(PlaceLayout(placer, Spec("b", {50, 10}), PartitionPolicy::None()),
             (L{{0, 50, 1}}));  // 2000 -> {4000, 2000, 0}
-  // Two parts of 1200 bytes: both lighter on task 2 when placed.
+  // Two parts of 1200 bytes: the first goes to the lightest task, the second
+  // to the lightest of the others (a task holds one part of a variable).
   EXPECT_EQ(
       PlaceLayout(placer, Spec("c", {60, 10}), PartitionPolicy::FixedShards(2)),
-      (L{{0, 30, 2}, {30, 60, 2}}));  // -> {4000, 2000, 2400}
-  EXPECT_EQ(PlaceLayout(placer, Spec("d", {10, 10}), PartitionPolicy::None()),
-            (L{{0, 10, 1}}));  // 400 -> {4000, 2400, 2400}
+      (L{{0, 30, 2}, {30, 60, 1}}));  // -> {4000, 3200, 1200}
+  EXPECT_EQ(PlaceLayout(placer, Spec("d", {50, 10}), PartitionPolicy::None()),
+            (L{{0, 50, 2}}));  // 2000 -> {4000, 3200, 3200}
   // Tie between tasks 1 and 2: the lower index.
   EXPECT_EQ(PlaceLayout(placer, Spec("e", {1}), PartitionPolicy::None()),
             (L{{0, 1, 1}}));
-  EXPECT_THAT(placer.bytes_per_task(), ElementsAre(4000, 2404, 2400));
+  EXPECT_THAT(placer.bytes_per_task(), ElementsAre(4000, 3204, 3200));
 }
 
 TEST(VariablePlacerTest, SameCallsGiveSamePlacement) {
@@ -329,14 +331,14 @@ TEST(VariablePlacerTest, PlacementKeepsTheSpecAndIsValid) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->spec.name, "emb");
   EXPECT_EQ(p->spec.shape, Embedding().shape);
-  EXPECT_EQ(p->parts.size(), 7);
+  EXPECT_EQ(p->parts.size(), 4);  // 7 asked, one per ps task
   EXPECT_TRUE(ValidatePlacement(*p).ok()) << ValidatePlacement(*p);
 }
 
 VariablePlacement TenRowsInThree() {
   VariablePlacement p;
   p.spec = Spec("w", {10, 2});
-  p.parts = {{0, {0, 4}}, {1, {4, 7}}, {0, {7, 10}}};
+  p.parts = {{0, {0, 4}}, {1, {4, 7}}, {2, {7, 10}}};
   return p;
 }
 
@@ -416,10 +418,16 @@ TEST(ValidatePlacementTest, CatchesOtherMistakes) {
   EXPECT_THAT(ValidatePlacement(p).message(), HasSubstr("gap"));
 
   p = TenRowsInThree();
-  p.parts = {{0, {0, 4}}, {1, {4, 7}}, {0, {2, 10}}};
+  p.parts = {{0, {0, 4}}, {1, {4, 7}}, {2, {2, 10}}};
   EXPECT_THAT(ValidatePlacement(p).message(),
               HasSubstr("parts are not sorted: part 2 [2, 10) starts before "
                         "part 1 [4, 7)"));
+
+  p = TenRowsInThree();
+  p.parts[2].ps_task = 0;
+  EXPECT_THAT(ValidatePlacement(p).message(),
+              HasSubstr("part 2 [7, 10) is on ps task 0, which holds another "
+                        "part"));
 
   p = TenRowsInThree();
   p.parts[1].ps_task = -1;
@@ -427,7 +435,7 @@ TEST(ValidatePlacementTest, CatchesOtherMistakes) {
               HasSubstr("part 1 [4, 7) has ps_task -1 < 0"));
 
   p = TenRowsInThree();
-  p.parts.insert(p.parts.begin() + 1, VariablePart{1, {4, 4}});
+  p.parts.insert(p.parts.begin() + 1, VariablePart{3, {4, 4}});
   EXPECT_THAT(ValidatePlacement(p).message(),
               HasSubstr("part 1 [4, 4) is empty"));
 

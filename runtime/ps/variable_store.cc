@@ -1,9 +1,13 @@
 #include "runtime/ps/variable_store.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/optimizer/optimizer.h"
 
 namespace distrt {
 
@@ -197,6 +201,61 @@ std::vector<VariableInfo> VariableStore::List() const {
 int64_t VariableStore::TotalBytes() const {
   absl::MutexLock lock(&mu_);
   return total_bytes_;
+}
+
+absl::StatusOr<VariableState> VariableStore::Snapshot(
+    absl::string_view name) const {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  const Variable& v = **found;
+  absl::MutexLock lock(&v.mu);
+  return VariableState{v.step, v.values, v.ints, v.slots};
+}
+
+absl::Status VariableStore::Replace(absl::string_view name,
+                                    VariableState state) {
+  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
+  if (!found.ok()) return found.status();
+  Variable& v = **found;
+  const int64_t elements = v.rows.size() * v.width;
+  const bool is_float = v.spec.dtype == DType::kFloat32;
+  if (state.step < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable \"", v.spec.name, "\": step ", state.step, " is negative"));
+  }
+  absl::Status s =
+      CheckLength(v.spec, "the replacement", elements,
+                  is_float ? state.values.size() : state.ints.size());
+  if (!s.ok()) return s;
+  s = CheckLength(v.spec,
+                  is_float ? "the replacement's int64 part"
+                           : "the replacement's float32 part",
+                  0, is_float ? state.ints.size() : state.values.size());
+  if (!s.ok()) return s;
+  const std::vector<std::string> slot_names =
+      is_float ? SlotNames(v.spec.optimizer.kind) : std::vector<std::string>();
+  if (state.slots.size() != slot_names.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", v.spec.name, "\": the replacement has ",
+                     state.slots.size(), " optimizer slots, expected ",
+                     slot_names.size(), " (",
+                     is_float ? OptimizerName(v.spec.optimizer.kind)
+                              : absl::string_view("int64 variables have none"),
+                     ")"));
+  }
+  for (size_t i = 0; i < slot_names.size(); ++i) {
+    s = CheckLength(
+        v.spec, absl::StrCat("the replacement's slot \"", slot_names[i], "\""),
+        elements, state.slots[i].size());
+    if (!s.ok()) return s;
+  }
+  absl::MutexLock lock(&v.mu);
+  v.step = state.step;
+  v.values.swap(state.values);
+  v.ints.swap(state.ints);
+  v.slots.swap(state.slots);
+  // The old contents, now in `state`, are freed after the lock is released.
+  return absl::OkStatus();
 }
 
 absl::Status VariableStore::PullRows(absl::string_view name, RowRange rows,

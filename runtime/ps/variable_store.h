@@ -34,6 +34,17 @@ struct VariableInfo {
   int64_t step = 0;    // pushes applied so far
 };
 
+// Everything that changes in one variable (or its rows held here): what a
+// checkpoint saves and restores. Sizes are those of the rows held.
+struct VariableState {
+  int64_t step = 0;           // pushes applied so far
+  std::vector<float> values;  // float32 variables: rows * row width
+  std::vector<int64_t> ints;  // int64 variables: rows * row width
+  // float32 only: the optimizer's slots in SlotNames order, each the size of
+  // `values`.
+  std::vector<std::vector<float>> slots;
+};
+
 class VariableStore {
  public:
   struct Options {
@@ -77,6 +88,17 @@ class VariableStore {
                           absl::Span<float> out) const;
   absl::Status PushSparse(absl::string_view name, absl::Span<const int64_t> ids,
                           absl::Span<const float> grads);
+
+  // A copy of the variable's state, taken under its lock: consistent with
+  // respect to pushes (each is in it entirely or not at all). NOT_FOUND
+  // naming the variable when it is not here.
+  absl::StatusOr<VariableState> Snapshot(absl::string_view name) const;
+  // Swaps `state` in, atomically with respect to pulls and pushes. Sizes
+  // must be exactly those of the rows held (values or ints by dtype, the
+  // optimizer's number of slots, each slot as large as the values) and the
+  // step non-negative; otherwise INVALID_ARGUMENT naming the variable and
+  // both sizes, and the variable is unchanged.
+  absl::Status Replace(absl::string_view name, VariableState state);
 
   int64_t TotalBytes() const;
 

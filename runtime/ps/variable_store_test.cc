@@ -180,5 +180,85 @@ TEST(VariableStoreTest, ConcurrentPushesAreNeverLost) {
   EXPECT_EQ(store.Lookup("w")->step, kThreads * kPushes);
 }
 
+TEST(VariableStoreTest, SnapshotAndReplaceCarryValuesSlotsAndStep) {
+  VariableSpec spec = Spec("w", {6, 2}, 0.1f);
+  spec.optimizer.kind = OptimizerKind::kAdam;
+  VariableStore store, copy;
+  ASSERT_TRUE(store.Create(spec, {2, 5}).ok());
+  ASSERT_TRUE(copy.Create(spec, {2, 5}).ok());
+  ASSERT_TRUE(store.PushRows("w", {2, 5}, {1, 2, 3, 4, 5, 6}).ok());
+  ASSERT_TRUE(store.PushSparse("w", {3}, {-1, 1}).ok());
+
+  absl::StatusOr<VariableState> state = store.Snapshot("w");
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->step, 2);
+  EXPECT_EQ(state->values.size(), 6u);
+  EXPECT_TRUE(state->ints.empty());
+  ASSERT_EQ(state->slots.size(), 2u);  // Adam's m and v
+  EXPECT_NE(state->slots[0], std::vector<float>(6, 0.0f));
+  ASSERT_TRUE(copy.Replace("w", *state).ok());
+  EXPECT_EQ(copy.Lookup("w")->step, 2);
+
+  // Same state, same next update: the slots and step came along (Adam's
+  // update depends on both).
+  const std::vector<float> grad = {0.5f, -2, 3, 0, 1, 1};
+  ASSERT_TRUE(store.PushRows("w", {2, 5}, grad).ok());
+  ASSERT_TRUE(copy.PushRows("w", {2, 5}, grad).ok());
+  std::vector<float> a(6), b(6);
+  ASSERT_TRUE(store.PullRows("w", {2, 5}, absl::MakeSpan(a)).ok());
+  ASSERT_TRUE(copy.PullRows("w", {2, 5}, absl::MakeSpan(b)).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(store.Snapshot("w")->slots, copy.Snapshot("w")->slots);
+}
+
+TEST(VariableStoreTest, SnapshotAndReplaceInt64) {
+  VariableStore store;
+  VariableSpec step;
+  step.name = "global_step";
+  step.dtype = DType::kInt64;
+  ASSERT_TRUE(store.Create(step, {0, 1}).ok());
+  ASSERT_TRUE(store.Replace("global_step", {3, {}, {41}, {}}).ok());
+  ASSERT_TRUE(store.AddInt64("global_step", {0, 1}, {1}).ok());
+  absl::StatusOr<VariableState> state = store.Snapshot("global_step");
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_THAT(state->ints, ElementsAre(42));
+  EXPECT_EQ(store.Replace("global_step", {0, {}, {1}, {{1.0f}}}).message(),
+            "variable \"global_step\": the replacement has 1 optimizer slots, "
+            "expected 0 (int64 variables have none)");
+  EXPECT_EQ(state->step, 4);
+  EXPECT_TRUE(state->values.empty());
+  EXPECT_TRUE(state->slots.empty());
+}
+
+TEST(VariableStoreTest, ReplaceChecksSizesAndLeavesTheVariableAlone) {
+  VariableSpec spec = Spec("w", {4, 3});
+  spec.optimizer.kind = OptimizerKind::kMomentum;
+  VariableStore store;
+  ASSERT_TRUE(store.Create(spec, {0, 2}).ok());
+  const std::vector<float> six(6, 1.0f);
+  EXPECT_EQ(store.Replace("w", {1, std::vector<float>(5), {}, {six}}).message(),
+            "variable \"w\": the replacement has 5 values, expected 6 (row "
+            "width 3)");
+  EXPECT_EQ(store.Replace("w", {1, six, {}, {}}).message(),
+            "variable \"w\": the replacement has 0 optimizer slots, expected 1 "
+            "(momentum)");
+  EXPECT_EQ(
+      store.Replace("w", {1, six, {}, {std::vector<float>(12)}}).message(),
+      "variable \"w\": the replacement's slot \"momentum\" has 12 "
+      "values, expected 6 (row width 3)");
+  EXPECT_EQ(store.Replace("w", {1, six, {7}, {six}}).message(),
+            "variable \"w\": the replacement's int64 part has 1 values, "
+            "expected 0 (row width 3)");
+  EXPECT_EQ(store.Replace("w", {-1, six, {}, {six}}).message(),
+            "variable \"w\": step -1 is negative");
+  EXPECT_EQ(store.Replace("nope", {}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.Snapshot("nope").status().code(),
+            absl::StatusCode::kNotFound);
+  absl::StatusOr<VariableState> state = store.Snapshot("w");
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->step, 0);
+  EXPECT_EQ(state->values, std::vector<float>(6, 0.0f));
+}
+
 }  // namespace
 }  // namespace distrt

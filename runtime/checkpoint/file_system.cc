@@ -1,0 +1,244 @@
+#include "runtime/checkpoint/file_system.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+
+namespace distrt {
+namespace {
+
+// Largest read or write asked of the kernel at once: Linux transfers at most
+// about 2 GiB per call anyway.
+constexpr size_t kMaxTransfer = size_t{1} << 30;
+
+// The Status for the failed call that set errno: "<what> <path>: <strerror>".
+absl::Status ErrnoError(absl::string_view what, absl::string_view path,
+                        int error = errno) {
+  return absl::ErrnoToStatus(error, absl::StrCat(what, " ", path));
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Closes `fd`; an error of close (e.g. a deferred write error on NFS) is
+// reported like any other.
+absl::Status Close(int fd, absl::string_view path) {
+  if (close(fd) != 0) return ErrnoError("cannot close", path);
+  return absl::OkStatus();
+}
+
+absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
+  while (!data.empty()) {
+    const ssize_t n =
+        write(fd, data.data(), std::min(data.size(), kMaxTransfer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot write", path);
+    }
+    data.remove_prefix(n);
+  }
+  return absl::OkStatus();
+}
+
+// Makes the directory's entries (a created, renamed or new file) durable.
+absl::Status SyncDirectory(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open directory", dir);
+  if (fsync(fd) != 0) {
+    absl::Status status = ErrnoError("cannot fsync directory", dir);
+    close(fd);
+    return status;
+  }
+  return Close(fd, dir);
+}
+
+// Writes `pieces` to the new file `path` and fsyncs it.
+absl::Status WriteAndSync(const std::string& path,
+                          absl::Span<const absl::string_view> pieces) {
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("cannot create", path);
+  for (absl::string_view piece : pieces) {
+    if (absl::Status s = WriteAll(fd, piece, path); !s.ok()) {
+      close(fd);
+      return s;
+    }
+  }
+  if (fsync(fd) != 0) {
+    absl::Status status = ErrnoError("cannot fsync", path);
+    close(fd);
+    return status;
+  }
+  return Close(fd, path);
+}
+
+}  // namespace
+
+std::string JoinPath(absl::string_view dir, absl::string_view name) {
+  if (dir.empty() || dir.back() == '/') return absl::StrCat(dir, name);
+  return absl::StrCat(dir, "/", name);
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::Span<const absl::string_view> pieces) {
+  absl::BitGen gen;
+  const std::string tmp = absl::StrCat(
+      path, ".tmp-", absl::Hex(absl::Uniform<uint64_t>(gen), absl::kZeroPad16));
+  absl::Status status = WriteAndSync(tmp, pieces);
+  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoError(absl::StrCat("cannot rename ", tmp, " to"), path);
+  }
+  if (!status.ok()) {
+    unlink(tmp.c_str());  // best effort: the error to report is the first
+    return status;
+  }
+  return SyncDirectory(DirName(path));
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<ReadOnlyFile>> file = ReadOnlyFile::Open(path);
+  if (!file.ok()) return file.status();
+  std::string contents((*file)->size(), '\0');
+  if (absl::Status s = (*file)->ReadAt(0, absl::MakeSpan(contents)); !s.ok()) {
+    return s;
+  }
+  return contents;
+}
+
+absl::Status CreateDirectories(const std::string& path) {
+  if (path.empty()) {
+    return absl::InvalidArgumentError("cannot create a directory: empty path");
+  }
+  // Each prefix ending before a '/', then the whole path.
+  for (size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
+    const std::string dir = path.substr(0, end);
+    if (mkdir(dir.c_str(), 0755) == 0) {
+      if (absl::Status s = SyncDirectory(DirName(dir)); !s.ok()) return s;
+    } else if (errno == EEXIST) {
+      if (absl::Status s = CheckIsDirectory(dir); !s.ok()) return s;
+    } else {
+      return ErrnoError("cannot create directory", dir);
+    }
+    if (end == std::string::npos) break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RemoveDirectoryTree(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoError("cannot stat", path);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    absl::StatusOr<std::vector<std::string>> names = ListDirectory(path);
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      if (absl::Status s = RemoveDirectoryTree(JoinPath(path, name)); !s.ok()) {
+        return s;
+      }
+    }
+    if (rmdir(path.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoError("cannot remove directory", path);
+    }
+  } else if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("cannot remove", path);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ListDirectory(
+    const std::string& path) {
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return ErrnoError("cannot open directory", path);
+  std::vector<std::string> names;
+  while (true) {
+    errno = 0;
+    const struct dirent* entry = readdir(dir);
+    if (entry == nullptr) break;
+    const absl::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  const int error = errno;
+  closedir(dir);
+  if (error != 0) return ErrnoError("cannot read directory", path, error);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::StatusOr<bool> PathExists(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  return ErrnoError("cannot stat", path);
+}
+
+absl::Status CheckIsDirectory(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      return absl::NotFoundError(
+          absl::StrCat("directory ", path, " does not exist"));
+    }
+    return ErrnoError("cannot stat", path);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is not a directory"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ReadOnlyFile>> ReadOnlyFile::Open(
+    const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    absl::Status status = ErrnoError("cannot stat", path);
+    close(fd);
+    return status;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is not a regular file"));
+  }
+  return std::unique_ptr<ReadOnlyFile>(new ReadOnlyFile(path, fd, st.st_size));
+}
+
+ReadOnlyFile::~ReadOnlyFile() { close(fd_); }
+
+absl::Status ReadOnlyFile::ReadAt(int64_t offset, absl::Span<char> out) const {
+  while (!out.empty()) {
+    const ssize_t n =
+        pread(fd_, out.data(), std::min(out.size(), kMaxTransfer), offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot read", path_);
+    }
+    if (n == 0) {
+      return absl::DataLossError(absl::StrCat(
+          "cannot read ", path_, ": the file ends at byte ", offset, ", ",
+          out.size(), " bytes short (it shrank while being read)"));
+    }
+    out.remove_prefix(n);
+    offset += n;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distrt

@@ -1,0 +1,131 @@
+#ifndef DISTRT_RUNTIME_CHECKPOINT_PS_CHECKPOINT_H_
+#define DISTRT_RUNTIME_CHECKPOINT_PS_CHECKPOINT_H_
+
+// Checkpoints of what parameter servers hold: variables (or the row ranges
+// of partitioned variables held here), hash-table rows, optimizer slots and
+// step counts. docs/checkpoint_format.md describes the files for users;
+// checkpoint_dir.h has the directory layout, shard_file.h the file format.
+//
+// A checkpoint is taken in two phases, driven by the chief:
+//
+//   every ps task:  SaveShard(step, i, n)  -> <root>/ckpt-<step>/shard-i-of-n
+//   then one task:  CommitCheckpoint(step, n, keep_last)
+//                     checks all n shards, appends ckpt-<step> to the index
+//                     (<root>/checkpoints), deletes all but the newest
+//                     keep_last listed checkpoints
+//
+// Only committed checkpoints are found from a root directory, so a save that
+// crashed halfway is never restored by accident.
+//
+// RestoreShard is all or nothing: it reads and verifies everything it needs
+// (headers, specs, every tensor's checksum, that every row held here is in
+// the checkpoint) before it changes anything. It re-partitions: the
+// checkpoint may have been written by any number of ps tasks holding any row
+// ranges, and hash-table rows are redistributed by HashShardOf.
+//
+// Concurrency: SaveShard copies each variable and table under its lock, so
+// each is consistent with respect to pushes, but different variables are
+// copied at slightly different moments; for a checkpoint consistent across
+// variables, pause pushes while saving. RestoreShard should run while no
+// worker pushes: a push between verification and replacement is lost. Only
+// one CommitCheckpoint at a time per root directory (it rewrites the index).
+//
+// Memory: saving copies everything it writes first (each copy is consistent
+// and the file is written in one go); restoring holds everything it will
+// swap in until all of it is verified. Either needs room for one extra copy
+// of what this ps task holds.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/ps/hash_table_set.h"
+#include "runtime/ps/variable_store.h"
+
+namespace distrt {
+
+struct SavedShardInfo {
+  std::string path;   // the shard file written
+  int64_t bytes = 0;  // its size
+};
+
+// Writes every variable of `store` and every table of `tables` as shard
+// `shard_index` of `num_shards` of the checkpoint of `step`:
+// <root_dir>/ckpt-<step>/shard-<i>-of-<n>.ckpt, creating directories as
+// needed and replacing an earlier file of that name atomically.
+// INVALID_ARGUMENT for an empty root_dir, step < 0, num_shards < 1 or
+// shard_index outside [0, num_shards); file-system errors name the path.
+absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
+                                         const HashTableSet& tables,
+                                         const std::string& root_dir,
+                                         int64_t step, int shard_index,
+                                         int num_shards);
+
+struct CommitInfo {
+  std::string checkpoint_dir;  // <root_dir>/ckpt-<step>
+  // Checkpoint directories deleted because of keep_last.
+  std::vector<std::string> deleted;
+  // Old checkpoints that could not be deleted (one message each). The
+  // commit itself succeeded; they stay in the index and the next commit
+  // tries again.
+  std::vector<std::string> cleanup_errors;
+};
+
+// Commits the checkpoint of `step`: checks that all `num_shards` shard files
+// are there with headers that parse and agree (FAILED_PRECONDITION naming a
+// missing shard or a shard file of another shard count, DATA_LOSS for a
+// damaged header), then makes it the latest in the index (committing again
+// is harmless: it is listed once, as the latest). With keep_last > 0, then
+// deletes the listed checkpoints older than the newest keep_last (in commit
+// order); directories not in the index are never touched. keep_last 0 keeps
+// all. INVALID_ARGUMENT for an empty root_dir, step < 0, num_shards < 1 or
+// keep_last < 0. Commit checks headers only: RestoreShard with verify_only
+// checks every byte.
+absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
+                                            int64_t step, int num_shards,
+                                            int keep_last);
+
+struct RestoreInfo {
+  std::string checkpoint_dir;  // the checkpoint used
+  int64_t step = 0;            // the step it was saved at
+  // Restored (or, with verify_only, verified and restorable).
+  int64_t variables_restored = 0;
+  int64_t hash_tables_restored = 0;
+  int64_t hash_table_rows_restored = 0;
+  // In the checkpoint but not here: ignored; the client decides what to
+  // create before restoring.
+  int64_t variables_not_here = 0;
+  int64_t hash_tables_not_here = 0;
+};
+
+// Restores every variable of `store` and every table of `tables` from the
+// checkpoint `dir` designates (a ckpt-<step> directory, or a root directory
+// whose latest committed checkpoint is used: ResolveCheckpointDir).
+//
+//  * All shard files shard-*-of-N must be there and agree on N and the step.
+//  * Each variable here must be in the checkpoint (NOT_FOUND naming it) with
+//    the same spec (FAILED_PRECONDITION naming it and what differs, e.g.
+//    "shape [10, 4] vs [10, 8] (checkpoint vs here)"). Its rows held here are
+//    assembled from the saved parts that overlap them, whatever rows those
+//    hold; a row missing from the checkpoint is DATA_LOSS. Its step becomes
+//    the largest step of those parts (see the .cc for why).
+//  * Each table here must be in the checkpoint with the same spec; it gets
+//    exactly the saved rows with HashShardOf(id, num_shards) == shard_index
+//    (all rows it had before are dropped).
+//  * Any checksum mismatch, truncation or inconsistency is DATA_LOSS naming
+//    the file and the tensor.
+//
+// On any error nothing has changed. With verify_only, nothing changes
+// either: everything is read and checked, and the counts are what a restore
+// would restore. INVALID_ARGUMENT for num_shards < 1 or shard_index outside
+// [0, num_shards).
+absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
+                                         HashTableSet& tables,
+                                         const std::string& dir,
+                                         int shard_index, int num_shards,
+                                         bool verify_only);
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_CHECKPOINT_PS_CHECKPOINT_H_

@@ -1,0 +1,34 @@
+#include "runtime/checkpoint/test_dir.h"
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "runtime/checkpoint/file_system.h"
+
+namespace distrt {
+
+TestDir::TestDir() {
+  const char* root = getenv("TEST_TMPDIR");
+  std::string pattern = JoinPath(
+      root != nullptr && root[0] != '\0' ? root : "/tmp", "ckpt_test.XXXXXX");
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (mkdtemp(buffer.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp " << pattern << ": " << strerror(errno);
+    return;
+  }
+  path_ = buffer.data();
+}
+
+TestDir::~TestDir() {
+  if (path_.empty()) return;
+  absl::Status status = RemoveDirectoryTree(path_);
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace distrt
