@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/util/ps_processes.h"
@@ -45,11 +46,14 @@ std::string WriteClusterSpec(const std::string& name, int port0, int port1) {
   return path;
 }
 
-SubprocessResult Distctl(const std::string& command,
+// `command` is the command and its argument, e.g. {"pull", "w"}.
+SubprocessResult Distctl(const std::vector<std::string>& command,
                          const std::string& cluster_spec) {
   SubprocessOptions options;
-  options.argv = {kDistctl, command, "--cluster_spec=" + cluster_spec,
-                  "--timeout_secs=5"};
+  options.argv = {kDistctl};
+  options.argv.insert(options.argv.end(), command.begin(), command.end());
+  options.argv.push_back("--cluster_spec=" + cluster_spec);
+  options.argv.push_back("--timeout_secs=5");
   options.env["TF_CONFIG"] = std::nullopt;
   absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
   EXPECT_TRUE(result.ok()) << result.status();
@@ -63,7 +67,7 @@ TEST(PsServerProcessTest, StatsSignalsAndShutdown) {
   ASSERT_GT(ps1.port, 0);
   const std::string spec = WriteClusterSpec("cluster.json", ps0.port, ps1.port);
 
-  SubprocessResult stats = Distctl("stats", spec);
+  SubprocessResult stats = Distctl({"stats"}, spec);
   EXPECT_EQ(stats.exit_code, 0) << stats.stdout_text << stats.stderr_text;
   EXPECT_THAT(stats.stdout_text, HasSubstr("incarnation " + ps0.incarnation));
   EXPECT_THAT(stats.stdout_text, HasSubstr("incarnation " + ps1.incarnation));
@@ -76,18 +80,77 @@ TEST(PsServerProcessTest, StatsSignalsAndShutdown) {
   EXPECT_EQ(stopped->exit_code, 0) << stopped->stderr_text;
   EXPECT_THAT(stopped->stdout_text, HasSubstr("stopping (SIGTERM)"));
 
-  SubprocessResult partial = Distctl("stats", spec);
+  SubprocessResult partial = Distctl({"stats"}, spec);
   EXPECT_EQ(partial.exit_code, 1);
   EXPECT_THAT(partial.stdout_text, HasSubstr("unreachable"));
 
   // Shutdown RPC: ps task 0 exits 0; the command reports task 1 as down.
-  SubprocessResult shutdown = Distctl("shutdown", spec);
+  SubprocessResult shutdown = Distctl({"shutdown"}, spec);
   EXPECT_EQ(shutdown.exit_code, 1);
   EXPECT_THAT(shutdown.stdout_text, HasSubstr("shutting down"));
   absl::StatusOr<SubprocessResult> ended = ps0.process->Wait(kTimeout);
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->exit_code, 0) << ended->stderr_text;
   EXPECT_THAT(ended->stdout_text, HasSubstr("stopping (distctl shutdown)"));
+}
+
+TEST(PsServerProcessTest, VarsPullSaveRestore) {
+  PsProcess ps0 = StartPs(0);
+  PsProcess ps1 = StartPs(1);
+  ASSERT_GT(ps0.port, 0);
+  ASSERT_GT(ps1.port, 0);
+  const std::string spec = WriteClusterSpec("vars.json", ps0.port, ps1.port);
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create({ps0.address(), ps1.address()}, PsClient::Options());
+  ASSERT_TRUE(client.ok()) << client.status();
+  VariableSpec small{"small", DType::kFloat32, {2, 2}, {}, {}};
+  small.initializer.kind = InitializerSpec::Kind::kConstant;
+  small.initializer.value = 0.5f;
+  ASSERT_TRUE((*client)->CreateVariable(small).ok());
+  VariableSpec emb{"emb", DType::kFloat32, {100, 8}, {}, {}};
+  emb.initializer.kind = InitializerSpec::Kind::kUniform;
+  emb.initializer.minval = -1.0f;
+  emb.initializer.maxval = 1.0f;
+  emb.optimizer.kind = OptimizerKind::kAdam;
+  ASSERT_TRUE(
+      (*client)->CreateVariable(emb, PartitionPolicy::FixedShards(2)).ok());
+  absl::StatusOr<VariablePlacement> step = (*client)->CreateVariable(
+      VariableSpec{"global_step", DType::kInt64, {}, {}, {}});
+  ASSERT_TRUE(step.ok());
+  ASSERT_TRUE((*client)->AddInt64(*step, std::vector<int64_t>{7}).ok());
+
+  SubprocessResult vars = Distctl({"vars"}, spec);
+  EXPECT_EQ(vars.exit_code, 0) << vars.stderr_text;
+  EXPECT_THAT(vars.stdout_text,
+              HasSubstr("rows 0-50 on ps 1, rows 50-100 on ps 0"));
+  EXPECT_THAT(vars.stdout_text, HasSubstr("9.4 KiB"));  // 800 floats x 3
+  EXPECT_THAT(vars.stdout_text, HasSubstr("[2, 2]"));
+
+  SubprocessResult pulled = Distctl({"pull", "small"}, spec);
+  EXPECT_EQ(pulled.exit_code, 0) << pulled.stderr_text;
+  EXPECT_THAT(pulled.stdout_text, HasSubstr("values: [0.5, 0.5, 0.5, 0.5]"));
+  SubprocessResult summary = Distctl({"pull", "emb"}, spec);
+  EXPECT_EQ(summary.exit_code, 0) << summary.stderr_text;
+  EXPECT_THAT(summary.stdout_text, HasSubstr("first 20 of 800 values"));
+  EXPECT_THAT(summary.stdout_text, HasSubstr("mean"));
+  SubprocessResult missing = Distctl({"pull", "nope"}, spec);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.stderr_text, HasSubstr("\"nope\" is on none of"));
+  EXPECT_EQ(Distctl({"pull"}, spec).exit_code, 2);
+
+  const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/ckpts");
+  SubprocessResult saved = Distctl({"save", dir}, spec);
+  EXPECT_EQ(saved.exit_code, 0) << saved.stderr_text;
+  EXPECT_THAT(saved.stdout_text,
+              HasSubstr("saved step 7 to " + dir + "/ckpt-000000000007"));
+  ASSERT_TRUE((*client)->AddInt64(*step, std::vector<int64_t>{5}).ok());
+  SubprocessResult restored = Distctl({"restore", dir}, spec);
+  EXPECT_EQ(restored.exit_code, 0) << restored.stderr_text;
+  EXPECT_THAT(restored.stdout_text, HasSubstr("restored step 7"));
+  int64_t global_step = 0;
+  ASSERT_TRUE(
+      (*client)->PullInt64(*step, absl::MakeSpan(&global_step, 1)).ok());
+  EXPECT_EQ(global_step, 7);
 }
 
 SubprocessResult RunPsServer(std::optional<std::string> tf_config,
