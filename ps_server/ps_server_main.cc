@@ -39,8 +39,9 @@ ABSL_FLAG(int, max_message_mb, 256,
           "refused with RESOURCE_EXHAUSTED (clients split big tensors into "
           "several requests below this).");
 ABSL_FLAG(int64_t, max_memory_mb, 64 << 10,
-          "Memory for variables and their optimizer slots in MiB; creating "
-          "a variable beyond it is refused with RESOURCE_EXHAUSTED.");
+          "Memory for variables, hash-table rows and their optimizer slots, "
+          "in MiB; creating a variable or hash-table rows beyond it is "
+          "refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, stop_grace_secs, 5,
           "On shutdown, how long in-flight requests may take to finish.");
 

@@ -44,7 +44,7 @@ class PsGrpcServer {
     // RESOURCE_EXHAUSTED before it is read, a pull that would produce a
     // larger response too.
     int64_t max_message_bytes = int64_t{256} << 20;
-    // Memory for variables and their optimizer slots.
+    // Memory for variables, hash-table rows and their optimizer slots.
     int64_t max_variable_bytes = int64_t{64} << 30;
   };
 

@@ -75,6 +75,25 @@ absl::Status PsRequestHandler::CheckResponseSize(absl::string_view what,
       options_.max_response_bytes, "-byte message limit; ask for fewer rows"));
 }
 
+absl::Status PsRequestHandler::CheckRoomForRows(const HashEmbeddingTable& table,
+                                                size_t num_ids) const {
+  int64_t in_use = store_.TotalBytes();
+  for (const HashEmbeddingTable* t : tables_.List()) in_use += t->bytes();
+  // Counts every id as new: exact enough far from the limit, and never lets
+  // the tables grow past it.
+  const int64_t row_bytes =
+      table.spec().dim * int64_t{sizeof(float)} *
+      (1 + static_cast<int64_t>(SlotNames(table.spec().optimizer.kind).size()));
+  const int64_t wanted = static_cast<int64_t>(num_ids) * row_bytes;
+  if (wanted <= options_.max_variable_bytes - in_use) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "hash embedding table \"", table.spec().name, "\": ", num_ids,
+      " rows of ", row_bytes,
+      " bytes could exceed this parameter server's "
+      "memory limit (",
+      in_use, " of ", options_.max_variable_bytes, " bytes in use)"));
+}
+
 absl::Status PsRequestHandler::CreateVariable(
     const ps::CreateVariableRequest& request, ps::VariableInfo* response) {
   absl::StatusOr<VariableSpec> spec = VariableSpecFromProto(request.spec());
@@ -214,6 +233,9 @@ absl::Status PsRequestHandler::PullHash(const ps::PullSparseRequest& request,
       absl::StrCat("the ids of hash embedding table \"", request.name(), "\""),
       &scratch);
   if (!ids.ok()) return ids.status();
+  if (absl::Status s = CheckRoomForRows(**table, ids->size()); !s.ok()) {
+    return s;
+  }
   const int64_t dim = (*table)->spec().dim;
   const int64_t elements = static_cast<int64_t>(ids->size()) * dim;
   if (absl::Status s = CheckResponseSize(
@@ -237,6 +259,9 @@ absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request) {
           absl::StrCat("hash embedding table \"", request.name(), "\""),
           &decoded);
       !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckRoomForRows(**table, decoded.ids.size()); !s.ok()) {
     return s;
   }
   return (*table)->Push(decoded.ids, decoded.grads);

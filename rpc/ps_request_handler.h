@@ -26,7 +26,7 @@ class PsRequestHandler {
     // Largest response (tensor bytes) a pull may produce; requests are
     // bounded by the transport's receive limit.
     int64_t max_response_bytes = int64_t{256} << 20;
-    // Memory for variables and their optimizer slots.
+    // Memory for variables, hash-table rows and their optimizer slots.
     int64_t max_variable_bytes = int64_t{64} << 30;
   };
 
@@ -63,6 +63,10 @@ class PsRequestHandler {
   void FillHoldings(ps::GetStatusResponse* response) const;
 
  private:
+  // RESOURCE_EXHAUSTED when `num_ids` new rows of `table` could take the
+  // memory of variables and tables past max_variable_bytes.
+  absl::Status CheckRoomForRows(const HashEmbeddingTable& table,
+                                size_t num_ids) const;
   // RESOURCE_EXHAUSTED unless `bytes` fit in a response.
   absl::Status CheckResponseSize(absl::string_view what, int64_t bytes) const;
 

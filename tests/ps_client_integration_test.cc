@@ -356,5 +356,49 @@ TEST(PsServerLimitsTest, OversizedMessagesAreResourceExhausted) {
   EXPECT_THAT(values, ::testing::Each(2.0f));
 }
 
+TEST(PsServerLimitsTest, HashTablesStayWithinTheMemoryLimit) {
+  absl::StatusOr<std::vector<PsProcess>> tasks =
+      StartPsProcesses(1, {"--max_memory_mb=1"});
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(AddressesOf(*tasks), PsClient::Options());
+  ASSERT_TRUE(client.ok());
+  HashEmbeddingSpec table;
+  table.name = "ids";
+  table.dim = 64;
+  table.optimizer.kind = OptimizerKind::kAdam;  // 768 bytes per row
+  ASSERT_TRUE((*client)->CreateHashTable(table).ok());
+  std::vector<int64_t> ids(1000);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::vector<float> rows(ids.size() * 64);
+  ASSERT_TRUE((*client)->PullHash(table, ids, absl::MakeSpan(rows)).ok());
+  for (int64_t& id : ids) id += 1000;  // 1000 more rows: past 1 MiB
+  absl::Status s = (*client)->PullHash(table, ids, absl::MakeSpan(rows));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("memory limit"));
+  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = (*client)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ((*stats)[0].hash_table_rows(), 1000);
+}
+
+TEST(PsClientWaitTest, NamesTheTaskThatDoesNotAnswer) {
+  absl::StatusOr<std::vector<PsProcess>> tasks = StartPsProcesses(2);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  const std::string gone = (*tasks)[1].address();
+  (*tasks)[1].process.reset();  // killed: nothing listens there now
+  std::vector<std::string> log;
+  PsClient::Options options;
+  options.log = [&log](absl::string_view line) { log.emplace_back(line); };
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(AddressesOf(*tasks), options);
+  ASSERT_TRUE(client.ok());
+  absl::Status s = (*client)->WaitForServers(absl::Seconds(6));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("ps task 1 (" + gone + ")"));
+  EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("ps task 0")));
+  ASSERT_FALSE(log.empty());  // after the first 5 s round
+  EXPECT_THAT(log[0], HasSubstr("waiting for ps task 1 (" + gone + ")"));
+}
+
 }  // namespace
 }  // namespace distrt
