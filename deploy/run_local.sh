@@ -3,9 +3,10 @@
 #
 # Until the worker lands this starts the cluster's parameter servers as real
 # ps_server processes on 127.0.0.1, shows what every task of the cluster
-# resolves from its TF_CONFIG, checks the ps tasks with `distctl stats`, and
-# stops them with `distctl shutdown`. Every process it starts is stopped when
-# it exits, whatever happens.
+# resolves from its TF_CONFIG, checks the ps tasks with `distctl stats`,
+# lists their variables, checkpoints them, and stops them with `distctl
+# shutdown`. Every process it starts is stopped when it exits, whatever
+# happens.
 #
 #   deploy/run_local.sh [CLUSTER_SPEC_JSON]   (default: deploy/examples/local_cluster.json)
 #
@@ -91,6 +92,12 @@ done
 
 echo "== distctl stats"
 "$distctl" stats --cluster_spec="$workdir/cluster.json"
+
+echo "== distctl vars"
+"$distctl" vars --cluster_spec="$workdir/cluster.json"
+
+echo "== distctl save (a checkpoint of every ps task's shard)"
+"$distctl" save "$workdir/checkpoints" --cluster_spec="$workdir/cluster.json"
 
 echo "== distctl shutdown"
 "$distctl" shutdown --cluster_spec="$workdir/cluster.json"
