@@ -156,6 +156,13 @@ int RunRestoreCommand(PsClient& client, const std::string& directory,
                static_cast<long long>(restored->variables_restored),
                static_cast<long long>(restored->hash_table_rows_restored),
                client.num_ps_tasks());
+  if (restored->variables_restored == 0 &&
+      restored->hash_table_rows_restored == 0) {
+    std::fprintf(out,
+                 "note: nothing was restored because no variables exist on "
+                 "the ps tasks yet; restore fills the variables the model "
+                 "created (workers create them), it does not create them\n");
+  }
   return 0;
 }
 
