@@ -5,12 +5,6 @@
 
 namespace distrt {
 
-absl::string_view DTypeName(DType dtype) {
-  return dtype == DType::kFloat32 ? "float32" : "int64";
-}
-
-int DTypeSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 8; }
-
 int64_t NumRows(const VariableSpec& spec) {
   return spec.shape.empty() ? 1 : spec.shape[0];
 }

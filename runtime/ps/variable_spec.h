@@ -14,14 +14,9 @@
 #include "absl/strings/string_view.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
+#include "runtime/tensor/dtype.h"
 
 namespace distrt {
-
-enum class DType { kFloat32, kInt64 };
-
-// "float32", "int64".
-absl::string_view DTypeName(DType dtype);
-int DTypeSize(DType dtype);
 
 struct VariableSpec {
   std::string name;

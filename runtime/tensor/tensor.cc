@@ -1,0 +1,125 @@
+#include "runtime/tensor/tensor.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace distrt {
+namespace {
+
+// Anything larger is refused before arithmetic on it can overflow.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+}  // namespace
+
+Tensor::~Tensor() { Release(); }
+
+Tensor::Tensor(Tensor&& other) noexcept
+    : dtype_(other.dtype_),
+      shape_(std::move(other.shape_)),
+      num_elements_(std::exchange(other.num_elements_, 0)),
+      allocator_(std::exchange(other.allocator_, nullptr)),
+      data_(std::exchange(other.data_, nullptr)) {
+  other.shape_.clear();
+}
+
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  if (this != &other) {
+    Release();
+    dtype_ = other.dtype_;
+    shape_ = std::move(other.shape_);
+    other.shape_.clear();
+    num_elements_ = std::exchange(other.num_elements_, 0);
+    allocator_ = std::exchange(other.allocator_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+  }
+  return *this;
+}
+
+void Tensor::Release() {
+  if (data_ != nullptr) allocator_->Deallocate(data_, bytes());
+  data_ = nullptr;
+}
+
+absl::StatusOr<Tensor> Tensor::Create(DType dtype, std::vector<int64_t> shape,
+                                      Allocator* allocator) {
+  int64_t elements = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor shape [", absl::StrJoin(shape, ", "),
+                       "] has a negative dimension"));
+    }
+    if (dim != 0 && elements > kMaxElements / dim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor shape [", absl::StrJoin(shape, ", "),
+                       "] has more than 2^40 elements"));
+    }
+    elements *= dim;
+  }
+  void* data = nullptr;
+  if (elements > 0) {
+    const size_t bytes = elements * DTypeSize(dtype);
+    data = allocator->Allocate(bytes);
+    if (data == nullptr) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("out of memory allocating ", bytes, " bytes for a ",
+                       DTypeName(dtype), " tensor on ", allocator->name()));
+    }
+  }
+  return Tensor(dtype, std::move(shape), elements, allocator, data);
+}
+
+absl::StatusOr<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape,
+                                     Allocator* allocator) {
+  absl::StatusOr<Tensor> tensor = Create(dtype, std::move(shape), allocator);
+  if (tensor.ok() && tensor->data_ != nullptr) {
+    std::memset(tensor->data_, 0, tensor->bytes());
+  }
+  return tensor;
+}
+
+absl::StatusOr<Tensor> Tensor::FromFloats(absl::Span<const float> values,
+                                          std::vector<int64_t> shape) {
+  absl::StatusOr<Tensor> tensor = Create(DType::kFloat32, std::move(shape));
+  if (!tensor.ok()) return tensor;
+  if (tensor->num_elements() != static_cast<int64_t>(values.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(values.size(), " values for a tensor of shape [",
+                     absl::StrJoin(tensor->shape(), ", "), "] (",
+                     tensor->num_elements(), " elements)"));
+  }
+  if (!values.empty()) {
+    std::memcpy(tensor->data_, values.data(), tensor->bytes());
+  }
+  return tensor;
+}
+
+absl::StatusOr<Tensor> Tensor::Clone() const {
+  if (is_null()) return Tensor();
+  absl::StatusOr<Tensor> copy = Create(dtype_, shape_, allocator_);
+  if (copy.ok() && data_ != nullptr) {
+    std::memcpy(copy->data_, data_, bytes());
+  }
+  return copy;
+}
+
+void Tensor::CheckType(DType wanted) const {
+  if (wanted == dtype_) return;
+  // A caller asking for the wrong element type is a bug in the caller, not
+  // bad input: stop before reinterpreting memory.
+  std::fprintf(stderr, "Tensor: %s elements requested of a %s tensor\n",
+               std::string(DTypeName(wanted)).c_str(),
+               DescribeTensor(*this).c_str());
+  std::abort();
+}
+
+std::string DescribeTensor(const Tensor& tensor) {
+  if (tensor.is_null()) return "null tensor";
+  return absl::StrCat(DTypeName(tensor.dtype()), "[",
+                      absl::StrJoin(tensor.shape(), ", "), "]");
+}
+
+}  // namespace distrt
