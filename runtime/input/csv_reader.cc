@@ -1,0 +1,176 @@
+#include "runtime/input/csv_reader.h"
+
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "runtime/input/line_reader.h"
+
+namespace distrt {
+namespace {
+
+absl::Status WithLocation(const absl::Status& status,
+                          absl::string_view location) {
+  return absl::Status(status.code(),
+                      absl::StrCat(location, ": ", status.message()));
+}
+
+absl::Status CheckOptions(const CsvOptions& options) {
+  if (options.delimiter == '"' || options.delimiter == '\n' ||
+      options.delimiter == '\r') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CsvOptions: delimiter '",
+                     absl::CEscape(absl::string_view(&options.delimiter, 1)),
+                     "' cannot separate fields"));
+  }
+  if (!options.label_column_name.empty() && !options.has_header) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CsvOptions: label_column_name \"",
+                     options.label_column_name, "\" needs has_header"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CsvLineParser> CsvLineParser::Create(CsvOptions options) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  return CsvLineParser(std::move(options));
+}
+
+std::string CsvLineParser::ColumnName(int index) const {
+  if (names_.empty()) return absl::StrCat("column ", index + 1);
+  return absl::StrCat("column ", index + 1, " (\"", names_[index], "\")");
+}
+
+absl::Status CsvLineParser::ReadSchema(
+    const std::vector<absl::string_view>& fields) {
+  const int n = static_cast<int>(fields.size());
+  std::vector<std::string> names;
+  if (options_.has_header) {
+    names.reserve(n);
+    for (absl::string_view field : fields) {
+      names.emplace_back(absl::StripAsciiWhitespace(field));
+    }
+  }
+  int label = -1;
+  if (!options_.label_column_name.empty()) {
+    for (int i = 0; i < n; ++i) {
+      if (names[i] != options_.label_column_name) continue;
+      if (label >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "label column name \"", options_.label_column_name,
+            "\" is ambiguous: columns ", label + 1, " and ", i + 1));
+      }
+      label = i;
+    }
+    if (label < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("no column named \"", options_.label_column_name,
+                       "\" in the header (", absl::StrJoin(names, ", "), ")"));
+    }
+  } else {
+    label = options_.label_column < 0 ? n + options_.label_column
+                                      : options_.label_column;
+    if (label < 0 || label >= n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("label_column ", options_.label_column,
+                       " is out of range for ", n, " columns"));
+    }
+  }
+  names_ = std::move(names);
+  num_columns_ = n;
+  label_index_ = label;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Example> CsvLineParser::ParseRow(
+    const std::vector<absl::string_view>& fields) const {
+  if (static_cast<int>(fields.size()) != num_columns_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fields.size(), " columns, expected ", num_columns_));
+  }
+  Example example;
+  example.dense.reserve(num_columns_ - 1);
+  for (int i = 0; i < num_columns_; ++i) {
+    const absl::string_view text = absl::StripAsciiWhitespace(fields[i]);
+    if (text.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ColumnName(i), ": empty field"));
+    }
+    float value;
+    if (!absl::SimpleAtof(text, &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ColumnName(i), ": \"", text, "\" is not a number"));
+    }
+    if (!std::isfinite(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ColumnName(i), ": \"", text, "\" is not finite"));
+    }
+    if (i == label_index_) {
+      example.label = value;
+    } else {
+      example.dense.push_back(value);
+    }
+  }
+  return example;
+}
+
+absl::StatusOr<std::optional<Example>> CsvLineParser::ParseLine(
+    absl::string_view line, absl::string_view location) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (absl::StripAsciiWhitespace(line).empty()) return std::nullopt;
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(line, options_.delimiter);
+  // Before counting columns: a quoted field holding the delimiter would
+  // otherwise be reported as a wrong number of columns.
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(fields[i]), "\"")) {
+      const std::string column = static_cast<int>(i) < num_columns_
+                                     ? ColumnName(static_cast<int>(i))
+                                     : absl::StrCat("column ", i + 1);
+      return absl::InvalidArgumentError(absl::StrCat(
+          location, ": ", column, ": quoted fields are not supported"));
+    }
+  }
+  const bool first = num_columns_ == 0;
+  if (first) {
+    if (absl::Status s = ReadSchema(fields); !s.ok()) {
+      return WithLocation(s, location);
+    }
+    if (options_.has_header) return std::nullopt;
+  }
+  absl::StatusOr<Example> example = ParseRow(fields);
+  if (!example.ok()) return WithLocation(example.status(), location);
+  return *std::move(example);
+}
+
+absl::StatusOr<std::vector<Example>> ParseCsvFile(const std::string& path,
+                                                  const CsvOptions& options) {
+  absl::StatusOr<CsvLineParser> parser = CsvLineParser::Create(options);
+  if (!parser.ok()) return parser.status();
+  absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  std::vector<Example> examples;
+  std::string line;
+  while (true) {
+    absl::StatusOr<bool> more = (*reader)->ReadLine(&line);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    absl::StatusOr<std::optional<Example>> example =
+        parser->ParseLine(line, (*reader)->location());
+    if (!example.ok()) return example.status();
+    if (example->has_value()) examples.push_back(*std::move(*example));
+  }
+  return examples;
+}
+
+}  // namespace distrt
