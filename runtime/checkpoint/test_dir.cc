@@ -31,4 +31,12 @@ TestDir::~TestDir() {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+std::string TestDir::WriteFile(const std::string& name,
+                               absl::string_view contents) const {
+  const std::string path = JoinPath(path_, name);
+  absl::Status status = WriteFileAtomically(path, {contents});
+  EXPECT_TRUE(status.ok()) << status;
+  return path;
+}
+
 }  // namespace distrt

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
+
 namespace distrt {
 
 class TestDir {
@@ -18,6 +20,11 @@ class TestDir {
 
   // Empty (and a test failure recorded) when it could not be created.
   const std::string& path() const { return path_; }
+
+  // Writes `contents` to the file `name` in this directory and returns its
+  // path (a test failure is recorded when it cannot).
+  std::string WriteFile(const std::string& name,
+                        absl::string_view contents) const;
 
  private:
   std::string path_;

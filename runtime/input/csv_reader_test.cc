@@ -17,14 +17,6 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-std::string WriteTestFile(const TestDir& dir, const std::string& name,
-                          absl::string_view contents) {
-  const std::string path = JoinPath(dir.path(), name);
-  absl::Status status = WriteFileAtomically(path, {contents});
-  EXPECT_TRUE(status.ok()) << status;
-  return path;
-}
-
 CsvOptions WithHeader(std::string label_column_name = "") {
   CsvOptions options;
   options.has_header = true;
@@ -40,8 +32,7 @@ CsvOptions LabelColumn(int label_column) {
 
 TEST(CsvReaderTest, ParsesLabelFirstWithoutHeader) {
   TestDir dir;
-  const std::string path =
-      WriteTestFile(dir, "train.csv", "1,2.5,3\n0, -1 ,4e2\n");
+  const std::string path = dir.WriteFile("train.csv", "1,2.5,3\n0, -1 ,4e2\n");
   absl::StatusOr<std::vector<Example>> examples = ParseCsvFile(path);
   ASSERT_TRUE(examples.ok()) << examples.status();
   ASSERT_THAT(*examples, SizeIs(2));
@@ -55,7 +46,7 @@ TEST(CsvReaderTest, ParsesLabelFirstWithoutHeader) {
 
 TEST(CsvReaderTest, NegativeLabelColumnCountsFromTheEnd) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "t.csv", "1,2,3\n4,5,6\n");
+  const std::string path = dir.WriteFile("t.csv", "1,2,3\n4,5,6\n");
   absl::StatusOr<std::vector<Example>> last =
       ParseCsvFile(path, LabelColumn(-1));
   ASSERT_TRUE(last.ok()) << last.status();
@@ -79,7 +70,7 @@ TEST(CsvReaderTest, NegativeLabelColumnCountsFromTheEnd) {
 
 TEST(CsvReaderTest, LabelColumnOutOfRangeIsAnError) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "t.csv", "\n1,2,3\n");
+  const std::string path = dir.WriteFile("t.csv", "\n1,2,3\n");
   for (int column : {3, -4}) {
     absl::StatusOr<std::vector<Example>> examples =
         ParseCsvFile(path, LabelColumn(column));
@@ -93,7 +84,7 @@ TEST(CsvReaderTest, LabelColumnOutOfRangeIsAnError) {
 TEST(CsvReaderTest, HeaderWithNamedLabelColumn) {
   TestDir dir;
   const std::string path =
-      WriteTestFile(dir, "t.csv", "age, y ,income\n31,1,5e4\n45,0,7e4\n");
+      dir.WriteFile("t.csv", "age, y ,income\n31,1,5e4\n45,0,7e4\n");
   absl::StatusOr<std::vector<Example>> examples =
       ParseCsvFile(path, WithHeader("y"));
   ASSERT_TRUE(examples.ok()) << examples.status();
@@ -113,7 +104,7 @@ TEST(CsvReaderTest, HeaderWithNamedLabelColumn) {
 
 TEST(CsvReaderTest, UnknownOrAmbiguousLabelNameIsAnError) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "t.csv", "a,b,a\n1,2,3\n");
+  const std::string path = dir.WriteFile("t.csv", "a,b,a\n1,2,3\n");
   absl::StatusOr<std::vector<Example>> missing =
       ParseCsvFile(path, WithHeader("y"));
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
@@ -127,8 +118,8 @@ TEST(CsvReaderTest, UnknownOrAmbiguousLabelNameIsAnError) {
 
 TEST(CsvReaderTest, CrlfBlankLinesAndByteOrderMark) {
   TestDir dir;
-  const std::string path = WriteTestFile(
-      dir, "excel.csv", "\xEF\xBB\xBFy;x1;x2\r\n1;2;3\r\n\r\n  \r\n0;5;6\r\n");
+  const std::string path = dir.WriteFile(
+      "excel.csv", "\xEF\xBB\xBFy;x1;x2\r\n1;2;3\r\n\r\n  \r\n0;5;6\r\n");
   CsvOptions options = WithHeader("y");
   options.delimiter = ';';
   absl::StatusOr<std::vector<Example>> examples = ParseCsvFile(path, options);
@@ -142,7 +133,7 @@ TEST(CsvReaderTest, CrlfBlankLinesAndByteOrderMark) {
 
 TEST(CsvReaderTest, TabDelimiterAndNoFinalNewline) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "t.tsv", "1\t2\n3\t4");
+  const std::string path = dir.WriteFile("t.tsv", "1\t2\n3\t4");
   CsvOptions options;
   options.delimiter = '\t';
   absl::StatusOr<std::vector<Example>> examples = ParseCsvFile(path, options);
@@ -155,11 +146,11 @@ TEST(CsvReaderTest, TabDelimiterAndNoFinalNewline) {
 TEST(CsvReaderTest, EmptyAndHeaderOnlyFilesHaveNoExamples) {
   TestDir dir;
   absl::StatusOr<std::vector<Example>> empty =
-      ParseCsvFile(WriteTestFile(dir, "empty.csv", ""));
+      ParseCsvFile(dir.WriteFile("empty.csv", ""));
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_THAT(*empty, IsEmpty());
   absl::StatusOr<std::vector<Example>> header_only =
-      ParseCsvFile(WriteTestFile(dir, "header.csv", "y,x\n"), WithHeader("y"));
+      ParseCsvFile(dir.WriteFile("header.csv", "y,x\n"), WithHeader("y"));
   ASSERT_TRUE(header_only.ok()) << header_only.status();
   EXPECT_THAT(*header_only, IsEmpty());
 }
@@ -167,13 +158,12 @@ TEST(CsvReaderTest, EmptyAndHeaderOnlyFilesHaveNoExamples) {
 TEST(CsvReaderTest, EveryRowHasTheColumnsOfTheFirst) {
   TestDir dir;
   const std::string path =
-      WriteTestFile(dir, "t.csv", "1,2,3,4,5,6\n1,2,3,4,5,6\n1,2,3,4,5\n");
+      dir.WriteFile("t.csv", "1,2,3,4,5,6\n1,2,3,4,5,6\n1,2,3,4,5\n");
   absl::StatusOr<std::vector<Example>> examples = ParseCsvFile(path);
   EXPECT_EQ(examples.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(examples.status().message(), path + ":3: 5 columns, expected 6");
 
-  const std::string header =
-      WriteTestFile(dir, "h.csv", "y,a,b\n1,2,3\n1,2,3,4\n");
+  const std::string header = dir.WriteFile("h.csv", "y,a,b\n1,2,3\n1,2,3,4\n");
   examples = ParseCsvFile(header, WithHeader());
   EXPECT_EQ(examples.status().message(), header + ":3: 4 columns, expected 3");
 }
@@ -200,8 +190,8 @@ TEST(CsvReaderTest, BadFieldsAreErrorsNamingTheColumn) {
   TestDir dir;
   for (const BadRow& c : cases) {
     SCOPED_TRACE(c.row);
-    const std::string path = WriteTestFile(
-        dir, "t.csv", absl::StrCat("label,x,age\n1,2,3\n", c.row, "\n1,2,3\n"));
+    const std::string path = dir.WriteFile(
+        "t.csv", absl::StrCat("label,x,age\n1,2,3\n", c.row, "\n1,2,3\n"));
     absl::StatusOr<std::vector<Example>> examples =
         ParseCsvFile(path, WithHeader());
     EXPECT_EQ(examples.status().code(), absl::StatusCode::kInvalidArgument);
@@ -212,12 +202,12 @@ TEST(CsvReaderTest, BadFieldsAreErrorsNamingTheColumn) {
 
 TEST(CsvReaderTest, WithoutHeaderColumnsAreNumbered) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "t.csv", "1,2,3\n1,abc,3\n");
+  const std::string path = dir.WriteFile("t.csv", "1,2,3\n1,abc,3\n");
   absl::StatusOr<std::vector<Example>> examples = ParseCsvFile(path);
   EXPECT_EQ(examples.status().message(),
             path + ":2: column 2: \"abc\" is not a number");
   // A quoted field in the first row, before the columns are known.
-  const std::string quoted = WriteTestFile(dir, "q.csv", "1,\"a,b\",3\n");
+  const std::string quoted = dir.WriteFile("q.csv", "1,\"a,b\",3\n");
   examples = ParseCsvFile(quoted);
   EXPECT_EQ(examples.status().message(),
             quoted + ":1: column 2: quoted fields are not supported");
@@ -225,7 +215,7 @@ TEST(CsvReaderTest, WithoutHeaderColumnsAreNumbered) {
 
 TEST(CsvReaderTest, InvalidOptions) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "t.csv", "1,2\n");
+  const std::string path = dir.WriteFile("t.csv", "1,2\n");
   CsvOptions name_without_header;
   name_without_header.label_column_name = "y";
   absl::StatusOr<std::vector<Example>> examples =

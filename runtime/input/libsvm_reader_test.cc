@@ -18,14 +18,6 @@ using ::testing::FloatEq;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-std::string WriteTestFile(const TestDir& dir, const std::string& name,
-                          absl::string_view contents) {
-  const std::string path = JoinPath(dir.path(), name);
-  absl::Status status = WriteFileAtomically(path, {contents});
-  EXPECT_TRUE(status.ok()) << status;
-  return path;
-}
-
 LibsvmOptions Options(IndexBase base, LabelKind label_kind = LabelKind::kAsIs,
                       int64_t num_features = 0) {
   LibsvmOptions options;
@@ -47,7 +39,7 @@ constexpr absl::string_view kOneBased =
 
 TEST(LibsvmReaderTest, ParsesAOneBasedFile) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "train.svm", kOneBased);
+  const std::string path = dir.WriteFile("train.svm", kOneBased);
   absl::StatusOr<std::vector<Example>> examples = ParseLibsvmFile(path);
   ASSERT_TRUE(examples.ok()) << examples.status();
   ASSERT_THAT(*examples, SizeIs(4));
@@ -78,7 +70,7 @@ TEST(LibsvmReaderTest, DetectsAZeroBasedFile) {
   TestDir dir;
   // The 0 comes late: ids of earlier lines must not have been shifted.
   const std::string path =
-      WriteTestFile(dir, "zero.svm", "1 3:4\n1 2:1 7:1\n0 0:1 5:2\n");
+      dir.WriteFile("zero.svm", "1 3:4\n1 2:1 7:1\n0 0:1 5:2\n");
   EXPECT_EQ(*DetectIndexBase(path), IndexBase::kZero);
   absl::StatusOr<std::vector<Example>> examples = ParseLibsvmFile(path);
   ASSERT_TRUE(examples.ok()) << examples.status();
@@ -91,7 +83,7 @@ TEST(LibsvmReaderTest, DetectsAZeroBasedFile) {
 
 TEST(LibsvmReaderTest, ExplicitZeroBaseKeepsIndices) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "f.svm", "1 1:1 4:2\n");
+  const std::string path = dir.WriteFile("f.svm", "1 1:1 4:2\n");
   absl::StatusOr<std::vector<Example>> examples =
       ParseLibsvmFile(path, Options(IndexBase::kZero));
   ASSERT_TRUE(examples.ok()) << examples.status();
@@ -102,7 +94,7 @@ TEST(LibsvmReaderTest, ExplicitZeroBaseKeepsIndices) {
 
 TEST(LibsvmReaderTest, EmptyFileHasNoExamples) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "empty.svm", "");
+  const std::string path = dir.WriteFile("empty.svm", "");
   absl::StatusOr<std::vector<Example>> examples = ParseLibsvmFile(path);
   ASSERT_TRUE(examples.ok()) << examples.status();
   EXPECT_THAT(*examples, IsEmpty());
@@ -112,7 +104,7 @@ TEST(LibsvmReaderTest, EmptyFileHasNoExamples) {
 TEST(LibsvmReaderTest, BinaryLabelsMapToZeroAndOne) {
   TestDir dir;
   const std::string path =
-      WriteTestFile(dir, "b.svm", "-1 1:1\n+1 1:1\n0 1:1\n1 1:1\n-1.0 1:1\n");
+      dir.WriteFile("b.svm", "-1 1:1\n+1 1:1\n0 1:1\n1 1:1\n-1.0 1:1\n");
   absl::StatusOr<std::vector<Example>> examples =
       ParseLibsvmFile(path, Options(IndexBase::kDetect, LabelKind::kBinary));
   ASSERT_TRUE(examples.ok()) << examples.status();
@@ -123,7 +115,7 @@ TEST(LibsvmReaderTest, BinaryLabelsMapToZeroAndOne) {
 
 TEST(LibsvmReaderTest, NonBinaryLabelIsAnErrorWithBinaryLabels) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "b.svm", "1 1:1\n2 1:1\n");
+  const std::string path = dir.WriteFile("b.svm", "1 1:1\n2 1:1\n");
   absl::StatusOr<std::vector<Example>> examples =
       ParseLibsvmFile(path, Options(IndexBase::kDetect, LabelKind::kBinary));
   EXPECT_EQ(examples.status().code(), absl::StatusCode::kInvalidArgument);
@@ -134,7 +126,7 @@ TEST(LibsvmReaderTest, NonBinaryLabelIsAnErrorWithBinaryLabels) {
 TEST(LibsvmReaderTest, MulticlassAndRealLabelsAreKeptAsIs) {
   TestDir dir;
   const std::string path =
-      WriteTestFile(dir, "m.svm", "3 1:1\n-1 1:1\n17.25 2:1\n-0.5\n");
+      dir.WriteFile("m.svm", "3 1:1\n-1 1:1\n17.25 2:1\n-0.5\n");
   absl::StatusOr<std::vector<Example>> examples = ParseLibsvmFile(path);
   ASSERT_TRUE(examples.ok()) << examples.status();
   std::vector<float> labels;
@@ -197,8 +189,8 @@ TEST(LibsvmReaderTest, MalformedLinesAreErrorsNamingFileAndLine) {
   for (const BadLine& c : cases) {
     SCOPED_TRACE(c.line);
     // Line 4, after a good line, a blank one and a comment.
-    const std::string path = WriteTestFile(
-        dir, "bad.svm", absl::StrCat("1 1:1\n\n# c\n", c.line, "\n1 2:2\n"));
+    const std::string path = dir.WriteFile(
+        "bad.svm", absl::StrCat("1 1:1\n\n# c\n", c.line, "\n1 2:2\n"));
     absl::StatusOr<std::vector<Example>> examples =
         ParseLibsvmFile(path, Options(c.base));
     EXPECT_EQ(examples.status().code(), absl::StatusCode::kInvalidArgument);
@@ -209,7 +201,7 @@ TEST(LibsvmReaderTest, MalformedLinesAreErrorsNamingFileAndLine) {
 
 TEST(LibsvmReaderTest, DetectIndexBaseReportsMalformedLines) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "bad.svm", "1 1:1\n1 2:x\n");
+  const std::string path = dir.WriteFile("bad.svm", "1 1:1\n1 2:x\n");
   absl::StatusOr<IndexBase> base = DetectIndexBase(path);
   EXPECT_EQ(base.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(base.status().message(),
@@ -220,7 +212,7 @@ TEST(LibsvmReaderTest, NumFeaturesBoundsTheIds) {
   TestDir dir;
   // 1-based, detected: index 10 is id 9, the last allowed with 10 features.
   const std::string one =
-      WriteTestFile(dir, "one.svm", "1 1:1 10:1\n\n0 2:1 11:1\n");
+      dir.WriteFile("one.svm", "1 1:1 10:1\n\n0 2:1 11:1\n");
   EXPECT_TRUE(
       ParseLibsvmFile(one, Options(IndexBase::kDetect, LabelKind::kAsIs, 11))
           .ok());
@@ -235,7 +227,7 @@ TEST(LibsvmReaderTest, NumFeaturesBoundsTheIds) {
       ParseLibsvmFile(one, Options(IndexBase::kOne, LabelKind::kAsIs, 10));
   EXPECT_EQ(said.status().message(), detected.status().message());
 
-  const std::string zero = WriteTestFile(dir, "zero.svm", "1 0:1 10:1\n");
+  const std::string zero = dir.WriteFile("zero.svm", "1 0:1 10:1\n");
   absl::StatusOr<std::vector<Example>> examples =
       ParseLibsvmFile(zero, Options(IndexBase::kDetect, LabelKind::kAsIs, 10));
   EXPECT_EQ(examples.status().message(),
@@ -246,7 +238,7 @@ TEST(LibsvmReaderTest, NumFeaturesBoundsTheIds) {
 
 TEST(LibsvmReaderTest, NegativeNumFeaturesIsInvalid) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "f.svm", "1 1:1\n");
+  const std::string path = dir.WriteFile("f.svm", "1 1:1\n");
   absl::StatusOr<std::vector<Example>> examples =
       ParseLibsvmFile(path, Options(IndexBase::kOne, LabelKind::kAsIs, -1));
   EXPECT_EQ(examples.status().code(), absl::StatusCode::kInvalidArgument);

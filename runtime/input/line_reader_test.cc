@@ -19,14 +19,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::string WriteTestFile(const TestDir& dir, const std::string& name,
-                          absl::string_view contents) {
-  const std::string path = JoinPath(dir.path(), name);
-  absl::Status status = WriteFileAtomically(path, {contents});
-  EXPECT_TRUE(status.ok()) << status;
-  return path;
-}
-
 // All lines of `path`, each checked to come with the right line number.
 std::vector<std::string> ReadAll(const std::string& path) {
   absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
@@ -50,35 +42,33 @@ std::vector<std::string> ReadAll(const std::string& path) {
 
 TEST(LineReaderTest, SplitsLinesAndDropsTerminators) {
   TestDir dir;
-  EXPECT_THAT(ReadAll(WriteTestFile(dir, "lf", "a b\n\nc\n")),
+  EXPECT_THAT(ReadAll(dir.WriteFile("lf", "a b\n\nc\n")),
               ElementsAre("a b", "", "c"));
-  EXPECT_THAT(ReadAll(WriteTestFile(dir, "crlf", "a b\r\n\r\nc\r\n")),
+  EXPECT_THAT(ReadAll(dir.WriteFile("crlf", "a b\r\n\r\nc\r\n")),
               ElementsAre("a b", "", "c"));
-  EXPECT_THAT(ReadAll(WriteTestFile(dir, "no_final_newline", "a\nlast")),
+  EXPECT_THAT(ReadAll(dir.WriteFile("no_final_newline", "a\nlast")),
               ElementsAre("a", "last"));
-  EXPECT_THAT(ReadAll(WriteTestFile(dir, "empty", "")), IsEmpty());
-  EXPECT_THAT(ReadAll(WriteTestFile(dir, "one_newline", "\n")),
-              ElementsAre(""));
+  EXPECT_THAT(ReadAll(dir.WriteFile("empty", "")), IsEmpty());
+  EXPECT_THAT(ReadAll(dir.WriteFile("one_newline", "\n")), ElementsAre(""));
 }
 
 TEST(LineReaderTest, DropsAByteOrderMarkOnlyAtTheStart) {
   TestDir dir;
-  EXPECT_THAT(
-      ReadAll(WriteTestFile(dir, "bom", "\xEF\xBB\xBFx,y\n\xEF\xBB\xBFz\n")),
-      ElementsAre("x,y", "\xEF\xBB\xBFz"));
+  EXPECT_THAT(ReadAll(dir.WriteFile("bom", "\xEF\xBB\xBFx,y\n\xEF\xBB\xBFz\n")),
+              ElementsAre("x,y", "\xEF\xBB\xBFz"));
 }
 
 TEST(LineReaderTest, ReadsLinesLongerThanItsBuffer) {
   TestDir dir;
   const std::string long_line(200 * 1024 + 3, 'x');
-  EXPECT_THAT(ReadAll(WriteTestFile(dir, "long",
-                                    "a\n" + long_line + "\r\nb\n" + long_line)),
-              ElementsAre("a", long_line, "b", long_line));
+  EXPECT_THAT(
+      ReadAll(dir.WriteFile("long", "a\n" + long_line + "\r\nb\n" + long_line)),
+      ElementsAre("a", long_line, "b", long_line));
 }
 
 TEST(LineReaderTest, LocationNamesPathAndLine) {
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "f", "a\nb\n");
+  const std::string path = dir.WriteFile("f", "a\nb\n");
   absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
   ASSERT_TRUE(reader.ok()) << reader.status();
   std::string line;
@@ -101,7 +91,7 @@ TEST(LineReaderTest, MissingFileIsNotFound) {
 TEST(LineReaderTest, UnreadableFileIsPermissionDenied) {
   if (geteuid() == 0) GTEST_SKIP() << "root reads files without permission";
   TestDir dir;
-  const std::string path = WriteTestFile(dir, "secret", "1 1:1\n");
+  const std::string path = dir.WriteFile("secret", "1 1:1\n");
   ASSERT_EQ(chmod(path.c_str(), 0), 0);
   absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kPermissionDenied);
