@@ -40,10 +40,6 @@ struct Call {
 template <typename Request, typename Response>
 using Calls = std::vector<std::unique_ptr<Call<Request, Response>>>;
 
-std::string RangeString(RowRange r) {
-  return absl::StrCat("[", r.begin, ", ", r.end, ")");
-}
-
 absl::Status SizeMismatch(absl::string_view variable, absl::string_view what,
                           size_t given, int64_t expected) {
   return absl::InvalidArgumentError(
@@ -188,7 +184,7 @@ class PsClient::Impl {
     const int64_t num_rows = NumRows(variable.spec);
     if (rows.begin < 0 || rows.begin > rows.end || rows.end > num_rows) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "variable \"", variable.spec.name, "\": rows ", RangeString(rows),
+          "variable \"", variable.spec.name, "\": rows ", RowRangeString(rows),
           " are not within its ", num_rows, " rows"));
     }
     const int64_t expected = rows.size() * RowWidth(variable.spec);
@@ -228,7 +224,7 @@ class PsClient::Impl {
       if (static_cast<int64_t>(values->size()) != piece.size() * width) {
         return absl::InternalError(absl::StrCat(
             what, ": ", values->size(), " elements for rows ",
-            RangeString(piece), ", expected ", piece.size() * width));
+            RowRangeString(piece), ", expected ", piece.size() * width));
       }
       std::copy(values->begin(), values->end(), out.begin() + call->offset);
     }

@@ -10,10 +10,6 @@
 namespace distrt::rpc {
 namespace {
 
-std::string RangeString(RowRange r) {
-  return absl::StrCat("[", r.begin, ", ", r.end, ")");
-}
-
 // The rows a request addresses: those it names, or all rows held. Checked
 // against the rows held here before anything is sized from them.
 template <typename Request>
@@ -24,8 +20,8 @@ absl::StatusOr<RowRange> RequestedRows(const Request& request,
   const RowRange held = info.rows_held;
   if (rows.begin > rows.end || rows.begin < held.begin || rows.end > held.end) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "variable \"", info.spec.name, "\": rows ", RangeString(rows),
-        " are not within the rows held here ", RangeString(held)));
+        "variable \"", info.spec.name, "\": rows ", RowRangeString(rows),
+        " are not within the rows held here ", RowRangeString(held)));
   }
   return rows;
 }
@@ -138,8 +134,8 @@ absl::Status PsRequestHandler::PullDense(
   if (!rows.ok()) return rows.status();
   const int64_t elements = rows->size() * RowWidth(info->spec);
   if (absl::Status s = CheckResponseSize(
-          absl::StrCat("pulling rows ", RangeString(*rows), " of variable \"",
-                       request.name(), "\""),
+          absl::StrCat("pulling rows ", RowRangeString(*rows),
+                       " of variable \"", request.name(), "\""),
           elements * DTypeSize(info->spec.dtype));
       !s.ok()) {
     return s;

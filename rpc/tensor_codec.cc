@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "runtime/tensor/shape.h"
 
 namespace distrt::rpc {
 namespace {
@@ -49,18 +49,11 @@ absl::StatusOr<absl::Span<const T>> Elements(const ps::Tensor& tensor,
   }
   const int64_t num_elements = data.size() / sizeof(T);
   if (tensor.shape_size() > 0) {
-    int64_t product = 1;
-    for (int64_t dim : tensor.shape()) {
-      if (dim < 0 || (dim != 0 && product > num_elements / dim + 1)) {
-        product = -1;
-        break;
-      }
-      product *= dim;
-    }
-    if (product != num_elements) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " has shape [", absl::StrJoin(tensor.shape(), ", "), "] but ",
-          num_elements, " elements"));
+    absl::StatusOr<int64_t> shape_elements = CountElements(tensor.shape());
+    if (!shape_elements.ok() || *shape_elements != num_elements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " has shape ", ShapeString(tensor.shape()),
+                       " but ", num_elements, " elements"));
     }
   }
   if (reinterpret_cast<uintptr_t>(data.data()) % alignof(T) == 0) {

@@ -31,10 +31,6 @@ absl::string_view AsBytes(const std::vector<T>& v) {
                            v.size() * sizeof(T));
 }
 
-std::string RangeString(RowRange r) {
-  return absl::StrCat("[", r.begin, ", ", r.end, ")");
-}
-
 absl::Status CheckShardArguments(absl::string_view operation, int shard_index,
                                  int num_shards) {
   if (num_shards < 1) {
@@ -180,7 +176,7 @@ absl::Status CheckPart(const SavedPart& part, const VariableInfo& info,
       part.rows.end > NumRows(info.spec)) {
     return absl::DataLossError(
         absl::StrCat(part.file->path(), ": variable \"", name, "\" rows ",
-                     RangeString(part.rows), " are not within its ",
+                     RowRangeString(part.rows), " are not within its ",
                      NumRows(info.spec), " rows"));
   }
   if (part.saved->step() < 0) {
@@ -227,7 +223,7 @@ absl::StatusOr<VariableState> AssembleVariable(
   auto missing = [&](int64_t begin, int64_t end) {
     return absl::DataLossError(absl::StrCat(
         "checkpoint ", checkpoint_dir, " does not have rows ",
-        RangeString({begin, end}), " of variable \"", spec.name, "\""));
+        RowRangeString({begin, end}), " of variable \"", spec.name, "\""));
   };
   int64_t next_row = held.begin;  // the rows held before it are filled
   for (const SavedPart& part : parts) {
@@ -236,11 +232,11 @@ absl::StatusOr<VariableState> AssembleVariable(
                            std::min(part.rows.end, held.end)};
     if (copy.begin > next_row) return missing(next_row, copy.begin);
     if (copy.begin < next_row) {
-      return absl::DataLossError(
-          absl::StrCat("checkpoint ", checkpoint_dir, " has rows ",
-                       RangeString({copy.begin, std::min(next_row, copy.end)}),
-                       " of variable \"", spec.name,
-                       "\" more than once (again in ", part.file->path(), ")"));
+      return absl::DataLossError(absl::StrCat(
+          "checkpoint ", checkpoint_dir, " has rows ",
+          RowRangeString({copy.begin, std::min(next_row, copy.end)}),
+          " of variable \"", spec.name, "\" more than once (again in ",
+          part.file->path(), ")"));
     }
     const int64_t elements = part.rows.size() * width;
     const auto what = [&spec](absl::string_view tensor) {

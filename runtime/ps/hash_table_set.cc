@@ -12,8 +12,11 @@ std::string DescribeHashSpecDifference(const HashEmbeddingSpec& a,
   if (a.dim != b.dim) return absl::StrCat("dim ", a.dim, " vs ", b.dim);
   // Same dim: what remains to compare is what variable specs also have.
   auto as_variable = [](const HashEmbeddingSpec& spec) {
-    return VariableSpec{spec.name, DType::kFloat32, {1, spec.dim},
-                        spec.initializer, spec.optimizer};
+    return VariableSpec{spec.name,
+                        DType::kFloat32,
+                        {1, spec.dim},
+                        spec.initializer,
+                        spec.optimizer};
   };
   return DescribeSpecDifference(as_variable(a), as_variable(b));
 }

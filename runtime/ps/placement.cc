@@ -11,10 +11,6 @@ namespace {
 // Rounds up; a and b positive, and no a + b - 1 that could overflow.
 int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-std::string RangeString(const RowRange& r) {
-  return absl::StrCat("[", r.begin, ", ", r.end, ")");
-}
-
 // INVALID_ARGUMENT: `variable "<name>": <what>`.
 absl::Status VariableError(const VariableSpec& spec, absl::string_view what) {
   return absl::InvalidArgumentError(
@@ -228,7 +224,7 @@ absl::Status ValidatePlacement(const VariablePlacement& placement) {
   std::vector<int> tasks;
   for (size_t i = 0; i < parts.size(); ++i) {
     const RowRange& r = parts[i].rows;
-    const std::string part = absl::StrCat("part ", i, " ", RangeString(r));
+    const std::string part = absl::StrCat("part ", i, " ", RowRangeString(r));
     if (parts[i].ps_task < 0) {
       return error(
           absl::StrCat(part, " has ps_task ", parts[i].ps_task, " < 0"));
@@ -245,28 +241,28 @@ absl::Status ValidatePlacement(const VariablePlacement& placement) {
       return error(absl::StrCat(part, " is empty"));
     }
     if (r.begin > covered) {
-      return error(absl::StrCat("rows ", RangeString({covered, r.begin}),
+      return error(absl::StrCat("rows ", RowRangeString({covered, r.begin}),
                                 " are in no part (gap before ", part, ")"));
     }
     if (r.begin < covered) {
       if (i > 0 && r.begin < parts[i - 1].rows.begin) {
         return error(absl::StrCat("parts are not sorted: ", part,
                                   " starts before part ", i - 1, " ",
-                                  RangeString(parts[i - 1].rows)));
+                                  RowRangeString(parts[i - 1].rows)));
       }
       return error(absl::StrCat(
-          "rows ", RangeString({r.begin, std::min(covered, r.end)}),
+          "rows ", RowRangeString({r.begin, std::min(covered, r.end)}),
           " are in both ", part, " and part ", i - 1, " ",
-          RangeString(parts[i - 1].rows)));
+          RowRangeString(parts[i - 1].rows)));
     }
     covered = r.end;
   }
   if (covered != rows) {
     if (covered < rows) {
-      return error(absl::StrCat("rows ", RangeString({covered, rows}),
+      return error(absl::StrCat("rows ", RowRangeString({covered, rows}),
                                 " are in no part"));
     }
-    return error(absl::StrCat("parts cover rows ", RangeString({0, covered}),
+    return error(absl::StrCat("parts cover rows ", RowRangeString({0, covered}),
                               " but the variable has ", rows, " rows"));
   }
   return absl::OkStatus();

@@ -15,27 +15,18 @@ int64_t RowWidth(const VariableSpec& spec) {
   return width;
 }
 
-std::string ShapeString(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+std::string RowRangeString(RowRange rows) {
+  return absl::StrCat("[", rows.begin, ", ", rows.end, ")");
 }
 
 absl::Status ValidateVariableSpec(const VariableSpec& spec) {
   if (spec.name.empty()) {
     return absl::InvalidArgumentError("variable name is empty");
   }
-  int64_t elements = 1;
-  for (int64_t dim : spec.shape) {
-    if (dim < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("variable \"", spec.name, "\": shape ",
-                       ShapeString(spec.shape), " has a negative dimension"));
-    }
-    if (dim != 0 && elements > kMaxVariableElements / dim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable \"", spec.name, "\": shape ", ShapeString(spec.shape),
-          " has more than 2^40 elements"));
-    }
-    elements *= dim;
+  if (absl::StatusOr<int64_t> elements = CountElements(spec.shape);
+      !elements.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable \"", spec.name, "\": ", elements.status().message()));
   }
   if (spec.dtype == DType::kFloat32) {
     if (absl::Status s = ValidateInitializer(spec.initializer); !s.ok()) {

@@ -15,6 +15,7 @@
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
 #include "runtime/tensor/dtype.h"
+#include "runtime/tensor/shape.h"
 
 namespace distrt {
 
@@ -42,19 +43,17 @@ struct RowRange {
   }
 };
 
-// Largest number of elements a variable may have (2^40, 4 TiB of floats):
-// anything larger is refused before any arithmetic can overflow.
-inline constexpr int64_t kMaxVariableElements = int64_t{1} << 40;
-
 // INVALID_ARGUMENT naming the variable and the problem: empty name,
-// negative dimension, too many elements, invalid initializer or optimizer.
+// negative dimension, more than kMaxElements elements, invalid initializer
+// or optimizer.
 absl::Status ValidateVariableSpec(const VariableSpec& spec);
 
 // Empty when equal; otherwise what differs, e.g. "shape [10, 4] vs [10, 8]".
 std::string DescribeSpecDifference(const VariableSpec& a,
                                    const VariableSpec& b);
 
-std::string ShapeString(const std::vector<int64_t>& shape);
+// "[begin, end)".
+std::string RowRangeString(RowRange rows);
 
 }  // namespace distrt
 

@@ -32,16 +32,12 @@ struct VariableStore::Variable {
 
 namespace {
 
-std::string RangeString(RowRange r) {
-  return absl::StrCat("[", r.begin, ", ", r.end, ")");
-}
-
 absl::Status CheckRange(const VariableSpec& spec, RowRange held,
                         RowRange rows) {
   if (rows.begin < held.begin || rows.end > held.end || rows.begin > rows.end) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("variable \"", spec.name, "\": rows ", RangeString(rows),
-                     " are not within the rows held here ", RangeString(held)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable \"", spec.name, "\": rows ", RowRangeString(rows),
+        " are not within the rows held here ", RowRangeString(held)));
   }
   return absl::OkStatus();
 }
@@ -67,7 +63,7 @@ absl::Status CheckIds(const VariableSpec& spec, RowRange held,
     if (id < held.begin || id >= held.end) {
       return absl::InvalidArgumentError(absl::StrCat(
           "variable \"", spec.name, "\": row id ", id,
-          " is not within the rows held here ", RangeString(held)));
+          " is not within the rows held here ", RowRangeString(held)));
     }
   }
   return absl::OkStatus();
@@ -101,7 +97,8 @@ absl::StatusOr<VariableInfo> VariableStore::Create(const VariableSpec& spec,
     std::string diff = DescribeSpecDifference(existing.spec, spec);
     if (!(existing.rows == rows)) {
       absl::StrAppend(&diff, diff.empty() ? "" : ", ", "rows ",
-                      RangeString(existing.rows), " vs ", RangeString(rows));
+                      RowRangeString(existing.rows), " vs ",
+                      RowRangeString(rows));
     }
     if (!diff.empty()) {
       return absl::AlreadyExistsError(

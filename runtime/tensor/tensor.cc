@@ -4,16 +4,8 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace distrt {
-namespace {
-
-// Anything larger is refused before arithmetic on it can overflow.
-constexpr int64_t kMaxElements = int64_t{1} << 40;
-
-}  // namespace
-
 Tensor::~Tensor() { Release(); }
 
 Tensor::Tensor(Tensor&& other) noexcept
@@ -45,20 +37,12 @@ void Tensor::Release() {
 
 absl::StatusOr<Tensor> Tensor::Create(DType dtype, std::vector<int64_t> shape,
                                       Allocator* allocator) {
-  int64_t elements = 1;
-  for (int64_t dim : shape) {
-    if (dim < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor shape [", absl::StrJoin(shape, ", "),
-                       "] has a negative dimension"));
-    }
-    if (dim != 0 && elements > kMaxElements / dim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor shape [", absl::StrJoin(shape, ", "),
-                       "] has more than 2^40 elements"));
-    }
-    elements *= dim;
+  absl::StatusOr<int64_t> counted = CountElements(shape);
+  if (!counted.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor ", counted.status().message()));
   }
+  const int64_t elements = *counted;
   void* data = nullptr;
   if (elements > 0) {
     const size_t bytes = elements * DTypeSize(dtype);
@@ -87,9 +71,9 @@ absl::StatusOr<Tensor> Tensor::FromFloats(absl::Span<const float> values,
   if (!tensor.ok()) return tensor;
   if (tensor->num_elements() != static_cast<int64_t>(values.size())) {
     return absl::InvalidArgumentError(
-        absl::StrCat(values.size(), " values for a tensor of shape [",
-                     absl::StrJoin(tensor->shape(), ", "), "] (",
-                     tensor->num_elements(), " elements)"));
+        absl::StrCat(values.size(), " values for a tensor of shape ",
+                     ShapeString(tensor->shape()), " (", tensor->num_elements(),
+                     " elements)"));
   }
   if (!values.empty()) {
     std::memcpy(tensor->data_, values.data(), tensor->bytes());
@@ -118,8 +102,7 @@ void Tensor::CheckType(DType wanted) const {
 
 std::string DescribeTensor(const Tensor& tensor) {
   if (tensor.is_null()) return "null tensor";
-  return absl::StrCat(DTypeName(tensor.dtype()), "[",
-                      absl::StrJoin(tensor.shape(), ", "), "]");
+  return absl::StrCat(DTypeName(tensor.dtype()), ShapeString(tensor.shape()));
 }
 
 }  // namespace distrt

@@ -19,6 +19,7 @@
 #include "absl/types/span.h"
 #include "runtime/tensor/allocator.h"
 #include "runtime/tensor/dtype.h"
+#include "runtime/tensor/shape.h"
 
 namespace distrt {
 
