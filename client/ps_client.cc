@@ -40,6 +40,25 @@ struct Call {
 template <typename Request, typename Response>
 using Calls = std::vector<std::unique_ptr<Call<Request, Response>>>;
 
+// One call of `request` to each of `tasks`.
+template <typename Response, typename Request>
+Calls<Request, Response> CallTasks(const std::vector<int>& tasks,
+                                   const Request& request) {
+  Calls<Request, Response> calls;
+  for (int task : tasks) {
+    calls.push_back(std::make_unique<Call<Request, Response>>(task));
+    calls.back()->request = request;
+  }
+  return calls;
+}
+
+// Tasks 0..n-1.
+std::vector<int> AllTasks(int n) {
+  std::vector<int> tasks(n);
+  for (int t = 0; t < n; ++t) tasks[t] = t;
+  return tasks;
+}
+
 absl::Status SizeMismatch(absl::string_view variable, absl::string_view what,
                           size_t given, int64_t expected) {
   return absl::InvalidArgumentError(
@@ -390,16 +409,11 @@ const std::string& PsClient::address(int ps_task) const {
 absl::Status PsClient::WaitForServers(absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;
   const absl::Time start = absl::Now();
-  std::vector<int> waiting;
-  for (int t = 0; t < impl_->num_tasks(); ++t) waiting.push_back(t);
+  std::vector<int> waiting = AllTasks(impl_->num_tasks());
   while (true) {
-    Calls<ps::GetStatusRequest, ps::GetStatusResponse> calls;
-    for (int t : waiting) {
-      calls.push_back(
-          std::make_unique<Call<ps::GetStatusRequest, ps::GetStatusResponse>>(
-              t));
-      calls.back()->context.set_wait_for_ready(true);
-    }
+    auto calls =
+        CallTasks<ps::GetStatusResponse>(waiting, ps::GetStatusRequest());
+    for (auto& call : calls) call->context.set_wait_for_ready(true);
     const absl::Duration round =
         std::max(absl::Milliseconds(1),
                  std::min(absl::Seconds(5), give_up - absl::Now()));
@@ -491,12 +505,10 @@ absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
 
 absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
     absl::string_view name) {
-  Calls<ps::LookupVariableRequest, ps::VariableInfo> calls;
-  for (int t = 0; t < impl_->num_tasks(); ++t) {
-    calls.push_back(
-        std::make_unique<Call<ps::LookupVariableRequest, ps::VariableInfo>>(t));
-    calls.back()->request.set_name(std::string(name));
-  }
+  ps::LookupVariableRequest request;
+  request.set_name(std::string(name));
+  auto calls =
+      CallTasks<ps::VariableInfo>(AllTasks(impl_->num_tasks()), request);
   (void)impl_->RunAll(
       "LookupVariable", calls, impl_->options_.rpc_timeout,
       [](auto* async, auto... args) { async->LookupVariable(args...); });
@@ -541,30 +553,25 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
 absl::Status PsClient::List(
     std::vector<DistributedVariableInfo>* variables,
     std::vector<DistributedHashTableInfo>* hash_tables) {
-  Calls<ps::ListVariablesRequest, ps::ListVariablesResponse> calls;
-  for (int t = 0; t < impl_->num_tasks(); ++t) {
-    calls.push_back(
-        std::make_unique<
-            Call<ps::ListVariablesRequest, ps::ListVariablesResponse>>(t));
-  }
+  auto calls = CallTasks<ps::ListVariablesResponse>(
+      AllTasks(impl_->num_tasks()), ps::ListVariablesRequest());
   if (absl::Status s = impl_->RunAll(
           "ListVariables", calls, impl_->options_.rpc_timeout,
           [](auto* async, auto... args) { async->ListVariables(args...); });
       !s.ok()) {
     return s;
   }
-  std::map<std::string, DistributedVariableInfo> by_name;
+  // Each variable's parts with the task holding them, in row order.
+  std::map<std::string, std::multimap<int64_t, std::pair<int, VariableInfo>>>
+      parts_by_name;
   std::map<std::string, DistributedHashTableInfo> tables;
   const int n = impl_->num_tasks();
   for (const auto& call : calls) {
     for (const ps::VariableInfo& proto : call->response.variables()) {
       absl::StatusOr<VariableInfo> info = VariableInfoFromProto(proto);
       if (!info.ok()) return info.status();
-      DistributedVariableInfo& v = by_name[info->spec.name];
-      v.placement.spec = info->spec;
-      v.placement.parts.push_back({call->ps_task, info->rows_held});
-      v.part_bytes.push_back(info->bytes);
-      v.part_steps.push_back(info->step);
+      parts_by_name[info->spec.name].emplace(info->rows_held.begin,
+                                             std::pair(call->ps_task, *info));
     }
     for (const ps::HashTableInfo& proto : call->response.hash_tables()) {
       absl::StatusOr<HashEmbeddingSpec> spec = HashSpecFromProto(proto.spec());
@@ -579,22 +586,15 @@ absl::Status PsClient::List(
   }
   if (variables != nullptr) {
     variables->clear();
-    for (auto& [name, v] : by_name) {
-      // Parts arrive in task order; present them in row order.
-      std::vector<size_t> order(v.placement.parts.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&v](size_t a, size_t b) {
-        return v.placement.parts[a].rows.begin <
-               v.placement.parts[b].rows.begin;
-      });
-      DistributedVariableInfo sorted;
-      sorted.placement.spec = v.placement.spec;
-      for (size_t i : order) {
-        sorted.placement.parts.push_back(v.placement.parts[i]);
-        sorted.part_bytes.push_back(v.part_bytes[i]);
-        sorted.part_steps.push_back(v.part_steps[i]);
+    for (const auto& [name, parts] : parts_by_name) {
+      DistributedVariableInfo& v = variables->emplace_back();
+      for (const auto& [begin, task_and_info] : parts) {
+        const auto& [task, info] = task_and_info;
+        v.placement.spec = info.spec;
+        v.placement.parts.push_back({task, info.rows_held});
+        v.part_bytes.push_back(info.bytes);
+        v.part_steps.push_back(info.step);
       }
-      variables->push_back(std::move(sorted));
     }
   }
   if (hash_tables != nullptr) {
@@ -677,13 +677,10 @@ absl::Status PsClient::PushSparse(const VariablePlacement& variable,
 }
 
 absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {
-  Calls<ps::CreateHashTableRequest, ps::HashTableInfo> calls;
-  for (int t = 0; t < impl_->num_tasks(); ++t) {
-    calls.push_back(
-        std::make_unique<Call<ps::CreateHashTableRequest, ps::HashTableInfo>>(
-            t));
-    HashSpecToProto(spec, calls.back()->request.mutable_spec());
-  }
+  ps::CreateHashTableRequest request;
+  HashSpecToProto(spec, request.mutable_spec());
+  auto calls =
+      CallTasks<ps::HashTableInfo>(AllTasks(impl_->num_tasks()), request);
   return impl_->RunAll(
       "CreateHashTable", calls, impl_->options_.rpc_timeout,
       [](auto* async, auto... args) { async->CreateHashTable(args...); });
@@ -729,11 +726,8 @@ absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
 }
 
 absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
-  Calls<ps::GetStatusRequest, ps::GetStatusResponse> calls;
-  for (int t = 0; t < impl_->num_tasks(); ++t) {
-    calls.push_back(
-        std::make_unique<Call<ps::GetStatusRequest, ps::GetStatusResponse>>(t));
-  }
+  auto calls = CallTasks<ps::GetStatusResponse>(AllTasks(impl_->num_tasks()),
+                                                ps::GetStatusRequest());
   if (absl::Status s = impl_->RunAll(
           "GetStatus", calls, impl_->options_.rpc_timeout,
           [](auto* async, auto... args) { async->GetStatus(args...); });
@@ -748,14 +742,11 @@ absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
 absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
                                                int64_t step, int keep_last) {
   const int n = impl_->num_tasks();
-  Calls<ps::SaveRequest, ps::SaveResponse> saves;
-  for (int t = 0; t < n; ++t) {
-    saves.push_back(
-        std::make_unique<Call<ps::SaveRequest, ps::SaveResponse>>(t));
-    saves.back()->request.set_directory(directory);
-    saves.back()->request.set_step(step);
-    saves.back()->request.set_num_shards(n);
-  }
+  ps::SaveRequest save;
+  save.set_directory(directory);
+  save.set_step(step);
+  save.set_num_shards(n);
+  auto saves = CallTasks<ps::SaveResponse>(AllTasks(n), save);
   if (absl::Status s = impl_->RunAll(
           "Save", saves, impl_->options_.checkpoint_timeout,
           [](auto* async, auto... args) { async->Save(args...); });
@@ -764,14 +755,12 @@ absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
   }
   CheckpointSaved saved;
   for (const auto& call : saves) saved.bytes += call->response.bytes();
-  Calls<ps::CommitCheckpointRequest, ps::CommitCheckpointResponse> commit;
-  commit.push_back(
-      std::make_unique<
-          Call<ps::CommitCheckpointRequest, ps::CommitCheckpointResponse>>(0));
-  commit.back()->request.set_directory(directory);
-  commit.back()->request.set_step(step);
-  commit.back()->request.set_num_shards(n);
-  commit.back()->request.set_keep_last(keep_last);
+  ps::CommitCheckpointRequest commit_request;
+  commit_request.set_directory(directory);
+  commit_request.set_step(step);
+  commit_request.set_num_shards(n);
+  commit_request.set_keep_last(keep_last);
+  auto commit = CallTasks<ps::CommitCheckpointResponse>({0}, commit_request);
   if (absl::Status s = impl_->RunAll(
           "CommitCheckpoint", commit, impl_->options_.checkpoint_timeout,
           [](auto* async, auto... args) { async->CommitCheckpoint(args...); });
@@ -789,14 +778,11 @@ absl::StatusOr<CheckpointRestored> PsClient::Restore(
   const int n = impl_->num_tasks();
   CheckpointRestored restored;
   for (bool verify_only : {true, false}) {
-    Calls<ps::RestoreRequest, ps::RestoreResponse> calls;
-    for (int t = 0; t < n; ++t) {
-      calls.push_back(
-          std::make_unique<Call<ps::RestoreRequest, ps::RestoreResponse>>(t));
-      calls.back()->request.set_directory(directory);
-      calls.back()->request.set_num_shards(n);
-      calls.back()->request.set_verify_only(verify_only);
-    }
+    ps::RestoreRequest request;
+    request.set_directory(directory);
+    request.set_num_shards(n);
+    request.set_verify_only(verify_only);
+    auto calls = CallTasks<ps::RestoreResponse>(AllTasks(n), request);
     if (absl::Status s = impl_->RunAll(
             "Restore", calls, impl_->options_.checkpoint_timeout,
             [](auto* async, auto... args) { async->Restore(args...); });
@@ -815,12 +801,10 @@ absl::StatusOr<CheckpointRestored> PsClient::Restore(
 }
 
 absl::Status PsClient::Shutdown(const std::string& reason) {
-  Calls<ps::ShutdownRequest, ps::ShutdownResponse> calls;
-  for (int t = 0; t < impl_->num_tasks(); ++t) {
-    calls.push_back(
-        std::make_unique<Call<ps::ShutdownRequest, ps::ShutdownResponse>>(t));
-    calls.back()->request.set_reason(reason);
-  }
+  ps::ShutdownRequest request;
+  request.set_reason(reason);
+  auto calls =
+      CallTasks<ps::ShutdownResponse>(AllTasks(impl_->num_tasks()), request);
   return impl_->RunAll(
       "Shutdown", calls, impl_->options_.rpc_timeout,
       [](auto* async, auto... args) { async->Shutdown(args...); });

@@ -77,9 +77,7 @@ absl::Status PsRequestHandler::CheckRoomForRows(const HashEmbeddingTable& table,
   for (const HashEmbeddingTable* t : tables_.List()) in_use += t->bytes();
   // Counts every id as new: exact enough far from the limit, and never lets
   // the tables grow past it.
-  const int64_t row_bytes =
-      table.spec().dim * int64_t{sizeof(float)} *
-      (1 + static_cast<int64_t>(SlotNames(table.spec().optimizer.kind).size()));
+  const int64_t row_bytes = table.bytes_per_row();
   const int64_t wanted = static_cast<int64_t>(num_ids) * row_bytes;
   if (wanted <= options_.max_variable_bytes - in_use) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(

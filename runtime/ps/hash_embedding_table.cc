@@ -215,10 +215,13 @@ int64_t HashEmbeddingTable::num_rows() const {
   return rows_.size();
 }
 
+int64_t HashEmbeddingTable::bytes_per_row() const {
+  return spec_.dim * int64_t{sizeof(float)} *
+         (1 + static_cast<int64_t>(SlotNames(spec_.optimizer.kind).size()));
+}
+
 int64_t HashEmbeddingTable::bytes() const {
-  const int64_t per_row =
-      spec_.dim * sizeof(float) * (1 + SlotNames(spec_.optimizer.kind).size());
-  return num_rows() * per_row;
+  return num_rows() * bytes_per_row();
 }
 
 }  // namespace distrt

@@ -72,8 +72,9 @@ class HashEmbeddingTable {
   absl::Status Replace(HashTableState state);
 
   int64_t num_rows() const;
-  // Memory of values and slots.
+  // Memory of values and slots: in all, and of one row.
   int64_t bytes() const;
+  int64_t bytes_per_row() const;
 
  private:
   struct Row {
