@@ -17,11 +17,9 @@ absl::StatusOr<RowRange> RequestedRows(const Request& request,
                                        const VariableInfo& info) {
   if (!request.has_rows()) return info.rows_held;
   const RowRange rows = RowRangeFromProto(request.rows());
-  const RowRange held = info.rows_held;
-  if (rows.begin > rows.end || rows.begin < held.begin || rows.end > held.end) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "variable \"", info.spec.name, "\": rows ", RowRangeString(rows),
-        " are not within the rows held here ", RowRangeString(held)));
+  if (absl::Status s = CheckRowsHeld(info.spec, info.rows_held, rows);
+      !s.ok()) {
+    return s;
   }
   return rows;
 }

@@ -30,10 +30,8 @@ struct VariableStore::Variable {
   int64_t Offset(int64_t row) const { return (row - rows.begin) * width; }
 };
 
-namespace {
-
-absl::Status CheckRange(const VariableSpec& spec, RowRange held,
-                        RowRange rows) {
+absl::Status CheckRowsHeld(const VariableSpec& spec, RowRange held,
+                           RowRange rows) {
   if (rows.begin < held.begin || rows.end > held.end || rows.begin > rows.end) {
     return absl::InvalidArgumentError(absl::StrCat(
         "variable \"", spec.name, "\": rows ", RowRangeString(rows),
@@ -41,6 +39,8 @@ absl::Status CheckRange(const VariableSpec& spec, RowRange held,
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 absl::Status CheckLength(const VariableSpec& spec, absl::string_view what,
                          size_t expected, size_t given) {
@@ -83,7 +83,7 @@ std::vector<absl::Span<float>> SlotSpans(std::vector<std::vector<float>>& slots,
 absl::StatusOr<VariableInfo> VariableStore::Create(const VariableSpec& spec,
                                                    RowRange rows) {
   if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
-  if (absl::Status s = CheckRange(spec, {0, NumRows(spec)}, rows); !s.ok()) {
+  if (absl::Status s = CheckRowsHeld(spec, {0, NumRows(spec)}, rows); !s.ok()) {
     return s;
   }
   const int64_t elements = rows.size() * RowWidth(spec);
@@ -160,7 +160,7 @@ VariableStore::FindChecked(absl::string_view name, DType dtype,
   if (absl::Status s = CheckDType(v.spec, dtype); !s.ok()) return s;
   const RowRange* rows = std::get_if<RowRange>(&access);
   absl::Status s = rows != nullptr
-                       ? CheckRange(v.spec, v.rows, *rows)
+                       ? CheckRowsHeld(v.spec, v.rows, *rows)
                        : CheckIds(v.spec, v.rows,
                                   std::get<absl::Span<const int64_t>>(access));
   if (!s.ok()) return s;

@@ -45,6 +45,11 @@ struct VariableState {
   std::vector<std::vector<float>> slots;
 };
 
+// INVALID_ARGUMENT naming the variable and both ranges unless `rows` is a
+// range (begin <= end) within `held`.
+absl::Status CheckRowsHeld(const VariableSpec& spec, RowRange held,
+                           RowRange rows);
+
 class VariableStore {
  public:
   struct Options {
