@@ -1,42 +1,24 @@
 #include "runtime/collective/cpu_all_reduce.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 
 namespace distrt {
 
 CpuAllReduce::CpuAllReduce(int num_replicas, absl::Duration timeout)
-    : num_replicas_(num_replicas),
-      timeout_(timeout),
+    : owned_barrier_(std::make_unique<ReplicaBarrier>(num_replicas, timeout)),
+      barrier_(owned_barrier_.get()),
+      num_replicas_(num_replicas),
       buffers_(num_replicas),
-      ops_(num_replicas) {
-  if (num_replicas < 1) {
-    std::fprintf(stderr, "CpuAllReduce: %d replicas\n", num_replicas);
-    std::abort();
-  }
-}
+      ops_(num_replicas) {}
 
-bool CpuAllReduce::Barrier() {
-  absl::MutexLock lock(&mu_);
-  if (failed_) return false;
-  const int64_t generation = generation_;
-  if (++arrived_ == num_replicas_) {
-    arrived_ = 0;
-    ++generation_;
-    return true;
-  }
-  // Runs with mu_ held, inside Await.
-  auto next_generation = [this, generation]() {
-    return generation_ != generation || failed_;
-  };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&next_generation), timeout_)) {
-    failed_ = true;
-  }
-  return !failed_;
-}
+CpuAllReduce::CpuAllReduce(ReplicaBarrier* barrier)
+    : barrier_(barrier),
+      num_replicas_(barrier->num_replicas()),
+      buffers_(num_replicas_),
+      ops_(num_replicas_) {}
 
 absl::Status CpuAllReduce::AllReduce(int replica, absl::Span<float> values,
                                      ReduceOp op) {
@@ -44,12 +26,9 @@ absl::Status CpuAllReduce::AllReduce(int replica, absl::Span<float> values,
     return absl::InvalidArgumentError(
         absl::StrCat("replica ", replica, " is not one of ", num_replicas_));
   }
-  const absl::Status timed_out = absl::DeadlineExceededError(absl::StrCat(
-      "all-reduce: not every one of the ", num_replicas_,
-      " replicas arrived within ", absl::FormatDuration(timeout_)));
   buffers_[replica] = values;
   ops_[replica] = op;
-  if (!Barrier()) return timed_out;
+  if (absl::Status s = barrier_->Wait("all-reduce"); !s.ok()) return s;
 
   // Every replica checks the same things and so returns the same error.
   for (int r = 0; r < num_replicas_; ++r) {
@@ -59,7 +38,8 @@ absl::Status CpuAllReduce::AllReduce(int replica, absl::Span<float> values,
                        " values (", ReduceOpName(ops_[r]), "), replica 0 has ",
                        buffers_[0].size(), " (", ReduceOpName(ops_[0]), ")"));
       // Nobody may leave while others still read the buffers.
-      return Barrier() ? mismatch : timed_out;
+      absl::Status s = barrier_->Wait("all-reduce");
+      return s.ok() ? mismatch : s;
     }
   }
 
@@ -77,7 +57,7 @@ absl::Status CpuAllReduce::AllReduce(int replica, absl::Span<float> values,
     const float scale = 1.0f / num_replicas_;
     for (size_t i = begin; i < end; ++i) own[i] *= scale;
   }
-  if (!Barrier()) return timed_out;
+  if (absl::Status s = barrier_->Wait("all-reduce"); !s.ok()) return s;
 
   // All-gather: this replica's reduced chunk into every other buffer.
   for (int r = 0; r < num_replicas_; ++r) {
@@ -85,8 +65,7 @@ absl::Status CpuAllReduce::AllReduce(int replica, absl::Span<float> values,
     std::copy(own + begin, own + end, buffers_[r].data() + begin);
   }
   // Nobody returns (and reuses its buffer) before every chunk is in place.
-  if (!Barrier()) return timed_out;
-  return absl::OkStatus();
+  return barrier_->Wait("all-reduce");
 }
 
 }  // namespace distrt

@@ -12,19 +12,20 @@
 // N buffers that must all end up with the result.
 //
 // Calls come in rounds: every replica calls AllReduce once per round, with
-// buffers of the same size. A replica that does not arrive within the
-// timeout fails the round for everyone, and the object stays failed (the
-// other replicas' buffers are then in an unknown state).
+// buffers of the same size. The replicas meet at a ReplicaBarrier: one that
+// does not arrive within the timeout (or leaves the barrier) fails the round
+// for everyone, and the barrier stays failed until it is Reset (the other
+// replicas' buffers are then in an unknown state).
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "runtime/collective/reduce_op.h"
+#include "runtime/collective/replica_barrier.h"
 
 namespace distrt {
 
@@ -34,26 +35,24 @@ class CpuAllReduce {
   // strategy's device list).
   explicit CpuAllReduce(int num_replicas,
                         absl::Duration timeout = absl::Minutes(10));
+  // Meets at `barrier` (not owned), shared with the replicas' other
+  // collectives, so that a replica leaving fails this one too.
+  explicit CpuAllReduce(ReplicaBarrier* barrier);
+  CpuAllReduce(const CpuAllReduce&) = delete;
+  CpuAllReduce& operator=(const CpuAllReduce&) = delete;
 
   int num_replicas() const { return num_replicas_; }
 
   // Replaces `values` of replica `replica` with the sum (or mean) of every
   // replica's values. INVALID_ARGUMENT, for every replica of the round, when
-  // the sizes differ; DEADLINE_EXCEEDED when a replica does not arrive.
+  // the sizes differ; the barrier's error (DEADLINE_EXCEEDED when a replica
+  // does not arrive, FAILED_PRECONDITION when one left).
   absl::Status AllReduce(int replica, absl::Span<float> values, ReduceOp op);
 
  private:
-  // Waits until all replicas have arrived at this barrier. False when the
-  // timeout passed or the object failed earlier.
-  bool Barrier();
-
+  std::unique_ptr<ReplicaBarrier> owned_barrier_;  // when not given one
+  ReplicaBarrier* const barrier_;
   const int num_replicas_;
-  const absl::Duration timeout_;
-
-  absl::Mutex mu_;
-  int arrived_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  bool failed_ ABSL_GUARDED_BY(mu_) = false;
   // This round's buffers and ops; written before the first barrier of a
   // round, read after it.
   std::vector<absl::Span<float>> buffers_;
