@@ -457,6 +457,27 @@ absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
       impl_->placed_[spec.name] = placement;
     }
   }
+  return CreatePlaced(std::move(placement));
+}
+
+absl::StatusOr<VariablePlacement> PsClient::CreateVariableColocated(
+    const VariableSpec& spec, absl::string_view colocate_with) {
+  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  absl::StatusOr<VariablePlacement> other = LookupVariable(colocate_with);
+  if (!other.ok()) return other.status();
+  VariablePlacement placement;
+  placement.spec = spec;
+  placement.parts.push_back({other->parts[0].ps_task, {0, NumRows(spec)}});
+  {
+    absl::MutexLock lock(&impl_->placer_mu_);
+    impl_->placed_[spec.name] = placement;
+  }
+  return CreatePlaced(std::move(placement));
+}
+
+absl::StatusOr<VariablePlacement> PsClient::CreatePlaced(
+    VariablePlacement placement) {
+  const VariableSpec& spec = placement.spec;
   // Another client may have created it already; where it is must agree, or
   // the variable would exist twice.
   absl::StatusOr<VariablePlacement> existing = LookupVariable(spec.name);

@@ -101,6 +101,13 @@ class PsClient {
   absl::StatusOr<VariablePlacement> CreateVariable(
       const VariableSpec& spec,
       const PartitionPolicy& partition = PartitionPolicy::None());
+  // Creates `spec` unpartitioned on the ps task holding the first rows of
+  // the existing variable `colocate_with` (TF's colocate_vars_with), e.g. an
+  // optimizer's state beside its variable. NOT_FOUND when that variable does
+  // not exist. The placer does not count it, so later variables are placed
+  // as if it were not there.
+  absl::StatusOr<VariablePlacement> CreateVariableColocated(
+      const VariableSpec& spec, absl::string_view colocate_with);
   // The placement of a variable created by any client, from the ps tasks.
   // NOT_FOUND when no task has it.
   absl::StatusOr<VariablePlacement> LookupVariable(absl::string_view name);
@@ -158,6 +165,9 @@ class PsClient {
  private:
   class Impl;
   explicit PsClient(std::unique_ptr<Impl> impl);
+  // Creates the parts of `placement` on their ps tasks, or checks that an
+  // existing variable of that name is placed the same.
+  absl::StatusOr<VariablePlacement> CreatePlaced(VariablePlacement placement);
   std::unique_ptr<Impl> impl_;
 };
 

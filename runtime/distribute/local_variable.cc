@@ -1,0 +1,106 @@
+#include "runtime/distribute/local_variable.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace distrt {
+
+absl::StatusOr<std::unique_ptr<LocalVariable>> LocalVariable::Create(
+    VariableOptions options, std::vector<Device*> copy_devices,
+    std::vector<int> copy_of_replica, std::string placement) {
+  if (absl::Status s = ValidateVariableSpec(options.spec); !s.ok()) return s;
+  std::unique_ptr<LocalVariable> variable(new LocalVariable(
+      std::move(options), std::move(copy_of_replica), std::move(placement)));
+  for (Device* device : copy_devices) {
+    auto copy = std::make_unique<Copy>();
+    copy->device = device;
+    absl::StatusOr<VariableInfo> created =
+        copy->store.Create(variable->spec(), variable->AllRows());
+    if (!created.ok()) return created.status();
+    variable->copies_.push_back(std::move(copy));
+  }
+  return variable;
+}
+
+RowRange LocalVariable::AllRows() const { return {0, NumRows(spec())}; }
+
+absl::StatusOr<Tensor> LocalVariable::ReadCopy(int copy) const {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  const Copy& c = *copies_[copy];
+  absl::StatusOr<Tensor> value = Tensor::Create(spec().dtype, spec().shape);
+  if (!value.ok()) return value.status();
+  absl::Status s =
+      spec().dtype == DType::kInt64
+          ? c.store.PullInt64(name(), AllRows(), value->flat<int64_t>())
+          : c.store.PullRows(name(), AllRows(), value->flat<float>());
+  if (!s.ok()) return s;
+  // The store is in host memory, where CPU devices keep their tensors.
+  if (c.device == nullptr || c.device->type() == "CPU") return value;
+  return c.device->CopyFrom(*value);
+}
+
+absl::Status LocalVariable::ReadRows(int copy, absl::Span<const int64_t> ids,
+                                     absl::Span<float> out) const {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  return copies_[copy]->store.PullSparse(name(), ids, out);
+}
+
+absl::Status LocalVariable::WriteCopy(int copy, const Tensor& value) {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  if (absl::Status s = CheckFits("assigning", value); !s.ok()) return s;
+  Copy& c = *copies_[copy];
+  absl::MutexLock lock(&c.update_mu);
+  absl::StatusOr<VariableState> state = c.store.Snapshot(name());
+  if (!state.ok()) return state.status();
+  if (spec().dtype == DType::kInt64) {
+    auto from = value.flat<int64_t>();
+    state->ints.assign(from.begin(), from.end());
+  } else {
+    auto from = value.flat<float>();
+    state->values.assign(from.begin(), from.end());
+  }
+  return c.store.Replace(name(), *std::move(state));
+}
+
+absl::Status LocalVariable::AddToCopy(int copy, const Tensor& delta) {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  if (absl::Status s = CheckFits("adding to", delta); !s.ok()) return s;
+  Copy& c = *copies_[copy];
+  absl::MutexLock lock(&c.update_mu);
+  if (spec().dtype == DType::kInt64) {
+    return c.store.AddInt64(name(), AllRows(), delta.flat<int64_t>());
+  }
+  absl::StatusOr<VariableState> state = c.store.Snapshot(name());
+  if (!state.ok()) return state.status();
+  auto add = delta.flat<float>();
+  for (size_t i = 0; i < add.size(); ++i) state->values[i] += add[i];
+  return c.store.Replace(name(), *std::move(state));
+}
+
+absl::Status LocalVariable::ApplyGradient(int copy,
+                                          absl::Span<const float> grad) {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  Copy& c = *copies_[copy];
+  absl::MutexLock lock(&c.update_mu);
+  return c.store.PushRows(name(), AllRows(), grad);
+}
+
+absl::Status LocalVariable::ApplySparseGradient(int copy,
+                                                absl::Span<const int64_t> ids,
+                                                absl::Span<const float> grads) {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  Copy& c = *copies_[copy];
+  absl::MutexLock lock(&c.update_mu);
+  return c.store.PushSparse(name(), ids, grads);
+}
+
+absl::StatusOr<std::unique_ptr<LocalHashTable>> LocalHashTable::Create(
+    const HashEmbeddingSpec& spec) {
+  absl::StatusOr<std::unique_ptr<HashEmbeddingTable>> table =
+      HashEmbeddingTable::Create(spec);
+  if (!table.ok()) return table.status();
+  return std::unique_ptr<LocalHashTable>(new LocalHashTable(*std::move(table)));
+}
+
+}  // namespace distrt

@@ -1,0 +1,58 @@
+#ifndef DISTRT_RUNTIME_DISTRIBUTE_PARAMETER_SERVER_STRATEGY_H_
+#define DISTRT_RUNTIME_DISTRIBUTE_PARAMETER_SERVER_STRATEGY_H_
+
+// ParameterServerStrategy, as one worker sees it: variables live on the ps
+// tasks (through a PsClient, placed round-robin or greedily, large ones
+// partitioned by rows, hash tables sharded by id), and the training step is
+// replicated over this worker's devices. Replicas are reduced synchronously
+// inside the worker, then one update per step goes to the servers, which
+// apply it with their optimizer; workers do not wait for each other.
+// First-replica-only work (the global step) happens once per worker step.
+
+#include <memory>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "client/ps_client.h"
+#include "runtime/distribute/strategy.h"
+
+namespace distrt {
+
+class ParameterServerStrategy : public Strategy {
+ public:
+  // `devices` (non-empty) and `client` must outlive the strategy.
+  // `wait_for_servers`: how long Initialize waits for every ps task.
+  static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Create(
+      std::vector<Device*> devices, PsClient* client,
+      StrategyOptions options = {},
+      absl::Duration wait_for_servers = absl::Minutes(5));
+
+  std::string name() const override { return "ParameterServerStrategy"; }
+  PsClient& client() const { return *client_; }
+
+  // Waits until every ps task answers.
+  absl::Status Initialize() override;
+
+ protected:
+  absl::StatusOr<std::unique_ptr<DistributedVariable>> MakeSyncOnWriteVariable(
+      const VariableOptions& options,
+      const DistributedVariable* colocate_with) override;
+  absl::StatusOr<std::unique_ptr<DistributedHashTable>> MakeHashTable(
+      const HashEmbeddingSpec& spec) override;
+
+ private:
+  ParameterServerStrategy(std::vector<Device*> devices,
+                          std::unique_ptr<CrossDeviceOps> ops,
+                          StrategyOptions options, PsClient* client,
+                          absl::Duration wait_for_servers)
+      : Strategy(std::move(devices), std::move(ops), std::move(options)),
+        client_(client),
+        wait_for_servers_(wait_for_servers) {}
+
+  PsClient* const client_;
+  const absl::Duration wait_for_servers_;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_DISTRIBUTE_PARAMETER_SERVER_STRATEGY_H_

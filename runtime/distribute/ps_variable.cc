@@ -1,0 +1,70 @@
+#include "runtime/distribute/ps_variable.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace distrt {
+
+std::string PsVariable::DescribePlacement() const {
+  std::vector<std::string> parts;
+  for (const VariablePart& part : placement_.parts) {
+    parts.push_back(absl::StrCat("ps task ", part.ps_task, " rows ",
+                                 RowRangeString(part.rows)));
+  }
+  return absl::StrCat("on ", absl::StrJoin(parts, ", "));
+}
+
+absl::StatusOr<Tensor> PsVariable::ReadCopy(int copy) const {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  absl::StatusOr<Tensor> value = Tensor::Create(spec().dtype, spec().shape);
+  if (!value.ok()) return value.status();
+  absl::Status s = spec().dtype == DType::kInt64
+                       ? client_->PullInt64(placement_, value->flat<int64_t>())
+                       : client_->Pull(placement_, value->flat<float>());
+  if (!s.ok()) return s;
+  return value;
+}
+
+absl::Status PsVariable::ReadRows(int copy, absl::Span<const int64_t> ids,
+                                  absl::Span<float> out) const {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  return client_->PullSparse(placement_, ids, out);
+}
+
+absl::Status PsVariable::WriteCopy(int copy, const Tensor& value) {
+  return absl::UnimplementedError(absl::StrCat(
+      "variable \"", name(),
+      "\" lives on parameter servers, which change it only through its "
+      "optimizer (apply a gradient) or, for int64 variables, by adding"));
+}
+
+absl::Status PsVariable::AddToCopy(int copy, const Tensor& delta) {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  if (absl::Status s = CheckFits("adding to", delta); !s.ok()) return s;
+  if (spec().dtype != DType::kInt64) {
+    return absl::UnimplementedError(absl::StrCat(
+        "variable \"", name(),
+        "\" is a float32 variable on parameter servers, which change it only "
+        "through its optimizer: apply a gradient instead of adding"));
+  }
+  return client_->AddInt64(placement_, delta.flat<int64_t>());
+}
+
+absl::Status PsVariable::ApplyGradient(int copy, absl::Span<const float> grad) {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  return client_->Push(placement_, grad);
+}
+
+absl::Status PsVariable::ApplySparseGradient(int copy,
+                                             absl::Span<const int64_t> ids,
+                                             absl::Span<const float> grads) {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  return client_->PushSparse(placement_, ids, grads);
+}
+
+std::string PsHashTable::DescribePlacement() const {
+  return absl::StrCat("sharded by id over ", client_->num_ps_tasks(),
+                      " ps tasks");
+}
+
+}  // namespace distrt

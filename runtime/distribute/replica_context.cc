@@ -1,0 +1,159 @@
+#include "runtime/distribute/replica_context.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/distribute/strategy.h"
+
+namespace distrt {
+
+absl::Status ReplicaContext::AllReduce(ReduceOp op, Tensor& value) {
+  return ops_->AllReduce(*group_, replica_, op, value);
+}
+
+absl::StatusOr<Tensor> ReplicaContext::Read(
+    const DistributedVariable& variable) const {
+  return variable.ReadCopy(variable.CopyOfReplica(replica_));
+}
+
+absl::Status ReplicaContext::ReadRows(const DistributedVariable& variable,
+                                      absl::Span<const int64_t> ids,
+                                      absl::Span<float> out) const {
+  return variable.ReadRows(variable.CopyOfReplica(replica_), ids, out);
+}
+
+bool ReplicaContext::UpdatesItsCopy(const DistributedVariable& variable) const {
+  const int copy = variable.CopyOfReplica(replica_);
+  for (int r = 0; r < replica_; ++r) {
+    if (variable.CopyOfReplica(r) == copy) return false;
+  }
+  return true;
+}
+
+bool ReplicaContext::SharesCopies(const DistributedVariable& variable) const {
+  return variable.num_copies() < num_replicas_in_sync();
+}
+
+absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
+                                       Tensor delta) {
+  const VariableOptions& options = variable.options();
+  if (options.synchronization == VariableSynchronization::kOnRead) {
+    return variable.AddToCopy(variable.CopyOfReplica(replica_), delta);
+  }
+  const int n = num_replicas_in_sync();
+  switch (options.aggregation) {
+    case VariableAggregation::kNone:
+      if (n > 1) {
+        // Every replica sees the same variable and count, so all return
+        // this error and nobody waits in a collective.
+        return absl::FailedPreconditionError(absl::StrCat(
+            "variable \"", variable.name(),
+            "\" has aggregation NONE, so it cannot be updated in replica "
+            "context with ",
+            n, " replicas: create it with SUM, MEAN or ONLY_FIRST_REPLICA"));
+      }
+      break;
+    case VariableAggregation::kSum:
+    case VariableAggregation::kMean: {
+      const ReduceOp op = options.aggregation == VariableAggregation::kSum
+                              ? ReduceOp::kSum
+                              : ReduceOp::kMean;
+      if (delta.dtype() == DType::kFloat32) {
+        if (absl::Status s = AllReduce(op, delta); !s.ok()) return s;
+        break;
+      }
+      // int64 counters: summed exactly in a MergeCall.
+      auto summed = MergeCall<std::shared_ptr<Tensor>>(
+          std::make_shared<Tensor>(std::move(delta)),
+          [op, &variable](Strategy&,
+                          PerReplica<std::shared_ptr<Tensor>>& deltas)
+              -> absl::StatusOr<std::shared_ptr<Tensor>> {
+            if (op == ReduceOp::kMean) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat("variable \"", variable.name(),
+                               "\": MEAN aggregation of int64 values"));
+            }
+            std::shared_ptr<Tensor> total = deltas[0];
+            for (int r = 1; r < deltas.num_replicas(); ++r) {
+              if (deltas[r]->num_elements() != total->num_elements()) {
+                return absl::InvalidArgumentError(
+                    absl::StrCat("variable \"", variable.name(), "\": replica ",
+                                 r, " adds ", DescribeTensor(*deltas[r]),
+                                 ", replica 0 ", DescribeTensor(*total)));
+              }
+              auto sum = total->flat<int64_t>();
+              auto add = deltas[r]->flat<int64_t>();
+              for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
+            }
+            return total;
+          });
+      if (!summed.ok()) return summed.status();
+      absl::StatusOr<Tensor> copy = (*summed)->Clone();
+      if (!copy.ok()) return copy.status();
+      delta = *std::move(copy);
+      break;
+    }
+    case VariableAggregation::kOnlyFirstReplica:
+      if (SharesCopies(variable) && variable.num_copies() == 1) {
+        // Only replica 0 updates the single copy: nothing to exchange.
+        break;
+      }
+      {
+        auto first = MergeCall<std::shared_ptr<Tensor>>(
+            std::make_shared<Tensor>(std::move(delta)),
+            [](Strategy&, PerReplica<std::shared_ptr<Tensor>>& deltas)
+                -> absl::StatusOr<std::shared_ptr<Tensor>> {
+              return deltas[0];
+            });
+        if (!first.ok()) return first.status();
+        absl::StatusOr<Tensor> copy = (*first)->Clone();
+        if (!copy.ok()) return copy.status();
+        delta = *std::move(copy);
+      }
+      break;
+  }
+  absl::Status applied = absl::OkStatus();
+  if (UpdatesItsCopy(variable)) {
+    applied = variable.AddToCopy(variable.CopyOfReplica(replica_), delta);
+  }
+  if (!applied.ok()) return applied;
+  return SharesCopies(variable) ? group_->barrier().Wait("AssignAdd")
+                                : absl::OkStatus();
+}
+
+absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
+                                           absl::Span<const float> grad) {
+  if (UpdatesItsCopy(variable)) {
+    absl::Status s =
+        variable.ApplyGradient(variable.CopyOfReplica(replica_), grad);
+    if (!s.ok()) return s;
+  }
+  return SharesCopies(variable) ? group_->barrier().Wait("ApplyGradient")
+                                : absl::OkStatus();
+}
+
+absl::Status ReplicaContext::ApplySparseGradient(DistributedVariable& variable,
+                                                 const SparseGradient& grad) {
+  if (UpdatesItsCopy(variable)) {
+    absl::Status s = variable.ApplySparseGradient(
+        variable.CopyOfReplica(replica_), grad.ids, grad.rows);
+    if (!s.ok()) return s;
+  }
+  return SharesCopies(variable) ? group_->barrier().Wait("ApplyGradient")
+                                : absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const SparseGradient>> ReplicaContext::AllGather(
+    SparseGradient grad) {
+  return MergeCall<SparseGradient>(
+      std::move(grad),
+      [](Strategy&, PerReplica<SparseGradient>& grads)
+          -> absl::StatusOr<std::shared_ptr<const SparseGradient>> {
+        auto all = std::make_shared<SparseGradient>();
+        for (const SparseGradient& g : grads.Unwrap()) {
+          all->ids.insert(all->ids.end(), g.ids.begin(), g.ids.end());
+          all->rows.insert(all->rows.end(), g.rows.begin(), g.rows.end());
+        }
+        return std::shared_ptr<const SparseGradient>(std::move(all));
+      });
+}
+
+}  // namespace distrt

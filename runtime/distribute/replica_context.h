@@ -1,0 +1,136 @@
+#ifndef DISTRT_RUNTIME_DISTRIBUTE_REPLICA_CONTEXT_H_
+#define DISTRT_RUNTIME_DISTRIBUTE_REPLICA_CONTEXT_H_
+
+// ReplicaContext: what a replica's function sees while Strategy::Run runs it
+// (tf.distribute.ReplicaContext): which replica it is, collectives with the
+// other replicas, MergeCall into cross-replica context, and variable updates
+// that follow each variable's aggregation.
+//
+// Every collective (AllReduce, MergeCall, AssignAdd, and the Apply* calls
+// on variables shared by several replicas) must be made by every replica in
+// the same order. A replica that returns early, or errs, makes the others'
+// next collective fail at once (see ReplicaBarrier) rather than hang.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/collective/reduce_op.h"
+#include "runtime/device/device.h"
+#include "runtime/distribute/cross_device_ops.h"
+#include "runtime/distribute/replica_group.h"
+#include "runtime/distribute/values.h"
+#include "runtime/distribute/variable.h"
+#include "runtime/tensor/tensor.h"
+
+namespace distrt {
+
+class Strategy;
+
+// Rows of a sparse gradient: ids.size() rows of `width` floats in `rows`
+// (TF's IndexedSlices). Repeated ids add up.
+struct SparseGradient {
+  std::vector<int64_t> ids;
+  std::vector<float> rows;
+};
+
+class ReplicaContext {
+ public:
+  ReplicaContext(Strategy* strategy, ReplicaGroup* group, CrossDeviceOps* ops,
+                 int replica)
+      : strategy_(strategy), group_(group), ops_(ops), replica_(replica) {}
+
+  int replica_id_in_sync_group() const { return replica_; }
+  int num_replicas_in_sync() const { return group_->num_replicas(); }
+  Device* device() const { return group_->device(replica_); }
+  Strategy& strategy() const { return *strategy_; }
+
+  // Replaces `value` (float32, the same shape on every replica) with the
+  // sum or mean over the replicas, with the strategy's CrossDeviceOps.
+  absl::Status AllReduce(ReduceOp op, Tensor& value);
+
+  // Every replica pauses here; merge_fn(strategy, per_replica_values) runs
+  // once, in cross-replica context, on one replica's thread; its result is
+  // copied to every replica, which go on. merge_fn returns
+  // absl::StatusOr<R> with R copyable (a shared_ptr for big or move-only
+  // results); an error is returned to every replica.
+  template <typename T, typename MergeFn>
+  std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&> MergeCall(
+      T value, MergeFn merge_fn);
+
+  // Waits for the other replicas, e.g. before reading what another replica
+  // wrote.
+  absl::Status Barrier() { return group_->barrier().Wait("barrier"); }
+
+  // This replica's copy of `variable` (for a parameter-server variable, its
+  // current value on the servers).
+  absl::StatusOr<Tensor> Read(const DistributedVariable& variable) const;
+  absl::Status ReadRows(const DistributedVariable& variable,
+                        absl::Span<const int64_t> ids,
+                        absl::Span<float> out) const;
+
+  // variable += delta, with the variable's aggregation: kSum / kMean
+  // combine every replica's delta, kOnlyFirstReplica takes replica 0's, and
+  // kNone is FAILED_PRECONDITION with more than one replica (as in TF).
+  // Sync-on-read variables add to this replica's copy only.
+  absl::Status AssignAdd(DistributedVariable& variable, Tensor delta);
+
+  // Applies the variable's optimizer with a gradient that is already the
+  // same on every replica (after AllReduce or a MergeCall gather): each
+  // copy is updated once, by the first replica that computes with it.
+  absl::Status ApplyGradient(DistributedVariable& variable,
+                             absl::Span<const float> grad);
+  absl::Status ApplySparseGradient(DistributedVariable& variable,
+                                   const SparseGradient& grad);
+
+  // Gathers every replica's sparse gradient into one (replica order), the
+  // same on every replica: the all-reduce of sparse gradients.
+  absl::StatusOr<std::shared_ptr<const SparseGradient>> AllGather(
+      SparseGradient grad);
+
+ private:
+  // Whether this replica is the one that updates its copy of `variable`.
+  bool UpdatesItsCopy(const DistributedVariable& variable) const;
+  // Whether replicas share copies, so updates need a barrier before anyone
+  // reads again.
+  bool SharesCopies(const DistributedVariable& variable) const;
+
+  Strategy* const strategy_;
+  ReplicaGroup* const group_;
+  CrossDeviceOps* const ops_;
+  const int replica_;
+};
+
+template <typename T, typename MergeFn>
+std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>
+ReplicaContext::MergeCall(T value, MergeFn merge_fn) {
+  using Result = std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>;
+  ReplicaBarrier& barrier = group_->barrier();
+  group_->Put(replica_, std::make_shared<T>(std::move(value)));
+  if (absl::Status s = barrier.Wait("MergeCall"); !s.ok()) return s;
+  if (replica_ == 0) {
+    std::vector<T> values;
+    values.reserve(num_replicas_in_sync());
+    for (int r = 0; r < num_replicas_in_sync(); ++r) {
+      values.push_back(std::move(*group_->Get<T>(r)));
+    }
+    PerReplica<T> per_replica(std::move(values));
+    group_->merge_result() =
+        std::make_shared<Result>(merge_fn(*strategy_, per_replica));
+  }
+  if (absl::Status s = barrier.Wait("MergeCall"); !s.ok()) return s;
+  Result mine = *static_cast<const Result*>(group_->merge_result().get());
+  // Nobody starts the next MergeCall (overwriting the result) before every
+  // replica has its copy.
+  if (absl::Status s = barrier.Wait("MergeCall"); !s.ok()) return s;
+  return mine;
+}
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_DISTRIBUTE_REPLICA_CONTEXT_H_

@@ -1,0 +1,222 @@
+#include "runtime/distribute/strategy.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/distribute/local_variable.h"
+
+namespace distrt {
+namespace {
+
+std::string ShortName(const Device* device) {
+  return absl::StrCat(device->type(), ":", device->id());
+}
+
+// What differs between two variables' options, empty when nothing does.
+std::string DescribeOptionsDifference(const VariableOptions& a,
+                                      const VariableOptions& b) {
+  std::string diff = DescribeSpecDifference(a.spec, b.spec);
+  if (!diff.empty()) return diff;
+  if (a.synchronization != b.synchronization) {
+    return absl::StrCat("synchronization ",
+                        VariableSynchronizationName(a.synchronization), " vs ",
+                        VariableSynchronizationName(b.synchronization));
+  }
+  if (a.aggregation != b.aggregation) {
+    return absl::StrCat("aggregation ", VariableAggregationName(a.aggregation),
+                        " vs ", VariableAggregationName(b.aggregation));
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CrossDeviceOpsFor(
+    absl::Span<Device* const> devices, const StrategyOptions& options) {
+  if (devices.empty()) {
+    return absl::InvalidArgumentError("a strategy needs at least one device");
+  }
+  return CreateCrossDeviceOps(options.cross_device_ops, devices);
+}
+
+Strategy::Strategy(std::vector<Device*> devices,
+                   std::unique_ptr<CrossDeviceOps> cross_device_ops,
+                   StrategyOptions options)
+    : devices_(std::move(devices)),
+      cross_device_ops_(std::move(cross_device_ops)),
+      options_(std::move(options)),
+      group_(devices_, options_.collective_timeout) {}
+
+Strategy::~Strategy() = default;
+
+std::string Strategy::DescribeDevices() const {
+  if (devices_.size() == 1) return ShortName(devices_[0]);
+  return absl::StrCat(ShortName(devices_.front()), "..",
+                      ShortName(devices_.back()));
+}
+
+std::string Strategy::Describe() const {
+  return absl::StrCat(name(), ": ", num_replicas_in_sync(), " replica",
+                      num_replicas_in_sync() == 1 ? "" : "s", " on ",
+                      DescribeDevices(), ", cross-device ops ",
+                      cross_device_ops_->name());
+}
+
+absl::Status Strategy::Run(
+    const std::function<absl::Status(ReplicaContext&)>& fn) {
+  absl::MutexLock lock(&run_mu_);
+  group_.barrier().Reset();
+  const int n = num_replicas_in_sync();
+  std::vector<absl::Status> statuses(n);
+  auto run_replica = [&](int replica) {
+    ReplicaContext context(this, &group_, cross_device_ops_.get(), replica);
+    statuses[replica] = fn(context);
+    group_.barrier().Leave(replica, statuses[replica]);
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(n - 1);
+  for (int r = 1; r < n; ++r) threads.emplace_back(run_replica, r);
+  run_replica(0);  // on this thread: one replica needs no thread at all
+  for (std::thread& thread : threads) thread.join();
+
+  // A replica's own error explains the collective failures of the others.
+  const absl::Status collective_failure = group_.barrier().failure();
+  for (const absl::Status& s : statuses) {
+    if (!s.ok() && s != collective_failure) return s;
+  }
+  for (const absl::Status& s : statuses) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> Strategy::Reduce(ReduceOp op,
+                                        const PerReplica<Tensor>& value) {
+  std::vector<const Tensor*> tensors;
+  for (const Tensor& t : value.Unwrap()) tensors.push_back(&t);
+  return cross_device_ops_->Reduce(op, tensors, devices_[0]);
+}
+
+absl::StatusOr<std::vector<Tensor>> Strategy::BatchReduce(
+    ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values) {
+  std::vector<std::vector<const Tensor*>> tensors;
+  for (const PerReplica<Tensor>* value : values) {
+    tensors.emplace_back();
+    for (const Tensor& t : value->Unwrap()) tensors.back().push_back(&t);
+  }
+  return cross_device_ops_->BatchReduce(op, tensors, devices_[0]);
+}
+
+absl::StatusOr<Mirrored<Tensor>> Strategy::Broadcast(const Tensor& value) {
+  absl::StatusOr<std::vector<Tensor>> copies =
+      cross_device_ops_->Broadcast(value, devices_);
+  if (!copies.ok()) return copies.status();
+  return Mirrored<Tensor>(*std::move(copies));
+}
+
+absl::StatusOr<DistributedVariable*> Strategy::CreateVariable(
+    const VariableOptions& options) {
+  if (absl::Status s = ValidateVariableSpec(options.spec); !s.ok()) return s;
+  if (auto it = variables_.find(options.spec.name); it != variables_.end()) {
+    std::string diff =
+        DescribeOptionsDifference(it->second->options(), options);
+    if (!diff.empty()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("variable \"", options.spec.name,
+                       "\" already exists with different options: ", diff));
+    }
+    return it->second.get();
+  }
+  absl::StatusOr<std::unique_ptr<DistributedVariable>> variable;
+  if (options.synchronization == VariableSynchronization::kOnRead) {
+    // One copy per replica, each on its replica's device, whatever the
+    // strategy: these hold per-replica state (metrics) that only reading
+    // combines.
+    std::vector<int> copy_of_replica;
+    for (int r = 0; r < num_replicas_in_sync(); ++r)
+      copy_of_replica.push_back(r);
+    variable = LocalVariable::Create(
+        options, devices_, std::move(copy_of_replica),
+        absl::StrCat("one copy per replica on ", DescribeDevices()));
+  } else {
+    variable = MakeSyncOnWriteVariable(options, colocate_with_);
+  }
+  if (!variable.ok()) return variable.status();
+  DistributedVariable* raw = variable->get();
+  variables_[options.spec.name] = *std::move(variable);
+  return raw;
+}
+
+absl::StatusOr<std::unique_ptr<DistributedHashTable>> Strategy::MakeHashTable(
+    const HashEmbeddingSpec& spec) {
+  absl::StatusOr<std::unique_ptr<LocalHashTable>> table =
+      LocalHashTable::Create(spec);
+  if (!table.ok()) return table.status();
+  return std::unique_ptr<DistributedHashTable>(*std::move(table));
+}
+
+absl::StatusOr<DistributedHashTable*> Strategy::CreateHashTable(
+    const HashEmbeddingSpec& spec) {
+  if (auto it = hash_tables_.find(spec.name); it != hash_tables_.end()) {
+    return it->second.get();
+  }
+  absl::StatusOr<std::unique_ptr<DistributedHashTable>> table =
+      MakeHashTable(spec);
+  if (!table.ok()) return table.status();
+  DistributedHashTable* raw = table->get();
+  hash_tables_[spec.name] = *std::move(table);
+  return raw;
+}
+
+absl::StatusOr<Tensor> Strategy::ReadVar(const DistributedVariable& variable) {
+  const VariableAggregation aggregation = variable.options().aggregation;
+  if (variable.options().synchronization == VariableSynchronization::kOnWrite ||
+      aggregation == VariableAggregation::kNone ||
+      aggregation == VariableAggregation::kOnlyFirstReplica) {
+    return variable.ReadCopy(0);
+  }
+  absl::StatusOr<Tensor> total = variable.ReadCopy(0);
+  if (!total.ok()) return total.status();
+  for (int c = 1; c < variable.num_copies(); ++c) {
+    absl::StatusOr<Tensor> copy = variable.ReadCopy(c);
+    if (!copy.ok()) return copy.status();
+    if (total->dtype() == DType::kInt64) {
+      auto sum = total->flat<int64_t>();
+      auto add = copy->flat<int64_t>();
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
+    } else {
+      auto sum = total->flat<float>();
+      auto add = copy->flat<float>();
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
+    }
+  }
+  if (aggregation == VariableAggregation::kMean) {
+    if (total->dtype() == DType::kInt64) {
+      for (int64_t& v : total->flat<int64_t>()) v /= variable.num_copies();
+    } else {
+      for (float& v : total->flat<float>()) v /= variable.num_copies();
+    }
+  }
+  return total;
+}
+
+absl::Status Strategy::Update(DistributedVariable& variable,
+                              const std::function<absl::Status(Tensor&)>& fn) {
+  for (int c = 0; c < variable.num_copies(); ++c) {
+    absl::StatusOr<Tensor> value = variable.ReadCopy(c);
+    if (!value.ok()) return value.status();
+    if (absl::Status s = fn(*value); !s.ok()) return s;
+    if (absl::Status s = variable.WriteCopy(c, *value); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Strategy::ApplyGradient(DistributedVariable& variable,
+                                     absl::Span<const float> grad) {
+  for (int c = 0; c < variable.num_copies(); ++c) {
+    if (absl::Status s = variable.ApplyGradient(c, grad); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distrt

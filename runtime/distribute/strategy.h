@@ -1,0 +1,205 @@
+#ifndef DISTRT_RUNTIME_DISTRIBUTE_STRATEGY_H_
+#define DISTRT_RUNTIME_DISTRIBUTE_STRATEGY_H_
+
+// Strategy: how a training step is spread over this process's devices and
+// where the variables live (tf.distribute.Strategy).
+//
+// Run(fn) calls fn once per replica, concurrently, each on its own thread
+// with a ReplicaContext for its device (TF's call_for_each_replica); what
+// the replicas return comes back as PerReplica values, which Reduce turns
+// into one value. Variables created with CreateVariable are placed by the
+// strategy; the subclasses differ only in that placement:
+//
+//   OneDeviceStrategy       one replica; variables on its device
+//   MirroredStrategy        one replica per device; a copy of every
+//                           variable on every device, kept in sync by
+//                           applying the same all-reduced update to each
+//   CentralStorageStrategy  one replica per device; one copy of every
+//                           variable on the host
+//   ParameterServerStrategy one replica per device; variables on the ps
+//                           tasks (PsClient); replicas are reduced in sync
+//                           within the worker, workers update asynchronously
+//
+// Sync-on-read variables have one copy per replica under every strategy.
+// Methods other than Run are cross-replica context: call them from the
+// thread that owns the strategy (or a MergeCall's merge_fn), not from
+// inside a replica function.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "runtime/collective/reduce_op.h"
+#include "runtime/device/device.h"
+#include "runtime/distribute/cross_device_ops.h"
+#include "runtime/distribute/replica_context.h"
+#include "runtime/distribute/replica_group.h"
+#include "runtime/distribute/values.h"
+#include "runtime/distribute/variable.h"
+#include "runtime/ps/hash_embedding_table.h"
+#include "runtime/tensor/tensor.h"
+
+namespace distrt {
+
+struct StrategyOptions {
+  // CreateCrossDeviceOps's names: "auto" picks by the devices.
+  std::string cross_device_ops = "auto";
+  // Whether this task checkpoints and writes summaries (the chief, or a
+  // single local process).
+  bool is_chief = true;
+  // How long a replica waits for the others at a collective.
+  absl::Duration collective_timeout = absl::Minutes(10);
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy();
+  Strategy(const Strategy&) = delete;
+  Strategy& operator=(const Strategy&) = delete;
+
+  // "OneDeviceStrategy", "MirroredStrategy", ...
+  virtual std::string name() const = 0;
+  // E.g. "MirroredStrategy: 4 replicas on CPU:0..CPU:3, cross-device ops
+  // cpu_all_reduce", for the start-up log.
+  std::string Describe() const;
+
+  int num_replicas_in_sync() const { return static_cast<int>(devices_.size()); }
+  // Replica r runs on devices()[r].
+  const std::vector<Device*>& devices() const { return devices_; }
+  CrossDeviceOps& cross_device_ops() const { return *cross_device_ops_; }
+
+  // Connects to what the strategy needs (the ps tasks); call once before
+  // creating variables. Finalize is its counterpart at the end of training.
+  virtual absl::Status Initialize() { return absl::OkStatus(); }
+  virtual absl::Status Finalize() { return absl::OkStatus(); }
+
+  bool should_checkpoint() const { return options_.is_chief; }
+  bool should_save_summary() const { return options_.is_chief; }
+
+  // Runs fn once per replica, concurrently; returns when every replica has
+  // returned. The error of a replica that failed is returned in preference
+  // to the collective failures it caused in the others. One Run at a time.
+  absl::Status Run(const std::function<absl::Status(ReplicaContext&)>& fn);
+  // The same, for a fn returning absl::StatusOr<T>: every replica's T.
+  template <typename Fn>
+  auto RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
+      typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>>;
+
+  // The sum or mean of the replicas' tensors (float32, one shape), on the
+  // first device.
+  absl::StatusOr<Tensor> Reduce(ReduceOp op, const PerReplica<Tensor>& value);
+  // Several reductions at once.
+  absl::StatusOr<std::vector<Tensor>> BatchReduce(
+      ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values);
+  // A copy of `value` on every replica's device.
+  absl::StatusOr<Mirrored<Tensor>> Broadcast(const Tensor& value);
+
+  // Creates a variable placed by the strategy, owned by it. Creating a name
+  // again with an identical spec and options returns the same variable;
+  // different ones are ALREADY_EXISTS saying what differs.
+  absl::StatusOr<DistributedVariable*> CreateVariable(
+      const VariableOptions& options);
+  absl::StatusOr<DistributedHashTable*> CreateHashTable(
+      const HashEmbeddingSpec& spec);
+
+  // The variable's value in cross-replica context: a sync-on-write
+  // variable's (first) copy; for a sync-on-read variable, its copies
+  // combined by its aggregation (SUM or MEAN; otherwise the first copy).
+  absl::StatusOr<Tensor> ReadVar(const DistributedVariable& variable);
+  // Calls fn on each copy of the variable in turn and stores the result
+  // (TF's strategy.extended.update). Variables on parameter servers cannot
+  // be assigned: UNIMPLEMENTED (use ApplyGradient).
+  absl::Status Update(DistributedVariable& variable,
+                      const std::function<absl::Status(Tensor&)>& fn);
+  // Applies the variable's optimizer to every copy.
+  absl::Status ApplyGradient(DistributedVariable& variable,
+                             absl::Span<const float> grad);
+
+  // While the returned scope lives, variables created are placed with
+  // `variable` (on parameter servers: on the ps task holding its first
+  // rows, unpartitioned). Local strategies keep all variables together
+  // anyway.
+  class ColocationScope {
+   public:
+    ~ColocationScope() { strategy_->colocate_with_ = previous_; }
+    ColocationScope(const ColocationScope&) = delete;
+    ColocationScope& operator=(const ColocationScope&) = delete;
+
+   private:
+    friend class Strategy;
+    ColocationScope(Strategy* strategy, const DistributedVariable* variable)
+        : strategy_(strategy), previous_(strategy->colocate_with_) {
+      strategy->colocate_with_ = variable;
+    }
+    Strategy* strategy_;
+    const DistributedVariable* previous_;
+  };
+  [[nodiscard]] ColocationScope ColocateVarsWith(
+      const DistributedVariable& variable) {
+    return ColocationScope(this, &variable);
+  }
+
+ protected:
+  // `devices` (not owned, non-empty) must outlive the strategy.
+  Strategy(std::vector<Device*> devices,
+           std::unique_ptr<CrossDeviceOps> cross_device_ops,
+           StrategyOptions options);
+
+  // Creates a sync-on-write variable where the strategy keeps them;
+  // `colocate_with` is set inside a ColocateVarsWith scope.
+  virtual absl::StatusOr<std::unique_ptr<DistributedVariable>>
+  MakeSyncOnWriteVariable(const VariableOptions& options,
+                          const DistributedVariable* colocate_with) = 0;
+  virtual absl::StatusOr<std::unique_ptr<DistributedHashTable>> MakeHashTable(
+      const HashEmbeddingSpec& spec);
+
+  // "CPU:0..CPU:3" or "CPU:0" for the devices.
+  std::string DescribeDevices() const;
+
+ private:
+  const std::vector<Device*> devices_;
+  const std::unique_ptr<CrossDeviceOps> cross_device_ops_;
+  const StrategyOptions options_;
+  ReplicaGroup group_;
+  absl::Mutex run_mu_;  // one Run at a time
+  const DistributedVariable* colocate_with_ = nullptr;
+  std::map<std::string, std::unique_ptr<DistributedVariable>> variables_;
+  std::map<std::string, std::unique_ptr<DistributedHashTable>> hash_tables_;
+};
+
+// Makes the strategy's cross-device ops from options (INVALID_ARGUMENT for
+// an unknown name) and checks the device list, for the subclasses'
+// factories.
+absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CrossDeviceOpsFor(
+    absl::Span<Device* const> devices, const StrategyOptions& options);
+
+template <typename Fn>
+auto Strategy::RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
+    typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>> {
+  using T = typename std::invoke_result_t<Fn, ReplicaContext&>::value_type;
+  std::vector<std::optional<T>> results(num_replicas_in_sync());
+  absl::Status s = Run([&](ReplicaContext& context) -> absl::Status {
+    auto result = fn(context);
+    if (!result.ok()) return result.status();
+    results[context.replica_id_in_sync_group()].emplace(*std::move(result));
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  std::vector<T> values;
+  values.reserve(results.size());
+  for (std::optional<T>& result : results) values.push_back(*std::move(result));
+  return PerReplica<T>(std::move(values));
+}
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_DISTRIBUTE_STRATEGY_H_

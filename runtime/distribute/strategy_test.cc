@@ -1,0 +1,358 @@
+#include "runtime/distribute/strategy.h"
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/device/local_devices.h"
+#include "runtime/distribute/central_storage_strategy.h"
+#include "runtime/distribute/mirrored_strategy.h"
+#include "runtime/distribute/one_device_strategy.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+class StrategyTest : public ::testing::Test {
+ protected:
+  std::vector<Device*> Devices(int n) {
+    LocalDevicesOptions options;
+    options.num_cpu_devices = n;
+    options.use_gpus = false;
+    absl::StatusOr<LocalDevices> devices = CreateLocalDevices(options);
+    EXPECT_TRUE(devices.ok()) << devices.status();
+    local_.push_back(std::make_unique<LocalDevices>(*std::move(devices)));
+    std::vector<Device*> pointers;
+    for (const auto& d : local_.back()->devices) pointers.push_back(d.get());
+    return pointers;
+  }
+  std::unique_ptr<Strategy> MakeMirrored(int n) {
+    return *MirroredStrategy::Create(Devices(n));
+  }
+  std::unique_ptr<Strategy> MakeCentral(int n) {
+    return *CentralStorageStrategy::Create(Devices(n));
+  }
+
+  std::vector<std::unique_ptr<LocalDevices>> local_;
+};
+
+VariableOptions FloatVariable(std::string name, std::vector<int64_t> shape,
+                              VariableAggregation aggregation,
+                              VariableSynchronization synchronization =
+                                  VariableSynchronization::kOnWrite) {
+  VariableOptions options;
+  options.spec.name = std::move(name);
+  options.spec.shape = std::move(shape);
+  options.aggregation = aggregation;
+  options.synchronization = synchronization;
+  return options;
+}
+
+std::vector<float> Values(const Tensor& t) {
+  auto flat = t.flat<float>();
+  return std::vector<float>(flat.begin(), flat.end());
+}
+
+TEST_F(StrategyTest, MergeCallSeedExample) {
+  // Each replica computes 3 + its id; merge_fn sums them once; each replica
+  // returns that sum plus its own value.
+  for (int n : {1, 2, 3, 4, 8}) {
+    SCOPED_TRACE(absl::StrCat(n, " replicas"));
+    std::unique_ptr<Strategy> strategy = MakeMirrored(n);
+    int merge_calls = 0;
+    auto results = strategy->RunWithResults(
+        [&](ReplicaContext& context) -> absl::StatusOr<float> {
+          const float value = 3.0f + context.replica_id_in_sync_group();
+          absl::StatusOr<float> sum = context.MergeCall<float>(
+              value,
+              [&](Strategy& cross_replica,
+                  PerReplica<float>& values) -> absl::StatusOr<float> {
+                ++merge_calls;
+                EXPECT_EQ(values.num_replicas(),
+                          cross_replica.num_replicas_in_sync());
+                float total = 0;
+                for (float v : values.Unwrap()) total += v;
+                return total;
+              });
+          if (!sum.ok()) return sum.status();
+          return *sum + value;
+        });
+    ASSERT_TRUE(results.ok()) << results.status();
+    EXPECT_EQ(merge_calls, 1);
+    const float sum = 3.0f * n + n * (n - 1) / 2.0f;
+    for (int r = 0; r < n; ++r) EXPECT_EQ((*results)[r], sum + 3.0f + r);
+  }
+}
+
+TEST_F(StrategyTest, MergeCallErrorReachesEveryReplica) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(3);
+  absl::Status s = strategy->Run([](ReplicaContext& context) {
+    return context
+        .MergeCall<int>(1,
+                        [](Strategy&, PerReplica<int>&) -> absl::StatusOr<int> {
+                          return absl::AbortedError("merge failed");
+                        })
+        .status();
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(StrategyTest, ReduceSumAndMeanOverOneToEightReplicas) {
+  for (int n = 1; n <= 8; ++n) {
+    std::unique_ptr<Strategy> strategy = MakeMirrored(n);
+    auto per_replica = strategy->RunWithResults(
+        [](ReplicaContext& context) -> absl::StatusOr<Tensor> {
+          const float r = context.replica_id_in_sync_group();
+          return Tensor::FromFloats({r, 2 * r + 1, -r * r}, {3});
+        });
+    ASSERT_TRUE(per_replica.ok()) << per_replica.status();
+    double s0 = 0, s1 = 0, s2 = 0;
+    for (int r = 0; r < n; ++r) {
+      s0 += r;
+      s1 += 2 * r + 1;
+      s2 += -r * r;
+    }
+    absl::StatusOr<Tensor> sum = strategy->Reduce(ReduceOp::kSum, *per_replica);
+    ASSERT_TRUE(sum.ok()) << sum.status();
+    EXPECT_THAT(Values(*sum), ::testing::ElementsAre(s0, s1, s2));
+    absl::StatusOr<Tensor> mean =
+        strategy->Reduce(ReduceOp::kMean, *per_replica);
+    ASSERT_TRUE(mean.ok()) << mean.status();
+    EXPECT_NEAR(Values(*mean)[1], s1 / n, 1e-6);
+    const PerReplica<Tensor>* both[] = {&*per_replica, &*per_replica};
+    absl::StatusOr<std::vector<Tensor>> batch =
+        strategy->BatchReduce(ReduceOp::kSum, both);
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    EXPECT_EQ(Values((*batch)[1])[2], s2);
+  }
+}
+
+TEST_F(StrategyTest, AllReduceInReplicaContextAndBroadcast) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(4);
+  auto results = strategy->RunWithResults(
+      [](ReplicaContext& context) -> absl::StatusOr<Tensor> {
+        absl::StatusOr<Tensor> value = Tensor::FromFloats(
+            {1.0f * context.replica_id_in_sync_group(), 1.0f}, {2});
+        if (!value.ok()) return value.status();
+        if (absl::Status s = context.AllReduce(ReduceOp::kMean, *value);
+            !s.ok()) {
+          return s;
+        }
+        return value;
+      });
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (const Tensor& t : results->Unwrap()) {
+    EXPECT_THAT(Values(t), ::testing::ElementsAre(1.5f, 1.0f));
+  }
+  absl::StatusOr<Mirrored<Tensor>> copies =
+      strategy->Broadcast(*Tensor::FromFloats({7, 8}, {2}));
+  ASSERT_TRUE(copies.ok()) << copies.status();
+  EXPECT_EQ(copies->num_replicas(), 4);
+  EXPECT_THAT(Values(copies->primary()), ::testing::ElementsAre(7, 8));
+}
+
+TEST_F(StrategyTest, AReplicaErrorStopsTheOthersInsteadOfHanging) {
+  StrategyOptions options;
+  options.collective_timeout = absl::Hours(1);  // the error, not the clock
+  std::unique_ptr<Strategy> strategy =
+      *MirroredStrategy::Create(Devices(4), options);
+  absl::Status s = strategy->Run([](ReplicaContext& context) -> absl::Status {
+    if (context.replica_id_in_sync_group() == 2) {
+      return absl::InvalidArgumentError("replica 2's batch is bad");
+    }
+    Tensor value = *Tensor::Zeros(DType::kFloat32, {8});
+    return context.AllReduce(ReduceOp::kSum, value);
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("replica 2's batch is bad"));
+  // The strategy works again afterwards.
+  EXPECT_TRUE(strategy
+                  ->Run([](ReplicaContext& context) {
+                    Tensor value = *Tensor::Zeros(DType::kFloat32, {8});
+                    return context.AllReduce(ReduceOp::kSum, value);
+                  })
+                  .ok());
+}
+
+TEST_F(StrategyTest, MirroredVariablesAggregateReplicaUpdates) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(4);
+  DistributedVariable* sum = *strategy->CreateVariable(
+      FloatVariable("sum", {2}, VariableAggregation::kSum));
+  DistributedVariable* mean = *strategy->CreateVariable(
+      FloatVariable("mean", {2}, VariableAggregation::kMean));
+  DistributedVariable* none = *strategy->CreateVariable(
+      FloatVariable("none", {1}, VariableAggregation::kNone));
+  VariableOptions step_options;
+  step_options.spec.name = "global_step";
+  step_options.spec.dtype = DType::kInt64;
+  step_options.aggregation = VariableAggregation::kOnlyFirstReplica;
+  DistributedVariable* step = *strategy->CreateVariable(step_options);
+  EXPECT_EQ(sum->num_copies(), 4);
+  EXPECT_THAT(sum->DescribePlacement(), HasSubstr("mirrored"));
+
+  absl::Status s = strategy->Run([&](ReplicaContext& context) -> absl::Status {
+    const float r = context.replica_id_in_sync_group();
+    for (DistributedVariable* v : {sum, mean}) {
+      absl::Status s =
+          context.AssignAdd(*v, *Tensor::FromFloats({r + 1, 10 * r}, {2}));
+      if (!s.ok()) return s;
+    }
+    Tensor one = *Tensor::Create(DType::kInt64, {});
+    one.flat<int64_t>()[0] = 1;
+    return context.AssignAdd(*step, std::move(one));
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_THAT(Values(*sum->ReadCopy(c)), ::testing::ElementsAre(10, 60));
+    EXPECT_THAT(Values(*mean->ReadCopy(c)), ::testing::ElementsAre(2.5, 15));
+    EXPECT_EQ(step->ReadCopy(c)->flat<int64_t>()[0], 1) << "copy " << c;
+  }
+  EXPECT_THAT(Values(*strategy->ReadVar(*sum)), ::testing::ElementsAre(10, 60));
+
+  absl::Status refused = strategy->Run([&](ReplicaContext& context) {
+    return context.AssignAdd(*none, *Tensor::FromFloats({1}, {1}));
+  });
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("aggregation NONE"));
+
+  // Update changes every copy.
+  ASSERT_TRUE(strategy
+                  ->Update(*sum,
+                           [](Tensor& value) {
+                             for (float& v : value.flat<float>()) v *= -1;
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_THAT(Values(*sum->ReadCopy(c)), ::testing::ElementsAre(-10, -60));
+  }
+}
+
+TEST_F(StrategyTest, SyncOnReadVariablesCombineOnlyWhenRead) {
+  for (bool central : {false, true}) {
+    std::unique_ptr<Strategy> strategy =
+        central ? MakeCentral(3) : MakeMirrored(3);
+    SCOPED_TRACE(strategy->name());
+    DistributedVariable* total = *strategy->CreateVariable(
+        FloatVariable("total", {1}, VariableAggregation::kSum,
+                      VariableSynchronization::kOnRead));
+    DistributedVariable* average = *strategy->CreateVariable(
+        FloatVariable("average", {1}, VariableAggregation::kMean,
+                      VariableSynchronization::kOnRead));
+    EXPECT_EQ(total->num_copies(), 3);
+    absl::Status s =
+        strategy->Run([&](ReplicaContext& context) -> absl::Status {
+          const float r = context.replica_id_in_sync_group();
+          // No collective: a replica that skips its update is fine.
+          for (DistributedVariable* v : {total, average}) {
+            if (absl::Status s =
+                    context.AssignAdd(*v, *Tensor::FromFloats({r + 1}, {1}));
+                !s.ok()) {
+              return s;
+            }
+          }
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(Values(*total->ReadCopy(1))[0], 2);
+    EXPECT_EQ(Values(*strategy->ReadVar(*total))[0], 6);
+    EXPECT_EQ(Values(*strategy->ReadVar(*average))[0], 2);
+  }
+}
+
+TEST_F(StrategyTest, CentralStorageKeepsOneCopyUpdatedOnce) {
+  std::unique_ptr<Strategy> strategy = MakeCentral(4);
+  DistributedVariable* w = *strategy->CreateVariable(
+      FloatVariable("w", {3}, VariableAggregation::kSum));
+  EXPECT_EQ(w->num_copies(), 1);
+  EXPECT_THAT(w->DescribePlacement(), HasSubstr("host"));
+  absl::Status s = strategy->Run([&](ReplicaContext& context) -> absl::Status {
+    if (absl::Status s =
+            context.AssignAdd(*w, *Tensor::FromFloats({1, 2, 3}, {3}));
+        !s.ok()) {
+      return s;
+    }
+    // After the update every replica reads the one updated copy.
+    absl::StatusOr<Tensor> seen = context.Read(*w);
+    if (!seen.ok()) return seen.status();
+    if (Values(*seen) != std::vector<float>{4, 8, 12}) {
+      return absl::InternalError("replica read a stale value");
+    }
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST_F(StrategyTest, ApplyGradientKeepsMirrorsIdentical) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(4);
+  VariableOptions options = FloatVariable("w", {4}, VariableAggregation::kSum);
+  options.spec.initializer.kind = InitializerSpec::Kind::kUniform;
+  options.spec.initializer.seed = 7;
+  options.spec.optimizer.learning_rate = 0.5f;
+  DistributedVariable* w = *strategy->CreateVariable(options);
+  std::vector<float> before = Values(*w->ReadCopy(0));
+  absl::Status s = strategy->Run([&](ReplicaContext& context) -> absl::Status {
+    const float r = context.replica_id_in_sync_group();
+    Tensor grad = *Tensor::FromFloats({r, 1, 0, -r}, {4});
+    if (absl::Status s = context.AllReduce(ReduceOp::kSum, grad); !s.ok()) {
+      return s;
+    }
+    return context.ApplyGradient(*w, grad.flat<float>());
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  // SGD: w -= 0.5 * (sum of gradients) = 0.5 * {6, 4, 0, -6}.
+  const std::vector<float> want = {before[0] - 3, before[1] - 2, before[2],
+                                   before[3] + 3};
+  for (int c = 0; c < 4; ++c) {
+    std::vector<float> got = Values(*w->ReadCopy(c));
+    for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], want[i]);
+  }
+}
+
+TEST_F(StrategyTest, CreatingAVariableAgain) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(2);
+  VariableOptions options = FloatVariable("v", {2}, VariableAggregation::kSum);
+  DistributedVariable* first = *strategy->CreateVariable(options);
+  EXPECT_EQ(*strategy->CreateVariable(options), first);
+  options.aggregation = VariableAggregation::kMean;
+  absl::StatusOr<DistributedVariable*> other =
+      strategy->CreateVariable(options);
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(other.status().message(), HasSubstr("aggregation SUM vs MEAN"));
+  options.spec.name = "";
+  EXPECT_EQ(strategy->CreateVariable(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StrategyTest, DescribesItselfAndTheChiefFlags) {
+  std::unique_ptr<Strategy> mirrored = MakeMirrored(4);
+  EXPECT_EQ(mirrored->Describe(),
+            "MirroredStrategy: 4 replicas on CPU:0..CPU:3, cross-device ops "
+            "cpu_all_reduce");
+  EXPECT_TRUE(mirrored->should_checkpoint());
+  StrategyOptions worker;
+  worker.is_chief = false;
+  worker.cross_device_ops = "hierarchical_copy";
+  std::unique_ptr<Strategy> central =
+      *CentralStorageStrategy::Create(Devices(2), worker);
+  EXPECT_FALSE(central->should_checkpoint());
+  EXPECT_FALSE(central->should_save_summary());
+  EXPECT_EQ(central->cross_device_ops().name(), "hierarchical_copy");
+  worker.cross_device_ops = "ring";
+  EXPECT_EQ(MirroredStrategy::Create(Devices(2), worker).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MirroredStrategy::Create({}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  Strategy& fallback = DefaultStrategy();
+  EXPECT_EQ(fallback.name(), "OneDeviceStrategy");
+  EXPECT_EQ(fallback.num_replicas_in_sync(), 1);
+  EXPECT_EQ(&fallback, &DefaultStrategy());
+}
+
+}  // namespace
+}  // namespace distrt

@@ -1,0 +1,46 @@
+#include "runtime/distribute/variable.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/tensor/shape.h"
+
+namespace distrt {
+
+absl::string_view VariableSynchronizationName(VariableSynchronization s) {
+  return s == VariableSynchronization::kOnWrite ? "ON_WRITE" : "ON_READ";
+}
+
+absl::string_view VariableAggregationName(VariableAggregation a) {
+  switch (a) {
+    case VariableAggregation::kNone:
+      return "NONE";
+    case VariableAggregation::kSum:
+      return "SUM";
+    case VariableAggregation::kMean:
+      return "MEAN";
+    case VariableAggregation::kOnlyFirstReplica:
+      return "ONLY_FIRST_REPLICA";
+  }
+  return "?";
+}
+
+absl::Status DistributedVariable::CheckCopy(int copy) const {
+  if (copy < 0 || copy >= num_copies()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", name(), "\" has no copy ", copy,
+                     " (it has ", num_copies(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DistributedVariable::CheckFits(absl::string_view what,
+                                            const Tensor& value) const {
+  if (value.is_null() || value.dtype() != spec().dtype ||
+      value.shape() != spec().shape) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " variable \"", name(), "\" (", DTypeName(spec().dtype),
+        ShapeString(spec().shape), ") with ", DescribeTensor(value)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distrt

@@ -1,0 +1,114 @@
+#ifndef DISTRT_RUNTIME_DISTRIBUTE_VARIABLE_H_
+#define DISTRT_RUNTIME_DISTRIBUTE_VARIABLE_H_
+
+// DistributedVariable: a variable created under a strategy, as TF's
+// DistributedVariable. Where its value lives depends on the strategy: one
+// copy per device (MirroredStrategy), one copy on the host
+// (CentralStorageStrategy), one copy on the single device
+// (OneDeviceStrategy), or on the parameter servers (ParameterServerStrategy).
+// Sync-on-read variables (metrics, batch statistics) have one copy per
+// replica under every strategy.
+//
+// How replicas' updates combine is the variable's aggregation (TF's
+// VariableAggregation): in replica context, ReplicaContext::AssignAdd sums
+// or averages the replicas' deltas (kSum, kMean), takes the first
+// replica's (kOnlyFirstReplica, e.g. the global step), or refuses when there
+// is more than one replica (kNone). For sync-on-read variables the
+// aggregation is instead how Strategy::ReadVar combines the copies.
+//
+// The copies of a variable are numbered 0..num_copies()-1; CopyOfReplica
+// says which one a replica computes with. Thread-safe: each copy has its own
+// lock, so replicas update their own copies in parallel.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "runtime/ps/hash_embedding_table.h"
+#include "runtime/ps/placement.h"
+#include "runtime/ps/variable_spec.h"
+#include "runtime/tensor/tensor.h"
+
+namespace distrt {
+
+enum class VariableSynchronization { kOnWrite, kOnRead };
+enum class VariableAggregation { kNone, kSum, kMean, kOnlyFirstReplica };
+
+// "ON_WRITE", "ON_READ"; "NONE", "SUM", "MEAN", "ONLY_FIRST_REPLICA".
+absl::string_view VariableSynchronizationName(VariableSynchronization s);
+absl::string_view VariableAggregationName(VariableAggregation a);
+
+struct VariableOptions {
+  VariableSpec spec;
+  VariableSynchronization synchronization = VariableSynchronization::kOnWrite;
+  VariableAggregation aggregation = VariableAggregation::kNone;
+  // How a parameter-server strategy splits it by rows; ignored elsewhere.
+  PartitionPolicy partition;
+};
+
+class DistributedVariable {
+ public:
+  virtual ~DistributedVariable() = default;
+
+  const VariableOptions& options() const { return options_; }
+  const VariableSpec& spec() const { return options_.spec; }
+  const std::string& name() const { return options_.spec.name; }
+
+  virtual int num_copies() const = 0;
+  virtual int CopyOfReplica(int replica) const = 0;
+  // For logs, e.g. "mirrored on 4 devices", "on ps tasks 0, 1".
+  virtual std::string DescribePlacement() const = 0;
+
+  // The value of copy `copy` (a float32 or int64 tensor of spec().shape).
+  virtual absl::StatusOr<Tensor> ReadCopy(int copy) const = 0;
+  // Rows `ids` of a float32 copy; `out` holds ids.size() rows.
+  virtual absl::Status ReadRows(int copy, absl::Span<const int64_t> ids,
+                                absl::Span<float> out) const = 0;
+  // Sets copy `copy` to `value` (dtype and shape of the spec).
+  virtual absl::Status WriteCopy(int copy, const Tensor& value) = 0;
+  // Adds `delta` (dtype and shape of the spec) to copy `copy`.
+  virtual absl::Status AddToCopy(int copy, const Tensor& delta) = 0;
+  // Applies the spec's optimizer to copy `copy` with a gradient for all
+  // elements, or for rows `ids` (repeated ids summed first).
+  virtual absl::Status ApplyGradient(int copy,
+                                     absl::Span<const float> grad) = 0;
+  virtual absl::Status ApplySparseGradient(int copy,
+                                           absl::Span<const int64_t> ids,
+                                           absl::Span<const float> grads) = 0;
+
+ protected:
+  explicit DistributedVariable(VariableOptions options)
+      : options_(std::move(options)) {}
+
+  // INVALID_ARGUMENT naming the variable unless `copy` is a copy of it.
+  absl::Status CheckCopy(int copy) const;
+  // INVALID_ARGUMENT naming the variable unless `value` has its dtype and
+  // shape.
+  absl::Status CheckFits(absl::string_view what, const Tensor& value) const;
+
+ private:
+  const VariableOptions options_;
+};
+
+// A hash embedding table created under a strategy: rows keyed by any int64
+// id, created on first use. One copy under every strategy: on the host for
+// local strategies (as TF keeps large embedding tables on the CPU), sharded
+// over the ps tasks for ParameterServerStrategy.
+class DistributedHashTable {
+ public:
+  virtual ~DistributedHashTable() = default;
+  virtual const HashEmbeddingSpec& spec() const = 0;
+  virtual std::string DescribePlacement() const = 0;
+  // `out` / `grads` hold ids.size() rows of spec().dim.
+  virtual absl::Status Pull(absl::Span<const int64_t> ids,
+                            absl::Span<float> out) = 0;
+  virtual absl::Status Push(absl::Span<const int64_t> ids,
+                            absl::Span<const float> grads) = 0;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_DISTRIBUTE_VARIABLE_H_
