@@ -1,0 +1,39 @@
+#ifndef DISTRT_RUNTIME_INPUT_BATCH_H_
+#define DISTRT_RUNTIME_INPUT_BATCH_H_
+
+// Batch: the examples one replica computes a step on, laid out for the
+// models' matrix code: labels as a vector, dense features as a row-major
+// matrix, sparse features in compressed sparse row (CSR) form.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/input/example.h"
+
+namespace distrt {
+
+struct Batch {
+  int64_t size = 0;  // examples
+  std::vector<float> labels;  // size
+
+  // Dense features: size rows of num_dense floats (empty when the examples
+  // have none).
+  int64_t num_dense = 0;
+  std::vector<float> dense;
+
+  // Sparse features: example i's are ids/values[offsets[i], offsets[i+1]).
+  // offsets has size + 1 entries (all 0 when the examples have none).
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+};
+
+// The examples in order as one batch. INVALID_ARGUMENT when the examples'
+// dense feature counts differ (naming the first example that differs).
+absl::StatusOr<Batch> MakeBatch(absl::Span<const Example> examples);
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_INPUT_BATCH_H_

@@ -1,0 +1,103 @@
+#include "runtime/input/batch.h"
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/input/example.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+Example Dense(float label, std::vector<float> dense) {
+  Example example;
+  example.label = label;
+  example.dense = std::move(dense);
+  return example;
+}
+
+Example Sparse(float label, std::vector<int64_t> ids,
+               std::vector<float> values) {
+  Example example;
+  example.label = label;
+  example.ids = std::move(ids);
+  example.values = std::move(values);
+  return example;
+}
+
+TEST(MakeBatchTest, DenseRowsInOrder) {
+  std::vector<Example> examples = {Dense(1, {1, 2, 3}), Dense(0, {4, 5, 6})};
+  absl::StatusOr<Batch> batch = MakeBatch(examples);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->size, 2);
+  EXPECT_THAT(batch->labels, ElementsAre(1.0f, 0.0f));
+  EXPECT_EQ(batch->num_dense, 3);
+  EXPECT_THAT(batch->dense, ElementsAre(1, 2, 3, 4, 5, 6));
+  // No sparse features: offsets are still size + 1 zeros.
+  EXPECT_THAT(batch->offsets, ElementsAre(0, 0, 0));
+  EXPECT_THAT(batch->ids, IsEmpty());
+  EXPECT_THAT(batch->values, IsEmpty());
+}
+
+TEST(MakeBatchTest, SparseFeaturesInCsrForm) {
+  // The middle example has no features: an empty row.
+  std::vector<Example> examples = {Sparse(1, {0, 7}, {0.5f, 1.0f}),
+                                   Sparse(0, {}, {}),
+                                   Sparse(1, {3, 4, 9}, {2, 3, 4})};
+  absl::StatusOr<Batch> batch = MakeBatch(examples);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->size, 3);
+  EXPECT_THAT(batch->labels, ElementsAre(1.0f, 0.0f, 1.0f));
+  EXPECT_EQ(batch->num_dense, 0);
+  EXPECT_THAT(batch->dense, IsEmpty());
+  EXPECT_THAT(batch->offsets, ElementsAre(0, 2, 2, 5));
+  EXPECT_THAT(batch->ids, ElementsAre(0, 7, 3, 4, 9));
+  EXPECT_THAT(batch->values, ElementsAre(0.5f, 1.0f, 2, 3, 4));
+}
+
+TEST(MakeBatchTest, DenseAndSparseTogether) {
+  Example a = Dense(2, {1, 2});
+  a.ids = {5};
+  a.values = {9};
+  Example b = Dense(3, {3, 4});
+  absl::StatusOr<Batch> batch = MakeBatch({a, b});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->num_dense, 2);
+  EXPECT_THAT(batch->dense, ElementsAre(1, 2, 3, 4));
+  EXPECT_THAT(batch->offsets, ElementsAre(0, 1, 1));
+  EXPECT_THAT(batch->ids, ElementsAre(5));
+}
+
+TEST(MakeBatchTest, NoExamplesIsAnEmptyBatch) {
+  absl::StatusOr<Batch> batch = MakeBatch({});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->size, 0);
+  EXPECT_EQ(batch->num_dense, 0);
+  EXPECT_THAT(batch->labels, IsEmpty());
+  EXPECT_THAT(batch->dense, IsEmpty());
+  EXPECT_THAT(batch->offsets, ElementsAre(0));
+}
+
+TEST(MakeBatchTest, DifferentDenseCountsNameTheFirstExampleThatDiffers) {
+  std::vector<Example> examples = {
+      Dense(0, {1, 2, 3, 4, 5}), Dense(0, {1, 2, 3, 4, 5}),
+      Dense(0, {1, 2, 3, 4, 5}), Dense(0, {1, 2, 3, 4}), Dense(0, {})};
+  absl::Status status = MakeBatch(examples).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "example 3 has 4 dense features, example 0 has 5");
+}
+
+TEST(MakeBatchTest, MismatchedIdsAndValuesAreAnError) {
+  absl::Status status =
+      MakeBatch({Sparse(0, {1}, {1}), Sparse(0, {1, 2}, {1})}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "example 1 has 2 sparse ids but 1 values");
+}
+
+}  // namespace
+}  // namespace distrt

@@ -1,0 +1,217 @@
+#include "runtime/input/input_files.h"
+
+#include <dirent.h>
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace distrt {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The names in directory `path` that do not start with '.', as paths.
+absl::StatusOr<std::vector<std::string>> ListVisibleEntries(
+    const std::string& path) {
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) {
+    return absl::ErrnoToStatus(errno,
+                               absl::StrCat("cannot list directory ", path));
+  }
+  std::vector<std::string> paths;
+  const absl::string_view separator =
+      !path.empty() && path.back() == '/' ? "" : "/";
+  while (true) {
+    errno = 0;
+    const struct dirent* entry = readdir(dir);
+    if (entry == nullptr) break;
+    if (entry->d_name[0] == '.') continue;
+    paths.push_back(absl::StrCat(path, separator, entry->d_name));
+  }
+  const int read_errno = errno;
+  closedir(dir);
+  if (read_errno != 0) {
+    return absl::ErrnoToStatus(read_errno,
+                               absl::StrCat("cannot list directory ", path));
+  }
+  return paths;
+}
+
+// Explains why `pattern` matched nothing: glob(3) reports an unreadable
+// directory on the way as no match, which would hide e.g. a permission
+// problem behind "no files match".
+absl::Status NoMatchError(const std::string& pattern) {
+  // The part before the first component with a wildcard is literal.
+  const size_t wildcard = pattern.find_first_of("*?[");
+  std::string literal = pattern;
+  if (wildcard != std::string::npos) {
+    const size_t slash = pattern.rfind('/', wildcard);
+    literal = slash == std::string::npos ? "." : pattern.substr(0, slash + 1);
+  }
+  struct stat st;
+  if (stat(literal.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) {
+      return absl::ErrnoToStatus(
+          errno, absl::StrCat("cannot read ", literal, " (matching input \"",
+                              pattern, "\")"));
+    }
+  } else if (wildcard != std::string::npos && S_ISDIR(st.st_mode)) {
+    if (absl::Status listed = ListVisibleEntries(literal).status();
+        !listed.ok()) {
+      return listed;
+    }
+  }
+  if (wildcard == std::string::npos) {
+    return absl::NotFoundError(
+        absl::StrCat("input \"", pattern, "\" does not exist"));
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no input files match \"", pattern, "\""));
+}
+
+absl::StatusOr<std::vector<std::string>> Glob(const std::string& pattern) {
+  glob_t matches;
+  const int result = glob(pattern.c_str(), 0, nullptr, &matches);
+  std::vector<std::string> paths;
+  if (result == 0) {
+    paths.assign(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+  }
+  globfree(&matches);
+  switch (result) {
+    case 0:
+      return paths;
+    case GLOB_NOMATCH:
+      return NoMatchError(pattern);
+    case GLOB_NOSPACE:
+      return absl::ResourceExhaustedError(
+          absl::StrCat("out of memory matching input \"", pattern, "\""));
+    default:
+      return absl::InternalError(
+          absl::StrCat("glob(\"", pattern, "\") failed with ", result));
+  }
+}
+
+// The files `entry` (one item of ExpandInputFiles' list) names.
+absl::StatusOr<std::vector<std::string>> ExpandEntry(const std::string& entry) {
+  absl::StatusOr<std::vector<std::string>> matches = Glob(entry);
+  if (!matches.ok()) return matches.status();
+  std::vector<std::string> files;
+  for (std::string& match : *matches) {
+    if (!IsDirectory(match)) {
+      // Whatever it is, the reader opening it reports what is wrong.
+      files.push_back(std::move(match));
+      continue;
+    }
+    absl::StatusOr<std::vector<std::string>> children =
+        ListVisibleEntries(match);
+    if (!children.ok()) return children.status();
+    for (std::string& child : *children) {
+      if (!IsDirectory(child)) files.push_back(std::move(child));
+    }
+  }
+  if (files.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("no input files in \"", entry,
+                     "\" (subdirectories and hidden files are not read)"));
+  }
+  return files;
+}
+
+}  // namespace
+
+absl::StatusOr<InputFormat> ParseInputFormat(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "libsvm" || lower == "svm") return InputFormat::kLibsvm;
+  if (lower == "csv") return InputFormat::kCsv;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown input format \"", name,
+                   "\"; expected one of: libsvm, svm, csv"));
+}
+
+absl::string_view InputFormatName(InputFormat format) {
+  switch (format) {
+    case InputFormat::kLibsvm:
+      return "libsvm";
+    case InputFormat::kCsv:
+      return "csv";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<std::vector<Example>> ReadInputFile(
+    const std::string& path, const InputFormatOptions& options) {
+  switch (options.format) {
+    case InputFormat::kLibsvm:
+      return ParseLibsvmFile(path, options.libsvm);
+    case InputFormat::kCsv:
+      return ParseCsvFile(path, options.csv);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown input format ", static_cast<int>(options.format)));
+}
+
+absl::StatusOr<std::vector<Example>> ReadInputShard(
+    const InputShard& shard, const InputFormatOptions& options) {
+  if (shard.count < 1 || shard.index < 0 || shard.index >= shard.count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input shard ", shard.index, " of ", shard.count, " is not a shard"));
+  }
+  std::vector<Example> kept;
+  for (const std::string& path : shard.files) {
+    absl::StatusOr<std::vector<Example>> examples =
+        ReadInputFile(path, options);
+    if (!examples.ok()) return examples.status();
+    if (!shard.by_record) {
+      if (kept.empty()) {
+        kept = *std::move(examples);
+      } else {
+        kept.insert(kept.end(), std::make_move_iterator(examples->begin()),
+                    std::make_move_iterator(examples->end()));
+      }
+      continue;
+    }
+    for (size_t i = 0; i < examples->size(); ++i) {
+      if (shard.Keeps(static_cast<int64_t>(i))) {
+        kept.push_back(std::move((*examples)[i]));
+      }
+    }
+  }
+  return kept;
+}
+
+absl::StatusOr<std::vector<std::string>> ExpandInputFiles(
+    absl::string_view spec) {
+  std::vector<std::string> files;
+  bool any_entry = false;
+  for (absl::string_view entry : absl::StrSplit(spec, ',')) {
+    entry = absl::StripAsciiWhitespace(entry);
+    if (entry.empty()) continue;
+    any_entry = true;
+    absl::StatusOr<std::vector<std::string>> expanded =
+        ExpandEntry(std::string(entry));
+    if (!expanded.ok()) return expanded.status();
+    files.insert(files.end(), std::make_move_iterator(expanded->begin()),
+                 std::make_move_iterator(expanded->end()));
+  }
+  if (!any_entry) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no input files given (\"", spec, "\")"));
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+}  // namespace distrt
