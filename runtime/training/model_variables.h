@@ -1,0 +1,53 @@
+#ifndef DISTRT_RUNTIME_TRAINING_MODEL_VARIABLES_H_
+#define DISTRT_RUNTIME_TRAINING_MODEL_VARIABLES_H_
+
+// ModelVariables: a model's variables created under a strategy, in the
+// model's order, and the global step. Dense and row-sparse variables are
+// sync-on-write with SUM aggregation (gradients add up over replicas); hash
+// embeddings are the strategy's hash tables; the global step is an int64
+// scalar with ONLY_FIRST_REPLICA aggregation, so it counts steps of the
+// worker, not of its replicas.
+//
+// Every worker creates them in the same order, which is what makes
+// parameter-server placement agree across workers.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/distribute/strategy.h"
+#include "runtime/models/model.h"
+
+namespace distrt {
+
+inline constexpr char kGlobalStepName[] = "global_step";
+
+class ModelVariables {
+ public:
+  // Creates (or finds, when they exist with the same specs) the variables.
+  static absl::StatusOr<ModelVariables> Create(Strategy& strategy,
+                                               const Model& model);
+
+  // Index-aligned with model.variables(): the variable (dense, row-sparse)
+  // or the hash table (hash embedding); the other is null.
+  DistributedVariable* variable(int i) const { return variables_[i]; }
+  DistributedHashTable* hash_table(int i) const { return hash_tables_[i]; }
+  int size() const { return static_cast<int>(variables_.size()); }
+  DistributedVariable& global_step() const { return *global_step_; }
+
+  // The global step's value, in cross-replica context.
+  absl::StatusOr<int64_t> ReadGlobalStep(Strategy& strategy) const;
+
+  // One line per variable: name, shape and placement, for the log.
+  std::vector<std::string> Describe(const Model& model) const;
+
+ private:
+  std::vector<DistributedVariable*> variables_;
+  std::vector<DistributedHashTable*> hash_tables_;
+  DistributedVariable* global_step_ = nullptr;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_TRAINING_MODEL_VARIABLES_H_

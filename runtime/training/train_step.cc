@@ -1,0 +1,233 @@
+#include "runtime/training/train_step.h"
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace distrt {
+namespace {
+
+using Floats = std::shared_ptr<const std::vector<float>>;
+
+// The whole value of a float32 variable as this replica computes with it.
+// Replicas sharing one copy (central storage, parameter servers) read it
+// once, on replica 0, and share it: one pull per step, not one per replica.
+absl::StatusOr<Floats> ReadDense(ReplicaContext& context,
+                                 const DistributedVariable& variable) {
+  auto read = [&variable](int copy) -> absl::StatusOr<Floats> {
+    absl::StatusOr<Tensor> value = variable.ReadCopy(copy);
+    if (!value.ok()) return value.status();
+    auto flat = value->flat<float>();
+    return std::make_shared<const std::vector<float>>(flat.begin(), flat.end());
+  };
+  if (variable.num_copies() == context.num_replicas_in_sync() ||
+      context.num_replicas_in_sync() == 1) {
+    return read(variable.CopyOfReplica(context.replica_id_in_sync_group()));
+  }
+  return context.MergeCall<int>(
+      0, [&](Strategy&, PerReplica<int>&) { return read(0); });
+}
+
+// Reads the values the replica's batch needs, computes, and returns what
+// Compute gave; `ids` are the model's sparse ids per variable.
+absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
+                            const ModelVariables& variables, const Batch& batch,
+                            bool with_gradients, ModelStepResult* result) {
+  std::vector<std::vector<int64_t>> ids;
+  // Every replica must reach the collectives below, so a bad batch is
+  // reported only after the reads (which may be collectives too).
+  absl::Status batch_ok = model.SparseIds(batch, &ids);
+  if (batch_ok.ok() && ids.size() != model.variables().size()) {
+    batch_ok = absl::InternalError(absl::StrCat(
+        "model ", model.name(), " gave sparse ids for ", ids.size(),
+        " variables, it has ", model.variables().size()));
+  }
+  if (!batch_ok.ok()) ids.assign(model.variables().size(), {});
+
+  std::vector<VariableSlice> values(model.variables().size());
+  for (int i = 0; i < variables.size(); ++i) {
+    const ModelVariable& v = model.variables()[i];
+    VariableSlice& slice = values[i];
+    switch (v.kind) {
+      case ModelVariable::Kind::kDense: {
+        absl::StatusOr<Floats> dense =
+            ReadDense(context, *variables.variable(i));
+        if (!dense.ok()) return dense.status();
+        slice.dense = **dense;
+        break;
+      }
+      case ModelVariable::Kind::kRowSparse:
+      case ModelVariable::Kind::kHashEmbedding: {
+        slice.ids = std::move(ids[i]);
+        slice.rows.resize(slice.ids.size() * v.row_width());
+        absl::Status s =
+            v.kind == ModelVariable::Kind::kRowSparse
+                ? context.ReadRows(*variables.variable(i), slice.ids,
+                                   absl::MakeSpan(slice.rows))
+                : variables.hash_table(i)->Pull(slice.ids,
+                                                absl::MakeSpan(slice.rows));
+        if (!s.ok()) return s;
+        break;
+      }
+    }
+  }
+  if (!batch_ok.ok()) return batch_ok;
+  return model.Compute(batch, values, with_gradients, result);
+}
+
+// Replica function of TrainStep.
+absl::Status TrainReplica(ReplicaContext& context, const Model& model,
+                          const ModelVariables& variables, const Batch& batch,
+                          std::vector<float>* predictions, int64_t* examples,
+                          double* loss_sum) {
+  ModelStepResult result;
+  if (absl::Status s = ComputeReplica(context, model, variables, batch,
+                                      /*with_gradients=*/true, &result);
+      !s.ok()) {
+    return s;
+  }
+  *predictions = std::move(result.predictions);
+  const std::vector<ModelVariable>& specs = model.variables();
+  if (result.gradients.size() != specs.size()) {
+    return absl::InternalError(
+        absl::StrCat("model ", model.name(), " gave ", result.gradients.size(),
+                     " gradients for ", specs.size(), " variables"));
+  }
+
+  // One all-reduce for every dense gradient, the loss and the count.
+  int64_t dense_size = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].kind == ModelVariable::Kind::kDense) {
+      dense_size += static_cast<int64_t>(result.gradients[i].dense.size());
+    }
+  }
+  absl::StatusOr<Tensor> packed =
+      Tensor::Create(DType::kFloat32, {dense_size + 2});
+  if (!packed.ok()) return packed.status();
+  absl::Span<float> buffer = packed->flat<float>();
+  int64_t offset = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].kind != ModelVariable::Kind::kDense) continue;
+    const std::vector<float>& grad = result.gradients[i].dense;
+    std::copy(grad.begin(), grad.end(), buffer.begin() + offset);
+    offset += static_cast<int64_t>(grad.size());
+  }
+  buffer[dense_size] = static_cast<float>(result.loss_sum);
+  buffer[dense_size + 1] = static_cast<float>(batch.size);
+  if (absl::Status s = context.AllReduce(ReduceOp::kSum, *packed); !s.ok()) {
+    return s;
+  }
+  *loss_sum = buffer[dense_size];
+  *examples = static_cast<int64_t>(buffer[dense_size + 1]);
+  // Every replica sees the same total, so all skip together.
+  if (*examples == 0) return absl::OkStatus();
+  const float scale = 1.0f / static_cast<float>(*examples);
+
+  offset = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ModelVariable& v = specs[i];
+    VariableSlice& grad = result.gradients[i];
+    if (v.kind == ModelVariable::Kind::kDense) {
+      const int64_t n = static_cast<int64_t>(grad.dense.size());
+      absl::Span<float> mean = buffer.subspan(offset, n);
+      offset += n;
+      for (float& g : mean) g *= scale;
+      if (absl::Status s = context.ApplyGradient(*variables.variable(i), mean);
+          !s.ok()) {
+        return s;
+      }
+      continue;
+    }
+    SparseGradient mine;
+    mine.ids = std::move(grad.ids);
+    mine.rows = std::move(grad.rows);
+    for (float& g : mine.rows) g *= scale;
+    absl::StatusOr<std::shared_ptr<const SparseGradient>> all =
+        context.AllGather(std::move(mine));
+    if (!all.ok()) return all.status();
+    if (v.kind == ModelVariable::Kind::kRowSparse) {
+      if (absl::Status s =
+              context.ApplySparseGradient(*variables.variable(i), **all);
+          !s.ok()) {
+        return s;
+      }
+      continue;
+    }
+    // Hash tables have one copy: replica 0 pushes, the others wait so that
+    // nobody reads the table before the push is in.
+    if (context.replica_id_in_sync_group() == 0) {
+      if (absl::Status s =
+              variables.hash_table(i)->Push((*all)->ids, (*all)->rows);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = context.Barrier(); !s.ok()) return s;
+  }
+
+  absl::StatusOr<Tensor> one = Tensor::Create(DType::kInt64, {});
+  if (!one.ok()) return one.status();
+  one->flat<int64_t>()[0] = 1;
+  return context.AssignAdd(variables.global_step(), *std::move(one));
+}
+
+absl::Status CheckBatches(const Strategy& strategy,
+                          absl::Span<const Batch> batches) {
+  if (static_cast<int>(batches.size()) != strategy.num_replicas_in_sync()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a step needs one batch per replica: got ", batches.size(),
+        " batches for ", strategy.num_replicas_in_sync(), " replicas"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
+                                     const ModelVariables& variables,
+                                     absl::Span<const Batch> batches) {
+  if (absl::Status s = CheckBatches(strategy, batches); !s.ok()) return s;
+  const int n = strategy.num_replicas_in_sync();
+  StepResult step;
+  step.predictions.resize(n);
+  std::vector<int64_t> examples(n);
+  std::vector<double> losses(n);
+  absl::Status s = strategy.Run([&](ReplicaContext& context) {
+    const int r = context.replica_id_in_sync_group();
+    return TrainReplica(context, model, variables, batches[r],
+                        &step.predictions[r], &examples[r], &losses[r]);
+  });
+  if (!s.ok()) return s;
+  step.examples = examples[0];
+  step.loss_sum = losses[0];
+  return step;
+}
+
+absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,
+                                        const ModelVariables& variables,
+                                        absl::Span<const Batch> batches) {
+  if (absl::Status s = CheckBatches(strategy, batches); !s.ok()) return s;
+  const int n = strategy.num_replicas_in_sync();
+  StepResult step;
+  step.predictions.resize(n);
+  std::vector<double> losses(n);
+  absl::Status s = strategy.Run([&](ReplicaContext& context) {
+    const int r = context.replica_id_in_sync_group();
+    ModelStepResult result;
+    absl::Status s = ComputeReplica(context, model, variables, batches[r],
+                                    /*with_gradients=*/false, &result);
+    if (!s.ok()) return s;
+    step.predictions[r] = std::move(result.predictions);
+    losses[r] = result.loss_sum;
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  for (int r = 0; r < n; ++r) {
+    step.examples += batches[r].size;
+    step.loss_sum += losses[r];
+  }
+  return step;
+}
+
+}  // namespace distrt

@@ -1,0 +1,305 @@
+// The same model trained on the same global batches must end with the same
+// weights (within float rounding) whatever the strategy: one device,
+// mirrored over 4 CPU replicas, central storage over 3, or variables on two
+// in-process parameter servers with 2 replicas. This is what makes a
+// strategy a deployment choice rather than a change of the model.
+
+#include "runtime/training/train_step.h"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/ps_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rpc/ps_grpc_server.h"
+#include "runtime/device/local_devices.h"
+#include "runtime/distribute/central_storage_strategy.h"
+#include "runtime/distribute/mirrored_strategy.h"
+#include "runtime/distribute/one_device_strategy.h"
+#include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/input/batch.h"
+#include "runtime/models/model_config.h"
+#include "runtime/training/model_variables.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kExamples = 70;  // not a multiple of the global batch
+constexpr int kGlobalBatch = 16;
+constexpr int kDenseFeatures = 6;
+constexpr int kSparseFeatures = 40;
+
+bool IsSparseModel(const std::string& name) {
+  return name == "logreg" || name == "wide_deep";
+}
+
+std::vector<Example> MakeData(const std::string& model, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<Example> data(kExamples);
+  for (Example& e : data) {
+    if (IsSparseModel(model)) {
+      std::vector<bool> used(kSparseFeatures);
+      float score = 0;
+      for (int k = 0; k < 4; ++k) {
+        int64_t id = rng() % kSparseFeatures;
+        if (used[id]) continue;
+        used[id] = true;
+      }
+      for (int64_t id = 0; id < kSparseFeatures; ++id) {
+        if (!used[id]) continue;
+        e.ids.push_back(id);
+        e.values.push_back(1.0f + 0.5f * uniform(rng));
+        score += (id % 3 == 0 ? 1.0f : -0.5f) * e.values.back();
+      }
+      e.label = score > 0 ? 1.0f : 0.0f;
+    } else {
+      float score = 0;
+      for (int j = 0; j < kDenseFeatures; ++j) {
+        e.dense.push_back(uniform(rng));
+        score += (j + 1) * 0.3f * e.dense.back();
+      }
+      if (model == "linear") {
+        e.label = score + 0.1f;
+      } else {  // mlp, 3 classes
+        e.label = score < -0.5f ? 0.0f : (score < 0.5f ? 1.0f : 2.0f);
+      }
+    }
+  }
+  return data;
+}
+
+ModelConfig ConfigFor(const std::string& name) {
+  ModelConfig config;
+  config.name = name;
+  config.num_features = IsSparseModel(name) ? kSparseFeatures : kDenseFeatures;
+  config.num_classes = 3;
+  config.hidden_units = {8, 4};
+  config.embedding_dim = 4;
+  config.seed = 42;
+  config.optimizer.learning_rate = 0.2f;
+  // Several parts on the two ps tasks.
+  config.partition = PartitionPolicy::FixedShards(2);
+  return config;
+}
+
+// The global batch of `step` split over `replicas` as the input pipeline
+// does: contiguous, sizes differing by at most one, earlier ones larger.
+std::vector<Batch> StepBatches(const std::vector<Example>& data, int step,
+                               int replicas) {
+  const int begin = step * kGlobalBatch;
+  const int end = std::min<int>(begin + kGlobalBatch, data.size());
+  std::vector<Batch> batches;
+  int at = begin;
+  for (int r = 0; r < replicas; ++r) {
+    const int size = (end - begin) / replicas + (r < (end - begin) % replicas);
+    absl::StatusOr<Batch> batch =
+        MakeBatch(absl::MakeConstSpan(data).subspan(at, size));
+    EXPECT_TRUE(batch.ok()) << batch.status();
+    batches.push_back(*std::move(batch));
+    at += size;
+  }
+  return batches;
+}
+
+// Every variable's final values by name: dense and row-sparse variables
+// whole, hash embeddings for every feature id.
+using Weights = std::map<std::string, std::vector<float>>;
+
+Weights Train(Strategy& strategy, const Model& model,
+              const std::vector<Example>& data, double* last_loss) {
+  absl::StatusOr<ModelVariables> variables =
+      ModelVariables::Create(strategy, model);
+  EXPECT_TRUE(variables.ok()) << variables.status();
+  const int steps = (kExamples + kGlobalBatch - 1) / kGlobalBatch;
+  for (int step = 0; step < steps; ++step) {
+    std::vector<Batch> batches =
+        StepBatches(data, step, strategy.num_replicas_in_sync());
+    absl::StatusOr<StepResult> result =
+        TrainStep(strategy, model, *variables, batches);
+    EXPECT_TRUE(result.ok()) << result.status();
+    if (!result.ok()) return {};
+    EXPECT_EQ(result->examples,
+              std::min(kGlobalBatch, kExamples - step * kGlobalBatch));
+    *last_loss = result->mean_loss();
+  }
+  EXPECT_EQ(*variables->ReadGlobalStep(strategy), steps);
+
+  Weights weights;
+  for (int i = 0; i < variables->size(); ++i) {
+    const ModelVariable& v = model.variables()[i];
+    std::vector<float>& out = weights[v.name()];
+    if (variables->hash_table(i) != nullptr) {
+      std::vector<int64_t> ids(kSparseFeatures);
+      for (int64_t id = 0; id < kSparseFeatures; ++id) ids[id] = id;
+      out.resize(ids.size() * v.row_width());
+      EXPECT_TRUE(
+          variables->hash_table(i)->Pull(ids, absl::MakeSpan(out)).ok());
+      continue;
+    }
+    DistributedVariable& variable = *variables->variable(i);
+    absl::StatusOr<Tensor> value = strategy.ReadVar(variable);
+    EXPECT_TRUE(value.ok()) << value.status();
+    auto flat = value->flat<float>();
+    out.assign(flat.begin(), flat.end());
+    // Mirrors must stay identical, bit for bit: they get the same updates.
+    for (int c = 1; c < variable.num_copies(); ++c) {
+      absl::StatusOr<Tensor> copy = variable.ReadCopy(c);
+      auto copy_flat = copy->flat<float>();
+      EXPECT_EQ(std::vector<float>(copy_flat.begin(), copy_flat.end()), out)
+          << v.name() << " copy " << c;
+    }
+  }
+  return weights;
+}
+
+void ExpectSameWeights(const Weights& expected, const Weights& got,
+                       const std::string& what) {
+  ASSERT_EQ(expected.size(), got.size()) << what;
+  for (const auto& [name, values] : expected) {
+    const std::vector<float>& other = got.at(name);
+    ASSERT_EQ(values.size(), other.size()) << what << " " << name;
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_NEAR(other[i], values[i], 2e-5 * (1 + std::abs(values[i])))
+          << what << ": " << name << "[" << i << "]";
+    }
+  }
+}
+
+class StrategyEquivalenceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::vector<Device*> Devices(int n) {
+    LocalDevicesOptions options;
+    options.num_cpu_devices = n;
+    options.use_gpus = false;
+    absl::StatusOr<LocalDevices> devices = CreateLocalDevices(options);
+    EXPECT_TRUE(devices.ok()) << devices.status();
+    local_.push_back(std::make_unique<LocalDevices>(*std::move(devices)));
+    std::vector<Device*> pointers;
+    for (const auto& d : local_.back()->devices) pointers.push_back(d.get());
+    return pointers;
+  }
+
+  std::vector<std::unique_ptr<LocalDevices>> local_;
+};
+
+TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
+  const std::string name = GetParam();
+  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(ConfigFor(name));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<Example> data = MakeData(name, 7);
+
+  double loss = 0;
+  std::unique_ptr<Strategy> one = *OneDeviceStrategy::Create(Devices(1)[0]);
+  const Weights reference = Train(*one, **model, data, &loss);
+  ASSERT_FALSE(reference.empty());
+  EXPECT_TRUE(std::isfinite(loss));
+
+  // Training moved the weights (otherwise equality would prove nothing).
+  std::unique_ptr<Strategy> untrained =
+      *OneDeviceStrategy::Create(Devices(1)[0]);
+  absl::StatusOr<ModelVariables> initial =
+      ModelVariables::Create(*untrained, **model);
+  ASSERT_TRUE(initial.ok());
+  double moved = 0;
+  for (int i = 0; i < initial->size(); ++i) {
+    if (initial->variable(i) == nullptr) continue;
+    auto before = untrained->ReadVar(*initial->variable(i));
+    const std::vector<float>& after =
+        reference.at((**model).variables()[i].name());
+    for (size_t k = 0; k < after.size(); ++k) {
+      moved += std::abs(after[k] - before->flat<float>()[k]);
+    }
+  }
+  EXPECT_GT(moved, 1e-3);
+
+  std::unique_ptr<Strategy> mirrored = *MirroredStrategy::Create(Devices(4));
+  ExpectSameWeights(reference, Train(*mirrored, **model, data, &loss),
+                    "MirroredStrategy x4");
+
+  StrategyOptions hierarchical;
+  hierarchical.cross_device_ops = "hierarchical_copy";
+  std::unique_ptr<Strategy> mirrored_hierarchical =
+      *MirroredStrategy::Create(Devices(5), hierarchical);
+  ExpectSameWeights(reference,
+                    Train(*mirrored_hierarchical, **model, data, &loss),
+                    "MirroredStrategy x5 hierarchical copy");
+
+  std::unique_ptr<Strategy> central =
+      *CentralStorageStrategy::Create(Devices(3));
+  ExpectSameWeights(reference, Train(*central, **model, data, &loss),
+                    "CentralStorageStrategy x3");
+
+  // Two parameter servers in this process, reached over gRPC.
+  std::vector<std::unique_ptr<rpc::PsGrpcServer>> servers;
+  std::vector<std::string> addresses;
+  for (int task = 0; task < 2; ++task) {
+    rpc::PsGrpcServer::Options options;
+    options.listen_address = "127.0.0.1:0";
+    options.task_index = task;
+    options.stop_grace = absl::Seconds(1);
+    absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
+        rpc::PsGrpcServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    addresses.push_back(absl::StrCat("127.0.0.1:", (*server)->port()));
+    servers.push_back(*std::move(server));
+  }
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(addresses, PsClient::Options());
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::unique_ptr<ParameterServerStrategy> ps =
+      *ParameterServerStrategy::Create(Devices(2), client->get());
+  ASSERT_TRUE(ps->Initialize().ok());
+  const Weights on_servers = Train(*ps, **model, data, &loss);
+  ExpectSameWeights(reference, on_servers, "ParameterServerStrategy x2");
+  EXPECT_TRUE(ps->Finalize().ok());
+  if (IsSparseModel(name)) {
+    // The row-sparse weights really are split over both ps tasks.
+    absl::StatusOr<VariablePlacement> placement =
+        (*client)->LookupVariable((**model).variables()[0].name());
+    ASSERT_TRUE(placement.ok()) << placement.status();
+    EXPECT_EQ(placement->parts.size(), 2u);
+  }
+  for (auto& server : servers) server->Stop();
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
+                         ::testing::Values("linear", "logreg", "mlp",
+                                           "wide_deep"));
+
+TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {
+  LocalDevicesOptions options;
+  options.num_cpu_devices = 3;
+  options.use_gpus = false;
+  LocalDevices local = *CreateLocalDevices(options);
+  std::vector<Device*> devices;
+  for (const auto& d : local.devices) devices.push_back(d.get());
+  std::unique_ptr<Strategy> strategy = *MirroredStrategy::Create(devices);
+  std::unique_ptr<Model> model = *CreateModel(ConfigFor("logreg"));
+  ModelVariables variables = *ModelVariables::Create(*strategy, *model);
+  std::vector<Example> data = MakeData("logreg", 1);
+  std::vector<Batch> batches = StepBatches(data, 0, 3);
+  // Replica 1's batch names a feature beyond the model's.
+  batches[1].ids[0] = kSparseFeatures + 5;
+  absl::StatusOr<StepResult> result =
+      TrainStep(*strategy, *model, variables, batches);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(), HasSubstr("45"));
+  // Nothing was applied, not even the global step.
+  EXPECT_EQ(*variables.ReadGlobalStep(*strategy), 0);
+
+  batches.pop_back();
+  EXPECT_EQ(TrainStep(*strategy, *model, variables, batches).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace distrt
