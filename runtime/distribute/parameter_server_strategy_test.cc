@@ -1,0 +1,187 @@
+// ParameterServerStrategy against two parameter servers running in this
+// process, reached over gRPC on 127.0.0.1.
+
+#include "runtime/distribute/parameter_server_strategy.h"
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rpc/ps_grpc_server.h"
+#include "runtime/device/local_devices.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ParameterServerStrategyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int task = 0; task < 2; ++task) {
+      rpc::PsGrpcServer::Options options;
+      options.listen_address = "127.0.0.1:0";
+      options.task_index = task;
+      options.stop_grace = absl::Seconds(1);
+      absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
+          rpc::PsGrpcServer::Start(options);
+      ASSERT_TRUE(server.ok()) << server.status();
+      addresses_.push_back(absl::StrCat("127.0.0.1:", (*server)->port()));
+      servers_.push_back(*std::move(server));
+    }
+    LocalDevicesOptions options;
+    options.num_cpu_devices = 3;
+    options.use_gpus = false;
+    devices_ = *CreateLocalDevices(options);
+  }
+  void TearDown() override {
+    for (auto& server : servers_) server->Stop();
+  }
+
+  // A worker: its own client and strategy over the shared servers.
+  std::unique_ptr<ParameterServerStrategy> Worker(
+      std::unique_ptr<PsClient>* client) {
+    *client = *PsClient::Create(addresses_, PsClient::Options());
+    std::vector<Device*> devices;
+    for (const auto& d : devices_.devices) devices.push_back(d.get());
+    auto strategy = *ParameterServerStrategy::Create(devices, client->get());
+    EXPECT_TRUE(strategy->Initialize().ok());
+    return strategy;
+  }
+
+  std::vector<std::unique_ptr<rpc::PsGrpcServer>> servers_;
+  std::vector<std::string> addresses_;
+  LocalDevices devices_;
+};
+
+VariableOptions Options(std::string name, std::vector<int64_t> shape) {
+  VariableOptions options;
+  options.spec.name = std::move(name);
+  options.spec.shape = std::move(shape);
+  options.aggregation = VariableAggregation::kSum;
+  return options;
+}
+
+VariableOptions GlobalStep() {
+  VariableOptions options;
+  options.spec.name = "global_step";
+  options.spec.dtype = DType::kInt64;
+  options.aggregation = VariableAggregation::kOnlyFirstReplica;
+  return options;
+}
+
+absl::Status IncrementStep(Strategy& strategy, DistributedVariable& step) {
+  return strategy.Run([&](ReplicaContext& context) {
+    Tensor one = *Tensor::Create(DType::kInt64, {});
+    one.flat<int64_t>()[0] = 1;
+    return context.AssignAdd(step, std::move(one));
+  });
+}
+
+TEST_F(ParameterServerStrategyTest, VariablesLiveOnThePsTasks) {
+  std::unique_ptr<PsClient> client;
+  auto strategy = Worker(&client);
+  EXPECT_EQ(strategy->num_replicas_in_sync(), 3);
+  VariableOptions big = Options("embedding", {10, 2});
+  big.partition = PartitionPolicy::FixedShards(2);
+  DistributedVariable* embedding = *strategy->CreateVariable(big);
+  EXPECT_EQ(embedding->num_copies(), 1);
+  EXPECT_THAT(embedding->DescribePlacement(),
+              HasSubstr("ps task 0 rows [0, 5), ps task 1 rows [5, 10)"));
+
+  // Colocated variables share the ps task of the first rows, unpartitioned.
+  DistributedVariable* bias = *strategy->CreateVariable(Options("bias", {1}));
+  DistributedVariable* slot = nullptr;
+  {
+    Strategy::ColocationScope scope = strategy->ColocateVarsWith(*bias);
+    VariableOptions colocated = Options("bias/accumulator", {4, 3});
+    colocated.partition = PartitionPolicy::FixedShards(2);  // overridden
+    slot = *strategy->CreateVariable(colocated);
+  }
+  const std::string bias_task = bias->DescribePlacement().substr(
+      0, bias->DescribePlacement().find(" rows"));
+  EXPECT_THAT(slot->DescribePlacement(), HasSubstr(bias_task + " rows [0, 4)"));
+  EXPECT_EQ(client->LookupVariable("bias/accumulator")->parts.size(), 1u);
+  // Outside the scope placement is round-robin again.
+  DistributedVariable* after = *strategy->CreateVariable(Options("after", {2}));
+  EXPECT_THAT(after->DescribePlacement(), HasSubstr("ps task"));
+
+  // The servers run the optimizer: assigning is refused with a reason.
+  absl::Status assign =
+      strategy->Update(*bias, [](Tensor&) { return absl::OkStatus(); });
+  EXPECT_EQ(assign.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(assign.message(), HasSubstr("optimizer"));
+
+  // A gradient applied in cross-replica context reaches the servers (SGD,
+  // learning rate 0.01 by default, zero initial values).
+  std::vector<float> grad(20, 100.0f);
+  ASSERT_TRUE(strategy->ApplyGradient(*embedding, grad).ok());
+  absl::StatusOr<Tensor> value = strategy->ReadVar(*embedding);
+  ASSERT_TRUE(value.ok()) << value.status();
+  for (float v : value->flat<float>()) EXPECT_FLOAT_EQ(v, -1.0f);
+}
+
+TEST_F(ParameterServerStrategyTest, GlobalStepCountsWorkerStepsNotReplicas) {
+  std::unique_ptr<PsClient> client_a, client_b;
+  auto worker_a = Worker(&client_a);
+  auto worker_b = Worker(&client_b);
+  DistributedVariable* step_a = *worker_a->CreateVariable(GlobalStep());
+  DistributedVariable* step_b = *worker_b->CreateVariable(GlobalStep());
+  // Two workers step asynchronously, each on its own thread.
+  constexpr int kSteps = 20;
+  absl::Status status_a, status_b;
+  std::thread thread_a([&] {
+    for (int i = 0; i < kSteps && status_a.ok(); ++i) {
+      status_a = IncrementStep(*worker_a, *step_a);
+    }
+  });
+  std::thread thread_b([&] {
+    for (int i = 0; i < kSteps && status_b.ok(); ++i) {
+      status_b = IncrementStep(*worker_b, *step_b);
+    }
+  });
+  thread_a.join();
+  thread_b.join();
+  ASSERT_TRUE(status_a.ok()) << status_a;
+  ASSERT_TRUE(status_b.ok()) << status_b;
+  // 3 replicas per worker, but one increment per worker step.
+  EXPECT_EQ(worker_a->ReadVar(*step_a)->flat<int64_t>()[0], 2 * kSteps);
+}
+
+TEST_F(ParameterServerStrategyTest, SyncOnReadVariablesStayOnTheWorker) {
+  std::unique_ptr<PsClient> client;
+  auto strategy = Worker(&client);
+  VariableOptions metric = Options("examples_seen", {1});
+  metric.synchronization = VariableSynchronization::kOnRead;
+  DistributedVariable* seen = *strategy->CreateVariable(metric);
+  EXPECT_EQ(seen->num_copies(), 3);
+  ASSERT_TRUE(strategy
+                  ->Run([&](ReplicaContext& context) {
+                    return context.AssignAdd(*seen,
+                                             *Tensor::FromFloats({5}, {1}));
+                  })
+                  .ok());
+  EXPECT_EQ(strategy->ReadVar(*seen)->flat<float>()[0], 15);
+  std::vector<DistributedVariableInfo> on_servers;
+  ASSERT_TRUE(client->List(&on_servers, nullptr).ok());
+  EXPECT_TRUE(on_servers.empty());
+}
+
+TEST_F(ParameterServerStrategyTest, UnreachableServersAreAClearError) {
+  auto client = *PsClient::Create({"127.0.0.1:1"}, PsClient::Options());
+  std::vector<Device*> devices = {devices_.devices[0].get()};
+  auto strategy = *ParameterServerStrategy::Create(
+      devices, client.get(), StrategyOptions(), absl::Milliseconds(300));
+  absl::Status s = strategy->Initialize();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_THAT(s.message(), HasSubstr("127.0.0.1:1"));
+  EXPECT_EQ(ParameterServerStrategy::Create(devices, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace distrt
