@@ -30,8 +30,13 @@ OneDeviceStrategy::MakeSyncOnWriteVariable(const VariableOptions& options,
 }
 
 Strategy& DefaultStrategy() {
-  // Built once, never destroyed: callers may hold it until exit.
-  static Strategy* const strategy = [] {
+  // Built once and never destroyed (callers may hold it until exit); the
+  // static pointer keeps the devices and the strategy reachable.
+  struct Default {
+    LocalDevices devices;
+    std::unique_ptr<OneDeviceStrategy> strategy;
+  };
+  static Default* const made = [] {
     LocalDevicesOptions options;
     options.use_gpus = false;
     absl::StatusOr<LocalDevices> devices = CreateLocalDevices(options);
@@ -40,17 +45,18 @@ Strategy& DefaultStrategy() {
                    devices.status().ToString().c_str());
       std::abort();
     }
-    auto* owned = new LocalDevices(*std::move(devices));
-    absl::StatusOr<std::unique_ptr<OneDeviceStrategy>> made =
-        OneDeviceStrategy::Create(owned->devices[0].get());
-    if (!made.ok()) {
+    auto* result = new Default{*std::move(devices), nullptr};
+    absl::StatusOr<std::unique_ptr<OneDeviceStrategy>> strategy =
+        OneDeviceStrategy::Create(result->devices.devices[0].get());
+    if (!strategy.ok()) {
       std::fprintf(stderr, "default strategy: %s\n",
-                   made.status().ToString().c_str());
+                   strategy.status().ToString().c_str());
       std::abort();
     }
-    return static_cast<Strategy*>(made->release());
+    result->strategy = *std::move(strategy);
+    return result;
   }();
-  return *strategy;
+  return *made->strategy;
 }
 
 }  // namespace distrt
