@@ -1,0 +1,46 @@
+#ifndef DISTRT_WORKER_FINAL_METRICS_H_
+#define DISTRT_WORKER_FINAL_METRICS_H_
+
+// FinalMetrics: what a finished training job reports, as the end-of-job
+// summary lines and as the --metrics_out JSON object:
+//
+//   {"global_step": 1000, "train_loss": 0.31, "eval_loss": 0.33,
+//    "eval_accuracy": 0.87, "eval_auc": 0.93, "eval_rmse": null,
+//    "examples_per_sec": 5400.0, "wall_secs": 61.2}
+//
+// Metrics that do not apply to the model (RMSE of a classifier, accuracy of
+// a regression, anything eval without --eval_data) are null.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace distrt {
+
+struct FinalMetrics {
+  int64_t global_step = 0;
+  double train_loss = 0;
+  std::optional<double> eval_loss;
+  std::optional<double> eval_accuracy;
+  std::optional<double> eval_auc;
+  std::optional<double> eval_rmse;
+  double examples_per_sec = 0;
+  double wall_secs = 0;
+};
+
+std::string FinalMetricsJson(const FinalMetrics& metrics);
+
+// Writes FinalMetricsJson to `path` atomically (a reader never sees half a
+// file); errors name the path.
+absl::Status WriteFinalMetrics(const std::string& path,
+                               const FinalMetrics& metrics);
+
+// The end-of-job summary, one line each, e.g. "eval accuracy 0.8712".
+std::vector<std::string> SummaryLines(const FinalMetrics& metrics);
+
+}  // namespace distrt
+
+#endif  // DISTRT_WORKER_FINAL_METRICS_H_

@@ -1,0 +1,508 @@
+#include "worker/training_job.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/ps_client.h"
+#include "runtime/checkpoint/checkpoint_dir.h"
+#include "runtime/cluster/cluster_spec.h"
+#include "runtime/cluster/task_role.h"
+#include "runtime/device/local_devices.h"
+#include "runtime/distribute/central_storage_strategy.h"
+#include "runtime/distribute/mirrored_strategy.h"
+#include "runtime/distribute/one_device_strategy.h"
+#include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/input/input_context.h"
+#include "runtime/input/input_files.h"
+#include "runtime/input/input_pipeline.h"
+#include "runtime/models/metrics.h"
+#include "runtime/models/model_config.h"
+#include "runtime/training/model_variables.h"
+#include "runtime/training/train_step.h"
+#include "worker/progress_meter.h"
+
+namespace distrt {
+namespace {
+
+// Coordination counters on the ps tasks, created by the chief: the first
+// says the variables exist and are restored, the second counts workers that
+// finished training.
+constexpr char kChiefReady[] = "distrt/chief_ready";
+constexpr char kWorkersDone[] = "distrt/workers_done";
+
+absl::Duration Secs(double seconds) { return absl::Seconds(seconds); }
+
+absl::StatusOr<InputFormatOptions> FormatFor(
+    const WorkerOptions& options, const std::vector<std::string>& files) {
+  InputFormatOptions format;
+  std::string name = options.data_format;
+  if (name.empty()) {
+    name = absl::EndsWith(files.front(), ".csv") ? "csv" : "libsvm";
+  }
+  absl::StatusOr<InputFormat> parsed = ParseInputFormat(name);
+  if (!parsed.ok()) return parsed.status();
+  format.format = *parsed;
+  return format;
+}
+
+bool IsSparseModel(absl::string_view model) {
+  return model == "logreg" || model == "wide_deep";
+}
+
+// Feature and class counts from all of the training data, so every worker
+// derives the same model whatever its shard.
+absl::Status InferShapes(const std::vector<Example>& all,
+                         const std::string& model, ModelConfig* config) {
+  int64_t features = 0;
+  float max_label = 0;
+  for (const Example& e : all) {
+    if (IsSparseModel(model)) {
+      if (!e.ids.empty()) features = std::max(features, e.ids.back() + 1);
+    } else {
+      features = std::max<int64_t>(features, e.dense.size());
+    }
+    max_label = std::max(max_label, e.label);
+  }
+  if (config->num_features == 0) config->num_features = features;
+  if (model == "mlp" && config->num_classes == 0) {
+    config->num_classes = std::max(2, static_cast<int>(max_label) + 1);
+  }
+  if (config->num_features == 0) {
+    return absl::InvalidArgumentError(
+        "--train_data holds no features; check the files and --data_format");
+  }
+  return absl::OkStatus();
+}
+
+struct Job {
+  const WorkerOptions& options;
+  const LogFn& log;
+  TaskRole role;
+  bool has_ps = false;
+  int num_pipelines = 1;
+  int pipeline_id = 0;
+  LocalDevices devices;
+  std::unique_ptr<PsClient> client;
+  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<Model> model;
+  std::optional<ModelVariables> variables;
+};
+
+absl::Status MakeStrategy(Job& job, const TfConfig& config) {
+  StrategyKind kind = job.options.strategy;
+  if (kind == StrategyKind::kAuto) {
+    kind =
+        job.has_ps ? StrategyKind::kParameterServer : StrategyKind::kMirrored;
+  }
+  if (kind == StrategyKind::kParameterServer && !job.has_ps) {
+    return absl::InvalidArgumentError(
+        "--strategy=parameter_server needs ps tasks in TF_CONFIG's cluster");
+  }
+  if (kind != StrategyKind::kParameterServer && job.num_pipelines > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--strategy=", StrategyKindName(kind), " trains within one process; ",
+        "this cluster has ", job.num_pipelines,
+        " training tasks: use parameter servers (or one worker)"));
+  }
+  LocalDevicesOptions device_options;
+  device_options.num_cpu_devices = job.options.num_cpu_replicas;
+  device_options.use_gpus = job.options.devices == "auto";
+  absl::StatusOr<LocalDevices> devices = CreateLocalDevices(device_options);
+  if (!devices.ok()) return devices.status();
+  job.devices = *std::move(devices);
+  job.log(absl::StrCat("devices: ", job.devices.description));
+  std::vector<Device*> pointers;
+  for (const auto& d : job.devices.devices) pointers.push_back(d.get());
+
+  StrategyOptions options;
+  options.cross_device_ops = job.options.cross_device_ops;
+  options.is_chief = job.role.is_chief;
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy;
+  switch (kind) {
+    case StrategyKind::kOneDevice:
+      strategy = OneDeviceStrategy::Create(pointers[0], options);
+      break;
+    case StrategyKind::kCentralStorage:
+      strategy = CentralStorageStrategy::Create(pointers, options);
+      break;
+    case StrategyKind::kParameterServer: {
+      PsClient::Options client_options;
+      client_options.log = job.log;
+      absl::StatusOr<std::unique_ptr<PsClient>> client =
+          PsClient::Create(config.cluster, client_options);
+      if (!client.ok()) return client.status();
+      job.client = *std::move(client);
+      strategy = ParameterServerStrategy::Create(
+          pointers, job.client.get(), options, Secs(job.options.wait_secs));
+      break;
+    }
+    default:
+      strategy = MirroredStrategy::Create(pointers, options);
+  }
+  if (!strategy.ok()) return strategy.status();
+  job.strategy = *std::move(strategy);
+  job.log(job.strategy->Describe());
+  return job.strategy->Initialize();
+}
+
+// Waits until the ps tasks hold `name`, saying what it waits for.
+absl::Status WaitForVariable(Job& job, absl::string_view name,
+                             absl::string_view what) {
+  const absl::Time deadline = absl::Now() + Secs(job.options.wait_secs);
+  absl::Time next_message = absl::Now();
+  while (true) {
+    absl::StatusOr<VariablePlacement> found = job.client->LookupVariable(name);
+    if (found.ok()) return absl::OkStatus();
+    if (found.status().code() != absl::StatusCode::kNotFound) {
+      return found.status();
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("gave up after ", job.options.wait_secs,
+                       "s waiting for ", what, " (--wait_secs)"));
+    }
+    if (absl::Now() >= next_message) {
+      job.log(absl::StrCat("waiting for ", what));
+      next_message = absl::Now() + absl::Seconds(5);
+    }
+    // Polling a remote condition: the ps tasks cannot notify us.
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+}
+
+absl::StatusOr<int64_t> PullCounter(Job& job, absl::string_view name) {
+  absl::StatusOr<VariablePlacement> placement =
+      job.client->LookupVariable(name);
+  if (!placement.ok()) return placement.status();
+  int64_t value = 0;
+  if (absl::Status s =
+          job.client->PullInt64(*placement, absl::MakeSpan(&value, 1));
+      !s.ok()) {
+    return s;
+  }
+  return value;
+}
+
+absl::Status CreateCounter(Job& job, const char* name) {
+  VariableSpec spec;
+  spec.name = name;
+  spec.dtype = DType::kInt64;
+  return job.client->CreateVariable(spec).status();
+}
+
+absl::Status SetUpVariables(Job& job) {
+  const bool chief = job.role.is_chief;
+  if (job.has_ps && !chief) {
+    if (absl::Status s = WaitForVariable(job, kChiefReady,
+                                         "the chief to create the variables");
+        !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<ModelVariables> variables =
+      ModelVariables::Create(*job.strategy, *job.model);
+  if (!variables.ok()) return variables.status();
+  job.variables = *std::move(variables);
+  if (!chief) return absl::OkStatus();
+  for (const std::string& line : job.variables->Describe(*job.model)) {
+    job.log(absl::StrCat("variable ", line));
+  }
+  if (!job.options.checkpoint_dir.empty()) {
+    if (!job.has_ps) {
+      job.log(
+          "--checkpoint_dir: checkpoints are written by parameter "
+          "servers; this job has none, so none are written");
+    } else {
+      absl::StatusOr<std::vector<std::string>> index =
+          ReadCheckpointIndex(job.options.checkpoint_dir);
+      if (!index.ok()) return index.status();
+      if (!index->empty()) {
+        absl::StatusOr<CheckpointRestored> restored =
+            job.client->Restore(job.options.checkpoint_dir);
+        if (!restored.ok()) return restored.status();
+        job.log(absl::StrCat("restored ", restored->checkpoint, " (step ",
+                             restored->step, ")"));
+      }
+    }
+  }
+  if (job.has_ps) {
+    if (absl::Status s = CreateCounter(job, kWorkersDone); !s.ok()) return s;
+    if (absl::Status s = CreateCounter(job, kChiefReady); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SaveCheckpoint(Job& job, int64_t step) {
+  absl::StatusOr<CheckpointSaved> saved = job.client->Save(
+      job.options.checkpoint_dir, step, job.options.keep_checkpoints);
+  if (!saved.ok()) return saved.status();
+  job.log(
+      absl::StrCat("saved ", saved->checkpoint, " (", saved->bytes, " bytes)"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<InputPipeline>> MakePipeline(
+    Job& job, std::vector<Example> examples, int64_t epochs, bool shuffle) {
+  InputContext context;
+  context.num_replicas_in_sync = job.strategy->num_replicas_in_sync();
+  absl::StatusOr<int64_t> per_replica =
+      context.GetPerReplicaBatchSize(job.options.global_batch_size);
+  if (!per_replica.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--global_batch_size: ", per_replica.status().message()));
+  }
+  InputPipeline::Options options;
+  options.per_replica_batch_size = *per_replica;
+  options.num_replicas = context.num_replicas_in_sync;
+  options.shuffle = shuffle;
+  options.seed = job.options.seed + job.pipeline_id;
+  options.num_epochs = epochs;
+  return InputPipeline::Create(std::move(examples), options);
+}
+
+absl::Status Train(Job& job, std::vector<Example> shard,
+                   FinalMetrics* metrics) {
+  const WorkerOptions& o = job.options;
+  absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+      MakePipeline(job, std::move(shard), o.epochs, o.shuffle);
+  if (!pipeline.ok()) return pipeline.status();
+  const bool checkpoints =
+      job.role.is_chief && job.has_ps && !o.checkpoint_dir.empty();
+  const absl::Time start = absl::Now();
+  ProgressMeter meter(o.train_steps, Secs(o.log_every_secs), start);
+  absl::StatusOr<int64_t> global_step =
+      job.variables->ReadGlobalStep(*job.strategy);
+  if (!global_step.ok()) return global_step.status();
+  job.log(absl::StrCat("training from global step ", *global_step, " on ",
+                       (*pipeline)->examples_per_epoch(), " examples"));
+  int64_t last_saved_step = *global_step;
+  absl::Time last_save = start;
+  while (o.train_steps == 0 || *global_step < o.train_steps) {
+    absl::StatusOr<InputStep> step = (*pipeline)->Next();
+    if (absl::IsOutOfRange(step.status())) break;
+    if (!step.ok()) return step.status();
+    absl::StatusOr<StepResult> result =
+        TrainStep(*job.strategy, *job.model, *job.variables, step->replicas);
+    if (!result.ok()) return result.status();
+    meter.AddStep(result->examples, result->loss_sum);
+    global_step = job.variables->ReadGlobalStep(*job.strategy);
+    if (!global_step.ok()) return global_step.status();
+    if (std::optional<std::string> line =
+            meter.Line(*global_step, absl::Now())) {
+      job.log(*line);
+    }
+    const bool by_steps =
+        o.checkpoint_every_steps > 0 &&
+        *global_step - last_saved_step >= o.checkpoint_every_steps;
+    const bool by_time =
+        o.checkpoint_every_secs > 0 &&
+        absl::Now() - last_save >= Secs(o.checkpoint_every_secs);
+    if (checkpoints && (by_steps || by_time)) {
+      if (absl::Status s = SaveCheckpoint(job, *global_step); !s.ok()) return s;
+      last_saved_step = *global_step;
+      last_save = absl::Now();
+    }
+  }
+  const absl::Time end = absl::Now();
+  metrics->global_step = *global_step;
+  metrics->train_loss = meter.recent_loss();
+  metrics->examples_per_sec = meter.ExamplesPerSecond(end);
+  metrics->wall_secs = absl::ToDoubleSeconds(end - start);
+  if (checkpoints && *global_step != last_saved_step) {
+    return SaveCheckpoint(job, *global_step);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Evaluate(Job& job, const InputFormatOptions& format,
+                      FinalMetrics* metrics) {
+  absl::StatusOr<std::vector<std::string>> files =
+      ExpandInputFiles(job.options.eval_data);
+  if (!files.ok()) {
+    return absl::Status(
+        files.status().code(),
+        absl::StrCat("--eval_data: ", files.status().message()));
+  }
+  std::vector<Example> examples;
+  for (const std::string& file : *files) {
+    absl::StatusOr<std::vector<Example>> read = ReadInputFile(file, format);
+    if (!read.ok()) return read.status();
+    examples.insert(examples.end(), read->begin(), read->end());
+  }
+  absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+      MakePipeline(job, std::move(examples), 1, /*shuffle=*/false);
+  if (!pipeline.ok()) return pipeline.status();
+  Metrics eval(job.model->output(), job.model->outputs_per_example());
+  while (true) {
+    absl::StatusOr<InputStep> step = (*pipeline)->Next();
+    if (absl::IsOutOfRange(step.status())) break;
+    if (!step.ok()) return step.status();
+    absl::StatusOr<StepResult> result =
+        EvaluateStep(*job.strategy, *job.model, *job.variables, step->replicas);
+    if (!result.ok()) return result.status();
+    std::vector<float> labels, predictions;
+    for (size_t r = 0; r < step->replicas.size(); ++r) {
+      const Batch& batch = step->replicas[r];
+      labels.insert(labels.end(), batch.labels.begin(), batch.labels.end());
+      predictions.insert(predictions.end(), result->predictions[r].begin(),
+                         result->predictions[r].end());
+    }
+    if (absl::Status s = eval.Add(labels, predictions, result->loss_sum);
+        !s.ok()) {
+      return s;
+    }
+  }
+  metrics->eval_loss = eval.mean_loss();
+  if (job.model->output() == ModelOutput::kRegression) {
+    metrics->eval_rmse = eval.rmse();
+  } else {
+    metrics->eval_accuracy = eval.accuracy();
+  }
+  if (job.model->output() == ModelOutput::kBinary) {
+    metrics->eval_auc = eval.auc();
+  }
+  job.log(
+      absl::StrCat("evaluated ", eval.count(), " examples: ", eval.ToString()));
+  return absl::OkStatus();
+}
+
+// The chief waits for the other workers, then stops the ps tasks; the
+// others report that they are done.
+absl::Status FinishCluster(Job& job) {
+  if (!job.has_ps) return absl::OkStatus();
+  absl::StatusOr<VariablePlacement> done =
+      job.client->LookupVariable(kWorkersDone);
+  if (!done.ok()) return done.status();
+  if (!job.role.is_chief) {
+    const int64_t one = 1;
+    return job.client->AddInt64(*done, absl::MakeConstSpan(&one, 1));
+  }
+  const int64_t others = job.num_pipelines - 1;
+  const absl::Time deadline = absl::Now() + Secs(job.options.wait_secs);
+  absl::Time next_message = absl::Now() + absl::Seconds(5);
+  while (true) {
+    absl::StatusOr<int64_t> finished = PullCounter(job, kWorkersDone);
+    if (!finished.ok()) return finished.status();
+    if (*finished >= others) break;
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "only ", *finished, " of ", others,
+          " other workers finished within --wait_secs; not stopping the ps "
+          "tasks"));
+    }
+    if (absl::Now() >= next_message) {
+      job.log(absl::StrCat("waiting for ", others - *finished,
+                           " worker(s) to finish"));
+      next_message = absl::Now() + absl::Seconds(5);
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  job.log("all workers finished; stopping the ps tasks");
+  return job.client->Shutdown("training finished");
+}
+
+}  // namespace
+
+absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
+                                            const TfConfig& tf_config,
+                                            const LogFn& log) {
+  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) return s;
+  Job job{options, log};
+  job.role = ResolveTaskRole(tf_config);
+  if (tf_config.task.has_value() && tf_config.task->type != kChiefJob &&
+      tf_config.task->type != kWorkerJob) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TF_CONFIG's task is ", tf_config.task->type, " ",
+        tf_config.task->index,
+        "; the worker binary runs chief and worker tasks (ps tasks run "
+        "ps_server)"));
+  }
+  if (tf_config.is_local()) job.role.is_chief = true;
+  job.has_ps = tf_config.cluster.NumTasks(kPsJob) > 0;
+  job.num_pipelines = std::max(1, tf_config.cluster.NumTasks(kChiefJob) +
+                                      tf_config.cluster.NumTasks(kWorkerJob));
+  job.pipeline_id = job.role.id_in_cluster.value_or(0);
+
+  // The data: every file, for the model's shape; this task's shard.
+  absl::StatusOr<std::vector<std::string>> files =
+      ExpandInputFiles(options.train_data);
+  if (!files.ok()) {
+    return absl::Status(
+        files.status().code(),
+        absl::StrCat("--train_data: ", files.status().message()));
+  }
+  absl::StatusOr<InputFormatOptions> format = FormatFor(options, *files);
+  if (!format.ok()) return format.status();
+  ModelConfig config;
+  config.name = options.model;
+  config.num_features = options.num_features;
+  config.num_classes = options.num_classes;
+  for (absl::string_view unit :
+       absl::StrSplit(options.hidden_units, ',', absl::SkipEmpty())) {
+    int value = 0;
+    (void)absl::SimpleAtoi(unit, &value);  // validated above
+    config.hidden_units.push_back(value);
+  }
+  config.embedding_dim = options.embedding_dim;
+  config.seed = options.seed;
+  if (absl::Status s = MakeOptimizerConfig(options, &config.optimizer);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<Example> all;
+  if (options.num_features == 0 ||
+      (options.model == "mlp" && options.num_classes == 0)) {
+    for (const std::string& file : *files) {
+      absl::StatusOr<std::vector<Example>> read = ReadInputFile(file, *format);
+      if (!read.ok()) return read.status();
+      all.insert(all.end(), read->begin(), read->end());
+    }
+    if (absl::Status s = InferShapes(all, options.model, &config); !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
+  if (!model.ok()) return model.status();
+  job.model = *std::move(model);
+
+  InputContext context;
+  context.num_input_pipelines = job.num_pipelines;
+  context.input_pipeline_id = job.pipeline_id;
+  absl::StatusOr<InputShard> shard = ShardInput(*files, context);
+  if (!shard.ok()) return shard.status();
+  std::vector<Example> examples;
+  if (job.num_pipelines == 1 && !all.empty()) {
+    examples = std::move(all);
+  } else {
+    absl::StatusOr<std::vector<Example>> read = ReadInputShard(*shard, *format);
+    if (!read.ok()) return read.status();
+    examples = *std::move(read);
+  }
+  log(absl::StrCat("model ", options.model, " with ", config.num_features,
+                   " features; input pipeline ", job.pipeline_id + 1, " of ",
+                   job.num_pipelines, ": ", examples.size(), " examples from ",
+                   shard->files.size(), " file(s)",
+                   shard->by_record ? " (sharded by record)" : ""));
+
+  if (absl::Status s = MakeStrategy(job, tf_config); !s.ok()) return s;
+  if (absl::Status s = SetUpVariables(job); !s.ok()) return s;
+  FinalMetrics metrics;
+  if (absl::Status s = Train(job, std::move(examples), &metrics); !s.ok()) {
+    return s;
+  }
+  if (job.role.is_chief && !options.eval_data.empty()) {
+    if (absl::Status s = Evaluate(job, *format, &metrics); !s.ok()) return s;
+  }
+  if (absl::Status s = FinishCluster(job); !s.ok()) return s;
+  if (absl::Status s = job.strategy->Finalize(); !s.ok()) return s;
+  return metrics;
+}
+
+}  // namespace distrt

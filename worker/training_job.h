@@ -1,0 +1,42 @@
+#ifndef DISTRT_WORKER_TRAINING_JOB_H_
+#define DISTRT_WORKER_TRAINING_JOB_H_
+
+// RunTrainingJob: what a chief or worker task does from start to finish.
+//
+//   1. Works out its place in the cluster (TF_CONFIG) and its input shard,
+//      reads its share of the training data, builds the model.
+//   2. Creates its local devices and the strategy: ParameterServerStrategy
+//      when the cluster has ps tasks, MirroredStrategy otherwise (or what
+//      --strategy says).
+//   3. The chief creates the variables, restores the latest checkpoint in
+//      --checkpoint_dir (so a restarted job resumes), then marks the
+//      variables ready; other workers wait for that mark, bounded.
+//   4. Trains: one TrainStep per input step until the global step reaches
+//      --train_steps or the data's --epochs are done, printing a progress
+//      line every few seconds; the chief checkpoints periodically.
+//   5. The chief checkpoints once more, evaluates --eval_data, writes
+//      --metrics_out, waits (bounded) for the other workers to finish and
+//      tells the ps tasks to exit.
+
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/cluster/tf_config.h"
+#include "worker/final_metrics.h"
+#include "worker/worker_options.h"
+
+namespace distrt {
+
+using LogFn = std::function<void(absl::string_view)>;
+
+// Errors name what failed: bad data (file:line), an unreachable ps task, a
+// chief that never marked the variables ready, ...
+absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
+                                            const TfConfig& tf_config,
+                                            const LogFn& log);
+
+}  // namespace distrt
+
+#endif  // DISTRT_WORKER_TRAINING_JOB_H_

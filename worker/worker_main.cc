@@ -1,0 +1,162 @@
+// worker: a chief or worker task of a training job (see
+// worker/training_job.h for what it does). Reads TF_CONFIG; without one it
+// trains alone, mirrored over its local devices.
+//
+// Exit status: 0 when training finished, 1 when it failed (the error on
+// stderr), 2 for bad flags or TF_CONFIG.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "rpc/grpc_logging.h"
+#include "runtime/cluster/task_role.h"
+#include "runtime/cluster/tf_config.h"
+#include "worker/training_job.h"
+#include "worker/worker_options.h"
+
+ABSL_FLAG(std::string, model, "logreg", "linear, logreg, mlp or wide_deep.");
+ABSL_FLAG(std::string, train_data, "",
+          "Training files: comma-separated files, globs or directories.");
+ABSL_FLAG(std::string, eval_data, "",
+          "Evaluation files, evaluated by the chief at the end.");
+ABSL_FLAG(std::string, data_format, "",
+          "libsvm or csv; by default .csv files are CSV, others LIBSVM.");
+ABSL_FLAG(int64_t, num_features, 0,
+          "Feature ids (sparse models) or dense features; 0: from the data.");
+ABSL_FLAG(int, num_classes, 0, "Classes of mlp; 0: from the labels.");
+ABSL_FLAG(std::string, hidden_units, "64,32",
+          "Hidden layer widths of mlp and wide_deep.");
+ABSL_FLAG(int64_t, embedding_dim, 8, "Embedding width of wide_deep.");
+ABSL_FLAG(int64_t, global_batch_size, 256,
+          "Examples per step of one worker, split over its replicas.");
+ABSL_FLAG(std::string, optimizer, "adagrad",
+          "sgd, momentum, adagrad, adam or ftrl (run on the ps tasks).");
+ABSL_FLAG(double, learning_rate, 0.1, "The optimizer's learning rate.");
+ABSL_FLAG(int64_t, train_steps, 0,
+          "Stop at this global step (all workers' steps together).");
+ABSL_FLAG(int64_t, epochs, 0,
+          "Or: stop after this many passes over this worker's data.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of initial values and shuffling.");
+ABSL_FLAG(bool, shuffle, true, "Shuffle the training data every epoch.");
+ABSL_FLAG(std::string, strategy, "auto",
+          "auto (parameter_server with ps tasks, else mirrored), one_device, "
+          "mirrored, central_storage or parameter_server.");
+ABSL_FLAG(int, num_cpu_replicas, 1,
+          "Replicas (logical CPU devices) when training on CPUs.");
+ABSL_FLAG(std::string, devices, "auto",
+          "auto: GPUs when usable, otherwise CPU replicas; cpu: CPUs only.");
+ABSL_FLAG(std::string, cross_device_ops, "auto",
+          "auto, cpu_all_reduce, reduction_to_one_device or "
+          "hierarchical_copy.");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Where the chief checkpoints and restores from at start.");
+ABSL_FLAG(int64_t, checkpoint_every_steps, 0,
+          "Checkpoint every N global steps (0: off).");
+ABSL_FLAG(double, checkpoint_every_secs, 0,
+          "Checkpoint every N seconds (0: off); a last one is always saved.");
+ABSL_FLAG(int, keep_checkpoints, 5, "Checkpoints kept (0: all).");
+ABSL_FLAG(std::string, log_dir, "", "Where the chief writes summaries.");
+ABSL_FLAG(std::string, metrics_out, "",
+          "The chief writes the final metrics here as JSON.");
+ABSL_FLAG(double, log_every_secs, 5, "Seconds between progress lines.");
+ABSL_FLAG(double, wait_secs, 300,
+          "How long to wait for ps tasks, the chief, or other workers.");
+
+namespace distrt {
+namespace {
+
+WorkerOptions OptionsFromFlags() {
+  WorkerOptions o;
+  o.model = absl::GetFlag(FLAGS_model);
+  o.train_data = absl::GetFlag(FLAGS_train_data);
+  o.eval_data = absl::GetFlag(FLAGS_eval_data);
+  o.data_format = absl::GetFlag(FLAGS_data_format);
+  o.num_features = absl::GetFlag(FLAGS_num_features);
+  o.num_classes = absl::GetFlag(FLAGS_num_classes);
+  o.hidden_units = absl::GetFlag(FLAGS_hidden_units);
+  o.embedding_dim = absl::GetFlag(FLAGS_embedding_dim);
+  o.global_batch_size = absl::GetFlag(FLAGS_global_batch_size);
+  o.optimizer = absl::GetFlag(FLAGS_optimizer);
+  o.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  o.train_steps = absl::GetFlag(FLAGS_train_steps);
+  o.epochs = absl::GetFlag(FLAGS_epochs);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.shuffle = absl::GetFlag(FLAGS_shuffle);
+  o.num_cpu_replicas = absl::GetFlag(FLAGS_num_cpu_replicas);
+  o.devices = absl::GetFlag(FLAGS_devices);
+  o.cross_device_ops = absl::GetFlag(FLAGS_cross_device_ops);
+  o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  o.checkpoint_every_steps = absl::GetFlag(FLAGS_checkpoint_every_steps);
+  o.checkpoint_every_secs = absl::GetFlag(FLAGS_checkpoint_every_secs);
+  o.keep_checkpoints = absl::GetFlag(FLAGS_keep_checkpoints);
+  o.log_dir = absl::GetFlag(FLAGS_log_dir);
+  o.metrics_out = absl::GetFlag(FLAGS_metrics_out);
+  o.log_every_secs = absl::GetFlag(FLAGS_log_every_secs);
+  o.wait_secs = absl::GetFlag(FLAGS_wait_secs);
+  return o;
+}
+
+void Log(absl::string_view line) {
+  std::fprintf(stdout, "%.*s\n", static_cast<int>(line.size()), line.data());
+  std::fflush(stdout);
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "worker --model=logreg --train_data=FILES (--train_steps=N | "
+      "--epochs=N) [flags]\n"
+      "Runs the chief or worker task named by TF_CONFIG; without TF_CONFIG "
+      "it trains alone on its local devices.");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  rpc::QuietGrpcLoggingUnlessRequested();
+  if (args.size() > 1) {
+    std::fprintf(stderr, "worker: unexpected argument \"%s\" (see --help)\n",
+                 args[1]);
+    return 2;
+  }
+  WorkerOptions options = OptionsFromFlags();
+  if (absl::Status s =
+          ParseStrategyKind(absl::GetFlag(FLAGS_strategy), &options.strategy);
+      !s.ok()) {
+    std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) {
+    std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
+  if (!config.ok()) {
+    std::fprintf(stderr, "worker: %s\n",
+                 std::string(config.status().message()).c_str());
+    return 2;
+  }
+  absl::StatusOr<FinalMetrics> metrics = RunTrainingJob(options, *config, Log);
+  if (!metrics.ok()) {
+    std::fprintf(stderr, "worker: %s\n", metrics.status().ToString().c_str());
+    return absl::IsInvalidArgument(metrics.status()) ? 2 : 1;
+  }
+  const bool chief = config->is_local() || ResolveTaskRole(*config).is_chief;
+  if (chief) {
+    for (const std::string& line : SummaryLines(*metrics)) Log(line);
+    if (!options.metrics_out.empty()) {
+      if (absl::Status s = WriteFinalMetrics(options.metrics_out, *metrics);
+          !s.ok()) {
+        std::fprintf(stderr, "worker: %s\n", s.ToString().c_str());
+        return 1;
+      }
+      Log(absl::StrCat("wrote ", options.metrics_out));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace distrt
+
+int main(int argc, char** argv) { return distrt::Main(argc, argv); }

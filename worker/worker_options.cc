@@ -1,0 +1,111 @@
+#include "worker/worker_options.h"
+
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace distrt {
+namespace {
+
+absl::Status Bad(absl::string_view flag, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", problem));
+}
+
+}  // namespace
+
+absl::string_view StrategyKindName(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kAuto:
+      return "auto";
+    case StrategyKind::kOneDevice:
+      return "one_device";
+    case StrategyKind::kMirrored:
+      return "mirrored";
+    case StrategyKind::kCentralStorage:
+      return "central_storage";
+    case StrategyKind::kParameterServer:
+      return "parameter_server";
+  }
+  return "?";
+}
+
+absl::Status ParseStrategyKind(absl::string_view name, StrategyKind* kind) {
+  for (StrategyKind k :
+       {StrategyKind::kAuto, StrategyKind::kOneDevice, StrategyKind::kMirrored,
+        StrategyKind::kCentralStorage, StrategyKind::kParameterServer}) {
+    if (name == StrategyKindName(k)) {
+      *kind = k;
+      return absl::OkStatus();
+    }
+  }
+  return Bad("strategy", absl::StrCat("unknown strategy \"", name,
+                                      "\"; known: auto, one_device, mirrored, "
+                                      "central_storage, parameter_server"));
+}
+
+absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
+  if (o.train_data.empty()) {
+    return Bad("train_data", "required: files, globs or directories");
+  }
+  if ((o.train_steps > 0) == (o.epochs > 0)) {
+    return Bad("train_steps",
+               "set exactly one of --train_steps and --epochs (positive)");
+  }
+  if (o.train_steps < 0) return Bad("train_steps", "must be positive");
+  if (o.epochs < 0) return Bad("epochs", "must be positive");
+  if (o.global_batch_size < 1) {
+    return Bad("global_batch_size", "must be at least 1");
+  }
+  if (!(o.learning_rate > 0)) return Bad("learning_rate", "must be positive");
+  if (o.num_cpu_replicas < 1 || o.num_cpu_replicas > 256) {
+    return Bad("num_cpu_replicas", "must be in 1..256");
+  }
+  if (o.devices != "auto" && o.devices != "cpu") {
+    return Bad("devices",
+               absl::StrCat("\"", o.devices, "\" is not auto or cpu"));
+  }
+  if (o.num_features < 0) return Bad("num_features", "must not be negative");
+  if (o.num_classes < 0) return Bad("num_classes", "must not be negative");
+  if (!o.data_format.empty() && o.data_format != "libsvm" &&
+      o.data_format != "csv") {
+    return Bad("data_format",
+               absl::StrCat("\"", o.data_format, "\" is not libsvm or csv"));
+  }
+  if (o.checkpoint_every_steps < 0) {
+    return Bad("checkpoint_every_steps", "must not be negative");
+  }
+  if (o.checkpoint_every_secs < 0) {
+    return Bad("checkpoint_every_secs", "must not be negative");
+  }
+  if (o.keep_checkpoints < 0) {
+    return Bad("keep_checkpoints", "must not be negative");
+  }
+  if (!(o.log_every_secs > 0)) return Bad("log_every_secs", "must be positive");
+  if (!(o.wait_secs > 0)) return Bad("wait_secs", "must be positive");
+  if (!o.hidden_units.empty()) {
+    for (absl::string_view unit : absl::StrSplit(o.hidden_units, ',')) {
+      int value = 0;
+      if (!absl::SimpleAtoi(unit, &value) || value < 1) {
+        return Bad("hidden_units",
+                   absl::StrCat("\"", unit,
+                                "\" is not a positive integer (e.g. 64,32)"));
+      }
+    }
+  }
+  OptimizerConfig optimizer;
+  return MakeOptimizerConfig(o, &optimizer);
+}
+
+absl::Status MakeOptimizerConfig(const WorkerOptions& options,
+                                 OptimizerConfig* config) {
+  absl::StatusOr<OptimizerKind> kind = ParseOptimizerName(options.optimizer);
+  if (!kind.ok()) return Bad("optimizer", kind.status().message());
+  *config = OptimizerConfig();
+  config->kind = *kind;
+  config->learning_rate = static_cast<float>(options.learning_rate);
+  return ValidateOptimizerConfig(*config);
+}
+
+}  // namespace distrt

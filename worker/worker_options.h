@@ -1,0 +1,87 @@
+#ifndef DISTRT_WORKER_WORKER_OPTIONS_H_
+#define DISTRT_WORKER_WORKER_OPTIONS_H_
+
+// WorkerOptions: everything the worker's flags say, as one value that the
+// training job reads, checked as a whole so that a bad combination is one
+// clear error before anything starts.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "runtime/optimizer/optimizer.h"
+
+namespace distrt {
+
+enum class StrategyKind {
+  kAuto,  // parameter servers when the cluster has ps tasks, else mirrored
+  kOneDevice,
+  kMirrored,
+  kCentralStorage,
+  kParameterServer,
+};
+
+// "auto", "one_device", "mirrored", "central_storage", "parameter_server".
+absl::string_view StrategyKindName(StrategyKind kind);
+absl::Status ParseStrategyKind(absl::string_view name, StrategyKind* kind);
+
+struct WorkerOptions {
+  std::string model = "logreg";
+  // Files, globs or directories, comma-separated.
+  std::string train_data;
+  std::string eval_data;
+  // "libsvm" or "csv"; empty: by the files' extension (.csv is CSV,
+  // anything else LIBSVM).
+  std::string data_format;
+  // Feature ids (sparse models) or dense features; 0: from the training
+  // data (every worker scans all of it, so it agrees).
+  int64_t num_features = 0;
+  int num_classes = 0;  // mlp; 0: from the training labels
+  std::string hidden_units = "64,32";
+  int64_t embedding_dim = 8;
+
+  // Examples per step of one worker, over its replicas.
+  int64_t global_batch_size = 256;
+  std::string optimizer = "adagrad";
+  double learning_rate = 0.1;
+  // Stop when the global step reaches train_steps (all workers' steps
+  // together under parameter servers), or after `epochs` passes over this
+  // worker's data; 0 means unset, and one of them must be set.
+  int64_t train_steps = 0;
+  int64_t epochs = 0;
+  uint64_t seed = 1;
+  bool shuffle = true;
+
+  StrategyKind strategy = StrategyKind::kAuto;
+  int num_cpu_replicas = 1;
+  // "auto": GPUs when usable, else num_cpu_replicas CPU devices; "cpu".
+  std::string devices = "auto";
+  std::string cross_device_ops = "auto";
+
+  std::string checkpoint_dir;
+  int64_t checkpoint_every_steps = 0;  // 0: off
+  double checkpoint_every_secs = 0;    // 0: off
+  int keep_checkpoints = 5;
+  std::string log_dir;
+  std::string metrics_out;
+  double log_every_secs = 5;
+  // How long to wait for ps tasks, the chief's variables, or the other
+  // workers to finish.
+  double wait_secs = 300;
+};
+
+// INVALID_ARGUMENT naming the flag for the first bad value: no training
+// data, neither or both of train_steps and epochs, non-positive batch size,
+// learning rate or replica count, an unknown optimizer or data format,
+// hidden units that are not positive integers, negative intervals.
+absl::Status ValidateWorkerOptions(const WorkerOptions& options);
+
+// The optimizer the flags name, with their learning rate and Keras'
+// defaults otherwise.
+absl::Status MakeOptimizerConfig(const WorkerOptions& options,
+                                 OptimizerConfig* config);
+
+}  // namespace distrt
+
+#endif  // DISTRT_WORKER_WORKER_OPTIONS_H_
