@@ -1,0 +1,204 @@
+// Training jobs of real processes on 127.0.0.1: two ps_server tasks, a chief
+// and a worker, over gRPC. Every process is stopped by the test, also when
+// it fails (Subprocess kills what is still running).
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/checkpoint/file_system.h"
+#include "runtime/checkpoint/test_dir.h"
+#include "tests/util/ps_processes.h"
+#include "tests/util/subprocess.h"
+
+namespace distrt::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kWorkerBinary[] = "worker/worker";
+constexpr int kFeatures = 100;
+
+// Separable binary LIBSVM data with 5% label noise; the true model's
+// accuracy is about 95%.
+void WriteData(const std::string& path, int rows, uint64_t seed) {
+  std::mt19937_64 weights_rng(12345);  // one ground truth for train and eval
+  std::vector<double> w(kFeatures);
+  for (double& x : w) x = static_cast<double>(weights_rng() % 2001) / 1000 - 1;
+  std::mt19937_64 rng(seed);
+  std::ofstream out(path);
+  for (int i = 0; i < rows; ++i) {
+    std::vector<int> ids;
+    double score = 0;
+    for (int id = 0; id < kFeatures; ++id) {
+      if (rng() % 10 == 0) {
+        ids.push_back(id);
+        score += w[id];
+      }
+    }
+    int label = score > 0 ? 1 : 0;
+    if (rng() % 20 == 0) label = 1 - label;
+    out << label;
+    for (int id : ids) out << " " << id + 1 << ":1";
+    out << "\n";
+  }
+}
+
+// The TF_CONFIG of a chief or worker task; only the ps addresses are real
+// (chief and worker tasks serve nothing).
+std::string WorkerTfConfig(const std::vector<PsProcess>& ps,
+                           const std::string& type) {
+  std::vector<std::string> addresses;
+  for (const PsProcess& p : ps) addresses.push_back("\"" + p.address() + "\"");
+  return absl::StrCat(
+      R"({"cluster":{"chief":["127.0.0.1:1"],"worker":["127.0.0.1:2"],)",
+      R"("ps":[)", absl::StrJoin(addresses, ","), R"(]},"task":{"type":")",
+      type, R"(","index":0}})");
+}
+
+std::unique_ptr<Subprocess> StartWorker(const std::vector<PsProcess>& ps,
+                                        const std::string& type,
+                                        std::vector<std::string> flags) {
+  SubprocessOptions options;
+  options.argv = {kWorkerBinary};
+  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  options.env["TF_CONFIG"] = WorkerTfConfig(ps, type);
+  absl::StatusOr<std::unique_ptr<Subprocess>> process =
+      Subprocess::Start(options);
+  EXPECT_TRUE(process.ok()) << process.status();
+  return process.ok() ? *std::move(process) : nullptr;
+}
+
+class WorkerTrainingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    train_ = dir_.path() + "/train.svm";
+    eval_ = dir_.path() + "/eval.svm";
+    WriteData(train_, 4000, 1);
+    WriteData(eval_, 1000, 2);
+  }
+  std::vector<std::string> Flags(int train_steps) {
+    return {"--model=logreg",
+            "--train_data=" + train_,
+            "--eval_data=" + eval_,
+            absl::StrCat("--train_steps=", train_steps),
+            "--global_batch_size=64",
+            "--num_cpu_replicas=2",
+            "--checkpoint_dir=" + dir_.path() + "/ckpt",
+            "--checkpoint_every_steps=50",
+            "--metrics_out=" + dir_.path() + "/metrics.json",
+            "--log_every_secs=1",
+            "--wait_secs=60"};
+  }
+  nlohmann::json Metrics() {
+    absl::StatusOr<std::string> text =
+        ReadFileToString(dir_.path() + "/metrics.json");
+    EXPECT_TRUE(text.ok()) << text.status();
+    return nlohmann::json::parse(text.ok() ? *text : "{}");
+  }
+
+  TestDir dir_;
+  std::string train_, eval_;
+};
+
+TEST_F(WorkerTrainingTest, ChiefAndWorkerTrainLogisticRegressionOnTwoPs) {
+  absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  std::unique_ptr<Subprocess> worker = StartWorker(*ps, "worker", Flags(300));
+  std::unique_ptr<Subprocess> chief = StartWorker(*ps, "chief", Flags(300));
+  ASSERT_TRUE(worker && chief);
+  absl::StatusOr<SubprocessResult> chief_result = chief->Wait(absl::Minutes(3));
+  absl::StatusOr<SubprocessResult> worker_result =
+      worker->Wait(absl::Minutes(1));
+  ASSERT_TRUE(chief_result.ok()) << chief_result.status();
+  ASSERT_TRUE(worker_result.ok()) << worker_result.status();
+  EXPECT_EQ(chief_result->exit_code, 0) << chief_result->stderr_text;
+  EXPECT_EQ(worker_result->exit_code, 0) << worker_result->stderr_text;
+  EXPECT_THAT(chief_result->stdout_text,
+              HasSubstr("ParameterServerStrategy: 2 replicas"));
+  EXPECT_THAT(chief_result->stdout_text, HasSubstr("stopping the ps tasks"));
+  EXPECT_THAT(worker_result->stdout_text, HasSubstr("input pipeline 2 of 2"));
+
+  nlohmann::json metrics = Metrics();
+  EXPECT_GE(metrics["global_step"].get<int64_t>(), 300);
+  EXPECT_GT(metrics["eval_accuracy"].get<double>(), 0.8);
+  EXPECT_GT(metrics["eval_auc"].get<double>(), 0.85);
+  EXPECT_TRUE(metrics["eval_rmse"].is_null());
+  // The chief told the ps tasks to exit, and they did, cleanly.
+  for (PsProcess& p : *ps) {
+    absl::StatusOr<SubprocessResult> exited =
+        p.process->Wait(absl::Seconds(30));
+    ASSERT_TRUE(exited.ok()) << exited.status();
+    EXPECT_EQ(exited->exit_code, 0);
+  }
+}
+
+TEST_F(WorkerTrainingTest, ARestartedChiefResumesFromItsCheckpoint) {
+  {
+    absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+    ASSERT_TRUE(ps.ok()) << ps.status();
+    // A job of a chief and the ps tasks only.
+    SubprocessOptions options;
+    options.argv = {kWorkerBinary};
+    for (const std::string& f : Flags(100)) options.argv.push_back(f);
+    std::vector<std::string> addresses;
+    for (const PsProcess& p : *ps)
+      addresses.push_back("\"" + p.address() + "\"");
+    options.env["TF_CONFIG"] =
+        absl::StrCat(R"({"cluster":{"chief":["127.0.0.1:1"],"ps":[)",
+                     absl::StrJoin(addresses, ","),
+                     R"(]},"task":{"type":"chief","index":0}})");
+    options.timeout = absl::Minutes(3);
+    absl::StatusOr<SubprocessResult> first = RunSubprocess(options);
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_EQ(first->exit_code, 0) << first->stderr_text;
+    EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 100);
+  }
+  // New, empty ps tasks; the chief restores step 100 and goes on to 200.
+  absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  SubprocessOptions options;
+  options.argv = {kWorkerBinary};
+  for (const std::string& f : Flags(200)) options.argv.push_back(f);
+  std::vector<std::string> addresses;
+  for (const PsProcess& p : *ps) addresses.push_back("\"" + p.address() + "\"");
+  options.env["TF_CONFIG"] =
+      absl::StrCat(R"({"cluster":{"chief":["127.0.0.1:1"],"ps":[)",
+                   absl::StrJoin(addresses, ","),
+                   R"(]},"task":{"type":"chief","index":0}})");
+  options.timeout = absl::Minutes(3);
+  absl::StatusOr<SubprocessResult> second = RunSubprocess(options);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->exit_code, 0) << second->stderr_text;
+  EXPECT_THAT(second->stdout_text, HasSubstr("(step 100)"));
+  EXPECT_THAT(second->stdout_text, HasSubstr("training from global step 100"));
+  EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 200);
+}
+
+TEST_F(WorkerTrainingTest, BadFlagsAndDataAreClearErrors) {
+  SubprocessOptions options;
+  options.argv = {kWorkerBinary, "--model=logreg", "--train_data=" + train_};
+  absl::StatusOr<SubprocessResult> no_steps = RunSubprocess(options);
+  ASSERT_TRUE(no_steps.ok());
+  EXPECT_EQ(no_steps->exit_code, 2);
+  EXPECT_THAT(no_steps->stderr_text, HasSubstr("--train_steps"));
+
+  const std::string bad = dir_.path() + "/bad.svm";
+  std::ofstream(bad) << "1 3:1\n0 2:x\n";
+  options.argv = {kWorkerBinary, "--model=logreg", "--train_data=" + bad,
+                  "--epochs=1"};
+  absl::StatusOr<SubprocessResult> bad_data = RunSubprocess(options);
+  ASSERT_TRUE(bad_data.ok());
+  EXPECT_NE(bad_data->exit_code, 0);
+  EXPECT_THAT(bad_data->stderr_text, HasSubstr("bad.svm:2"));
+}
+
+}  // namespace
+}  // namespace distrt::testing
