@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/checkpoint/file_system.h"
 #include "runtime/checkpoint/test_dir.h"
+#include "runtime/summary/event_file_reader.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/subprocess.h"
 
@@ -112,7 +113,9 @@ TEST_F(WorkerTrainingTest, ChiefAndWorkerTrainLogisticRegressionOnTwoPs) {
   absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
   ASSERT_TRUE(ps.ok()) << ps.status();
   std::unique_ptr<Subprocess> worker = StartWorker(*ps, "worker", Flags(300));
-  std::unique_ptr<Subprocess> chief = StartWorker(*ps, "chief", Flags(300));
+  std::vector<std::string> chief_flags = Flags(300);
+  chief_flags.push_back("--log_dir=" + dir_.path() + "/logs");
+  std::unique_ptr<Subprocess> chief = StartWorker(*ps, "chief", chief_flags);
   ASSERT_TRUE(worker && chief);
   absl::StatusOr<SubprocessResult> chief_result = chief->Wait(absl::Minutes(3));
   absl::StatusOr<SubprocessResult> worker_result =
@@ -131,6 +134,21 @@ TEST_F(WorkerTrainingTest, ChiefAndWorkerTrainLogisticRegressionOnTwoPs) {
   EXPECT_GT(metrics["eval_accuracy"].get<double>(), 0.8);
   EXPECT_GT(metrics["eval_auc"].get<double>(), 0.85);
   EXPECT_TRUE(metrics["eval_rmse"].is_null());
+  // TensorBoard summaries: the eval metrics at the final step.
+  absl::StatusOr<std::vector<std::string>> logs =
+      ListDirectory(dir_.path() + "/logs");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  ASSERT_EQ(logs->size(), 1u);
+  absl::StatusOr<std::vector<ScalarPoint>> scalars =
+      ReadScalars(dir_.path() + "/logs/" + (*logs)[0]);
+  ASSERT_TRUE(scalars.ok()) << scalars.status();
+  bool saw_accuracy = false;
+  for (const ScalarPoint& point : *scalars) {
+    if (point.tag != "eval/accuracy") continue;
+    saw_accuracy = true;
+    EXPECT_NEAR(point.value, metrics["eval_accuracy"].get<double>(), 1e-6);
+  }
+  EXPECT_TRUE(saw_accuracy);
   // The chief told the ps tasks to exit, and they did, cleanly.
   for (PsProcess& p : *ps) {
     absl::StatusOr<SubprocessResult> exited =

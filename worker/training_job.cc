@@ -1,8 +1,10 @@
 #include "worker/training_job.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -24,6 +26,7 @@
 #include "runtime/input/input_pipeline.h"
 #include "runtime/models/metrics.h"
 #include "runtime/models/model_config.h"
+#include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/train_step.h"
 #include "worker/progress_meter.h"
@@ -93,7 +96,16 @@ struct Job {
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<Model> model;
   std::optional<ModelVariables> variables;
+  // The chief's TensorBoard summaries; null without --log_dir.
+  std::unique_ptr<EventFileWriter> summaries;
 };
+
+absl::Status WriteSummaries(
+    Job& job, int64_t step,
+    const std::vector<std::pair<std::string, double>>& scalars) {
+  if (job.summaries == nullptr) return absl::OkStatus();
+  return job.summaries->WriteScalars(step, scalars);
+}
 
 absl::Status MakeStrategy(Job& job, const TfConfig& config) {
   StrategyKind kind = job.options.strategy;
@@ -297,6 +309,14 @@ absl::Status Train(Job& job, std::vector<Example> shard,
     if (std::optional<std::string> line =
             meter.Line(*global_step, absl::Now())) {
       job.log(*line);
+      if (absl::Status s = WriteSummaries(
+              job, *global_step,
+              {{"loss", meter.recent_loss()},
+               {"examples_per_sec", meter.ExamplesPerSecond(absl::Now())},
+               {"learning_rate", o.learning_rate}});
+          !s.ok()) {
+        return s;
+      }
     }
     const bool by_steps =
         o.checkpoint_every_steps > 0 &&
@@ -370,7 +390,16 @@ absl::Status Evaluate(Job& job, const InputFormatOptions& format,
   }
   job.log(
       absl::StrCat("evaluated ", eval.count(), " examples: ", eval.ToString()));
-  return absl::OkStatus();
+  std::vector<std::pair<std::string, double>> scalars = {
+      {"eval/loss", *metrics->eval_loss}};
+  if (metrics->eval_accuracy) {
+    scalars.push_back({"eval/accuracy", *metrics->eval_accuracy});
+  }
+  if (metrics->eval_auc && std::isfinite(*metrics->eval_auc)) {
+    scalars.push_back({"eval/auc", *metrics->eval_auc});
+  }
+  if (metrics->eval_rmse) scalars.push_back({"eval/rmse", *metrics->eval_rmse});
+  return WriteSummaries(job, metrics->global_step, scalars);
 }
 
 // The chief waits for the other workers, then stops the ps tasks; the
@@ -493,6 +522,13 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
 
   if (absl::Status s = MakeStrategy(job, tf_config); !s.ok()) return s;
   if (absl::Status s = SetUpVariables(job); !s.ok()) return s;
+  if (job.role.is_chief && !options.log_dir.empty()) {
+    absl::StatusOr<std::unique_ptr<EventFileWriter>> writer =
+        EventFileWriter::Create(options.log_dir, "chief");
+    if (!writer.ok()) return writer.status();
+    job.summaries = *std::move(writer);
+    log(absl::StrCat("summaries: ", job.summaries->path()));
+  }
   FinalMetrics metrics;
   if (absl::Status s = Train(job, std::move(examples), &metrics); !s.ok()) {
     return s;
