@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
-# The main job on one machine: a local cluster from a cluster spec.
+# The main job on one machine: a local cluster training a model.
 #
-# Until the worker lands this starts the cluster's parameter servers as real
-# ps_server processes on 127.0.0.1, shows what every task of the cluster
-# resolves from its TF_CONFIG, checks the ps tasks with `distctl stats`,
-# lists their variables, checkpoints them, and stops them with `distctl
-# shutdown`. Every process it starts is stopped when it exits, whatever
-# happens.
+# Generates a synthetic binary-classification dataset (LIBSVM, with a known
+# ground truth), starts the cluster's ps tasks as real ps_server processes
+# on 127.0.0.1, then its chief and workers as worker processes with TF_CONFIG
+# set for each, and trains logistic regression with ParameterServerStrategy.
+# Every output line is prefixed with its task ([chief:0]); the chief prints
+# progress, checkpoints, evaluates, writes metrics.json and stops the ps
+# tasks. Every process it starts is stopped when it exits, whatever happens.
 #
-#   deploy/run_local.sh [CLUSTER_SPEC_JSON]   (default: deploy/examples/local_cluster.json)
+#   deploy/run_local.sh [CLUSTER_SPEC_JSON] [-- WORKER_FLAGS...]
+#     default spec: deploy/examples/train_cluster.json (chief, worker, 2 ps)
 #
 # Ports in the spec are placeholders: each task gets a free port from the OS.
+# Evaluator tasks in the spec are not started (the evaluator comes later).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-spec_template=${1:-deploy/examples/local_cluster.json}
+spec_template=deploy/examples/train_cluster.json
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then spec_template=$1; shift; fi
+[ "${1:-}" = "--" ] && shift
+extra_flags=("$@")
 
 bash tools/setup.sh
-echo "== building ps_server and distctl"
-bazel build //ps_server //client:distctl 2>&1 | grep -E '^ERROR' || true
+echo "== building ps_server, worker, distctl and gen_data"
+bazel build //ps_server //worker //client:distctl //tools/gen_data 2>&1 | grep -E '^ERROR' || true
 ps_server=bazel-bin/ps_server/ps_server
+worker=bazel-bin/worker/worker
 distctl=bazel-bin/client/distctl
-[ -x "$ps_server" ] && [ -x "$distctl" ] || { echo "build failed" >&2; exit 1; }
+gen_data=bazel-bin/tools/gen_data/gen_data
+for b in "$ps_server" "$worker" "$distctl" "$gen_data"; do
+  [ -x "$b" ] || { echo "build failed: $b is missing" >&2; exit 1; }
+done
 
 workdir=$(mktemp -d -t distrt-local.XXXXXX)
 pids=()
@@ -90,19 +100,49 @@ for i in "${!pids[@]}"; do
   echo "  $(head -n 1 "$log")"
 done
 
-echo "== distctl stats"
-"$distctl" stats --cluster_spec="$workdir/cluster.json"
-
-echo "== distctl vars"
+echo "== distctl vars (before training: nothing yet)"
 "$distctl" vars --cluster_spec="$workdir/cluster.json"
 
-echo "== distctl save (a checkpoint of every ps task's shard)"
-"$distctl" save "$workdir/checkpoints" --cluster_spec="$workdir/cluster.json"
+echo "== generating data"
+"$gen_data" --task=binary --rows=100000 --features=2000 --features_per_row=20 \
+  --noise=0.05 --eval_fraction=0.2 --seed=7 --out_dir="$workdir/data" --prefix=ctr
 
-echo "== distctl shutdown"
-"$distctl" shutdown --cluster_spec="$workdir/cluster.json"
-for pid in "${pids[@]}"; do
-  wait "$pid" || { echo "a ps task exited with status $?" >&2; exit 1; }
+echo "== training logreg: chief and workers (progress every few seconds)"
+flags=(--model=logreg --train_data="$workdir/data/ctr.train.svm"
+       --eval_data="$workdir/data/ctr.eval.svm" --train_steps=3000
+       --global_batch_size=128 --optimizer=adagrad --learning_rate=0.1
+       --num_cpu_replicas=2 --checkpoint_dir="$workdir/checkpoints"
+       --checkpoint_every_secs=10 --metrics_out="$workdir/metrics.json"
+       --log_every_secs=3 "${extra_flags[@]}")
+chief_pid=
+worker_pids=()
+while read -r job index; do
+  case "$job" in chief|worker) ;; *) continue ;; esac
+  TF_CONFIG="{\"cluster\": $cluster, \"task\": {\"type\": \"$job\", \"index\": $index}}" \
+    "$worker" "${flags[@]}" > >(sed -u "s/^/[$job:$index] /") 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  if [ "$job" = chief ]; then chief_pid=$pid; else worker_pids+=("$pid"); fi
+done <<< "$tasks"
+[ -n "$chief_pid" ] || { echo "the cluster spec has no chief" >&2; exit 1; }
+
+status=0
+wait "$chief_pid" || { status=$?; echo "the chief failed (exit $status)" >&2; }
+for pid in "${worker_pids[@]}"; do
+  wait "$pid" || { s=$?; echo "a worker failed (exit $s)" >&2; status=$s; }
 done
+for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 pids=()
-echo "== all ps tasks exited cleanly"
+[ "$status" = 0 ] || exit "$status"
+
+echo "== checkpoints written by the ps tasks"
+cat "$workdir/checkpoints/checkpoints"
+echo "== final metrics ($workdir/metrics.json)"
+cat "$workdir/metrics.json"
+python3 - "$workdir/metrics.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+ok = m["eval_accuracy"] is not None and m["eval_accuracy"] >= 0.85
+print("== eval accuracy %.4f (target 0.85): %s" % (m["eval_accuracy"], "reached" if ok else "NOT reached"))
+sys.exit(0 if ok else 1)
+PY
