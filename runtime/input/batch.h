@@ -15,7 +15,7 @@
 namespace distrt {
 
 struct Batch {
-  int64_t size = 0;  // examples
+  int64_t size = 0;           // examples
   std::vector<float> labels;  // size
 
   // Dense features: size rows of num_dense floats (empty when the examples
