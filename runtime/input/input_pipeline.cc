@@ -8,18 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "runtime/util/splitmix64.h"
 
 namespace distrt {
 namespace {
-
-// SplitMix64's finaliser: spreads nearby inputs (seeds 0, 1, 2; epochs 0, 1,
-// 2) over unrelated 64-bit values.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, bound), bound >= 1. Not std::uniform_int_distribution:
 // its algorithm differs between standard libraries, and the order of an
@@ -220,7 +212,8 @@ void InputPipeline::ArrangeEpoch() {
   const size_t n = examples_.size();
   std::vector<int64_t> order(n);
   std::iota(order.begin(), order.end(), int64_t{0});
-  std::mt19937_64 rng(Mix(options_.seed ^ Mix(static_cast<uint64_t>(epoch_))));
+  std::mt19937_64 rng(
+      SplitMix64(options_.seed ^ SplitMix64(static_cast<uint64_t>(epoch_))));
   for (size_t i = n; i > 1; --i) {
     std::swap(order[i - 1], order[UniformBelow(rng, i)]);
   }

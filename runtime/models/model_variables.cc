@@ -3,21 +3,13 @@
 #include <cmath>
 #include <utility>
 
+#include "runtime/util/splitmix64.h"
+
 namespace distrt {
-namespace {
-
-// The SplitMix64 finalizer.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 uint64_t VariableSeed(uint64_t model_seed, int index) {
-  return Mix(Mix(model_seed) ^ static_cast<uint64_t>(index));
+  return SplitMix64(SplitMix64(model_seed) ^ static_cast<uint64_t>(index));
 }
 
 void SeedInitializers(uint64_t model_seed,

@@ -3,23 +3,15 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/splitmix64.h"
 
 namespace distrt {
 namespace {
 
-// SplitMix64: a good 64-bit mix of a counter, so that each (seed, index,
-// draw) gives an independent-looking value without sequential state.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Uniform in [0, 1) from 53 random bits.
 double Uniform01(uint64_t seed, int64_t index, uint64_t draw) {
-  const uint64_t bits =
-      Mix(Mix(seed) ^ Mix(static_cast<uint64_t>(index) * 4 + draw));
+  const uint64_t bits = SplitMix64(
+      SplitMix64(seed) ^ SplitMix64(static_cast<uint64_t>(index) * 4 + draw));
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 

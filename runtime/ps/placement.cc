@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/splitmix64.h"
 
 namespace distrt {
 namespace {
@@ -270,15 +271,10 @@ absl::Status ValidatePlacement(const VariablePlacement& placement) {
 
 int HashShardOf(int64_t id, int num_shards) {
   if (num_shards < 1) return -1;
-  // The splitmix64 finalizer (Steele, Lea & Flood 2014; constants from
-  // Stafford's "Mix13"): a bijection on 64 bits in which every input bit
-  // affects every output bit, so ids that differ in low bits only (the usual
+  // The splitmix64 finalizer: ids that differ in low bits only (the usual
   // case: consecutive ids) land in unrelated shards. Do not change: see the
   // header.
-  uint64_t z = static_cast<uint64_t>(id);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z = z ^ (z >> 31);
+  const uint64_t z = SplitMix64Finalize(static_cast<uint64_t>(id));
   return static_cast<int>(z % static_cast<uint64_t>(num_shards));
 }
 

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "runtime/util/splitmix64.h"
 
 namespace distrt {
 namespace {
@@ -61,17 +62,8 @@ constexpr int kPrintPrecision = 6;
 // The writers hand the kernel about this much at a time.
 constexpr size_t kWriteChunk = size_t{1} << 20;
 
-// SplitMix64's output function: a bijective mix of all 64 bits, used to
-// derive stream seeds and as a counter-based generator for the weights.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 uint64_t StreamSeed(uint64_t seed, Stream stream) {
-  return Mix(Mix(seed) ^ stream);
+  return SplitMix64(SplitMix64(seed) ^ stream);
 }
 
 // [0, 1) from the top 53 bits.
@@ -549,11 +541,12 @@ absl::StatusOr<SyntheticGroundTruth> SyntheticGroundTruth::Create(
 double SyntheticGroundTruth::DrawWeight(int output, int64_t id) const {
   // Counter-based: weight (output, id) needs no other weight, so huge
   // feature spaces need no table.
-  const uint64_t base = Mix(seed_ + static_cast<uint64_t>(output));
+  const uint64_t base = SplitMix64(seed_ + static_cast<uint64_t>(output));
   const uint64_t counter = static_cast<uint64_t>(id) * 2;
-  return weight_scale_ * BoxMuller(ToUnit(Mix(base ^ Mix(counter))),
-                                   ToUnit(Mix(base ^ Mix(counter + 1))),
-                                   /*spare=*/nullptr);
+  return weight_scale_ *
+         BoxMuller(ToUnit(SplitMix64(base ^ SplitMix64(counter))),
+                   ToUnit(SplitMix64(base ^ SplitMix64(counter + 1))),
+                   /*spare=*/nullptr);
 }
 
 double SyntheticGroundTruth::Weight(int output, int64_t id) const {
