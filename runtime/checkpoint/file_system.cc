@@ -14,30 +14,13 @@
 #include "absl/strings/str_cat.h"
 
 namespace distrt {
-namespace {
-
 // Largest read or write asked of the kernel at once: Linux transfers at most
 // about 2 GiB per call anyway.
 constexpr size_t kMaxTransfer = size_t{1} << 30;
 
-// The Status for the failed call that set errno: "<what> <path>: <strerror>".
 absl::Status ErrnoError(absl::string_view what, absl::string_view path,
-                        int error = errno) {
+                        int error) {
   return absl::ErrnoToStatus(error, absl::StrCat(what, " ", path));
-}
-
-std::string DirName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-// Closes `fd`; an error of close (e.g. a deferred write error on NFS) is
-// reported like any other.
-absl::Status Close(int fd, absl::string_view path) {
-  if (close(fd) != 0) return ErrnoError("cannot close", path);
-  return absl::OkStatus();
 }
 
 absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
@@ -50,6 +33,22 @@ absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
     }
     data.remove_prefix(n);
   }
+  return absl::OkStatus();
+}
+
+namespace {
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Closes `fd`; an error of close (e.g. a deferred write error on NFS) is
+// reported like any other.
+absl::Status Close(int fd, absl::string_view path) {
+  if (close(fd) != 0) return ErrnoError("cannot close", path);
   return absl::OkStatus();
 }
 

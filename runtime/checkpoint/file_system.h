@@ -13,6 +13,7 @@
 // Functions are thread-safe; concurrent writers of the same path each write
 // a whole file and the last rename wins.
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +29,15 @@ namespace distrt {
 // "a/b" from "a" and "b"; a path that is empty or ends with '/' gets no
 // second '/'.
 std::string JoinPath(absl::string_view dir, absl::string_view name);
+
+// The Status for the failed call that set errno (or `error`): "<what>
+// <path>: <strerror>", with the code errno maps to (NOT_FOUND, ...).
+absl::Status ErrnoError(absl::string_view what, absl::string_view path,
+                        int error = errno);
+
+// Writes all of `data` to the open file `fd`, retrying short and
+// interrupted writes; errors name `path`.
+absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path);
 
 // Writes the concatenation of `pieces` to `path`: to "<path>.tmp-<random>"
 // in the same directory first, then fsync, rename over `path`, fsync of the

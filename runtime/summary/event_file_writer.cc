@@ -18,28 +18,6 @@
 namespace distrt {
 namespace {
 
-// Largest write asked of the kernel at once.
-constexpr size_t kMaxTransfer = size_t{1} << 30;
-
-// "<what> <path>: <strerror>", with the code errno maps to.
-absl::Status ErrnoError(absl::string_view what, absl::string_view path,
-                        int error = errno) {
-  return absl::ErrnoToStatus(error, absl::StrCat(what, " ", path));
-}
-
-absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
-  while (!data.empty()) {
-    const ssize_t n =
-        write(fd, data.data(), std::min(data.size(), kMaxTransfer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("cannot write event file", path);
-    }
-    data.remove_prefix(n);
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::string> HostName() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) {
