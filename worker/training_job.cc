@@ -130,8 +130,7 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
   if (!devices.ok()) return devices.status();
   job.devices = *std::move(devices);
   job.log(absl::StrCat("devices: ", job.devices.description));
-  std::vector<Device*> pointers;
-  for (const auto& d : job.devices.devices) pointers.push_back(d.get());
+  const std::vector<Device*> pointers = job.devices.pointers();
 
   StrategyOptions options;
   options.cross_device_ops = job.options.cross_device_ops;

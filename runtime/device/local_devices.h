@@ -30,6 +30,13 @@ struct LocalDevices {
   // One line for the log, e.g. "no usable GPU (CUDA driver not found); 4
   // logical CPU devices".
   std::string description;
+
+  // The devices, unowned, in order: what strategies take.
+  std::vector<Device*> pointers() const {
+    std::vector<Device*> result;
+    for (const auto& device : devices) result.push_back(device.get());
+    return result;
+  }
 };
 
 // INVALID_ARGUMENT when num_cpu_devices is not in 1..256.

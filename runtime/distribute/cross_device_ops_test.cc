@@ -16,12 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<Device*> Pointers(const LocalDevices& local) {
-  std::vector<Device*> devices;
-  for (const auto& d : local.devices) devices.push_back(d.get());
-  return devices;
-}
-
 LocalDevices CpuDevices(int n) {
   LocalDevicesOptions options;
   options.num_cpu_devices = n;
@@ -62,7 +56,7 @@ std::vector<std::unique_ptr<CrossDeviceOps>> AllOps() {
 TEST(CrossDeviceOpsTest, AllReduceSumAndMeanOverOneToEightReplicas) {
   for (int n = 1; n <= 8; ++n) {
     LocalDevices local = CpuDevices(n);
-    ReplicaGroup group(Pointers(local), absl::Minutes(1));
+    ReplicaGroup group(local.pointers(), absl::Minutes(1));
     for (const auto& ops : AllOps()) {
       // Sizes below, at and not divisible by the replica count.
       for (int64_t size : {0, 1, 7, 8, 1000, 4099}) {
@@ -96,7 +90,7 @@ TEST(CrossDeviceOpsTest, AllReduceSumAndMeanOverOneToEightReplicas) {
 
 TEST(CrossDeviceOpsTest, MismatchedShapesFailEveryReplica) {
   LocalDevices local = CpuDevices(3);
-  ReplicaGroup group(Pointers(local), absl::Minutes(1));
+  ReplicaGroup group(local.pointers(), absl::Minutes(1));
   for (const auto& ops : AllOps()) {
     SCOPED_TRACE(ops->name());
     std::vector<Tensor> values;
@@ -122,7 +116,7 @@ TEST(CrossDeviceOpsTest, MismatchedShapesFailEveryReplica) {
 TEST(CrossDeviceOpsTest, CrossReplicaReduceBatchReduceAndBroadcast) {
   constexpr int kReplicas = 5;
   LocalDevices local = CpuDevices(kReplicas);
-  std::vector<Device*> devices = Pointers(local);
+  std::vector<Device*> devices = local.pointers();
   for (const auto& ops : AllOps()) {
     SCOPED_TRACE(ops->name());
     std::vector<Tensor> a, b;
@@ -167,7 +161,7 @@ TEST(CrossDeviceOpsTest, CrossReplicaReduceBatchReduceAndBroadcast) {
 
 TEST(CrossDeviceOpsTest, ChoosesByDevicesAndByName) {
   LocalDevices local = CpuDevices(2);
-  std::vector<Device*> devices = Pointers(local);
+  std::vector<Device*> devices = local.pointers();
   EXPECT_EQ(ChooseCrossDeviceOps(devices)->name(), "cpu_all_reduce");
   for (const char* name :
        {"reduction_to_one_device", "hierarchical_copy", "cpu_all_reduce"}) {

@@ -46,9 +46,8 @@ class ParameterServerStrategyTest : public ::testing::Test {
   std::unique_ptr<ParameterServerStrategy> Worker(
       std::unique_ptr<PsClient>* client) {
     *client = *PsClient::Create(addresses_, PsClient::Options());
-    std::vector<Device*> devices;
-    for (const auto& d : devices_.devices) devices.push_back(d.get());
-    auto strategy = *ParameterServerStrategy::Create(devices, client->get());
+    auto strategy =
+        *ParameterServerStrategy::Create(devices_.pointers(), client->get());
     EXPECT_TRUE(strategy->Initialize().ok());
     return strategy;
   }

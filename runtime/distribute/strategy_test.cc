@@ -26,9 +26,7 @@ class StrategyTest : public ::testing::Test {
     absl::StatusOr<LocalDevices> devices = CreateLocalDevices(options);
     EXPECT_TRUE(devices.ok()) << devices.status();
     local_.push_back(std::make_unique<LocalDevices>(*std::move(devices)));
-    std::vector<Device*> pointers;
-    for (const auto& d : local_.back()->devices) pointers.push_back(d.get());
-    return pointers;
+    return local_.back()->pointers();
   }
   std::unique_ptr<Strategy> MakeMirrored(int n) {
     return *MirroredStrategy::Create(Devices(n));

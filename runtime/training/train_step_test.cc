@@ -183,9 +183,7 @@ class StrategyEquivalenceTest : public ::testing::TestWithParam<std::string> {
     absl::StatusOr<LocalDevices> devices = CreateLocalDevices(options);
     EXPECT_TRUE(devices.ok()) << devices.status();
     local_.push_back(std::make_unique<LocalDevices>(*std::move(devices)));
-    std::vector<Device*> pointers;
-    for (const auto& d : local_.back()->devices) pointers.push_back(d.get());
-    return pointers;
+    return local_.back()->pointers();
   }
 
   std::vector<std::unique_ptr<LocalDevices>> local_;
@@ -280,9 +278,8 @@ TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {
   options.num_cpu_devices = 3;
   options.use_gpus = false;
   LocalDevices local = *CreateLocalDevices(options);
-  std::vector<Device*> devices;
-  for (const auto& d : local.devices) devices.push_back(d.get());
-  std::unique_ptr<Strategy> strategy = *MirroredStrategy::Create(devices);
+  std::unique_ptr<Strategy> strategy =
+      *MirroredStrategy::Create(local.pointers());
   std::unique_ptr<Model> model = *CreateModel(ConfigFor("logreg"));
   ModelVariables variables = *ModelVariables::Create(*strategy, *model);
   std::vector<Example> data = MakeData("logreg", 1);
