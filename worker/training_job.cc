@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -53,6 +54,14 @@ absl::StatusOr<InputFormatOptions> FormatFor(
   if (!parsed.ok()) return parsed.status();
   format.format = *parsed;
   return format;
+}
+
+// Every record of every file: what the chief evaluates, and what the model's
+// shape is inferred from.
+InputShard WholeInput(std::vector<std::string> files) {
+  InputShard all;
+  all.files = std::move(files);
+  return all;
 }
 
 bool IsSparseModel(absl::string_view model) {
@@ -163,42 +172,44 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
   return job.strategy->Initialize();
 }
 
-// Waits until the ps tasks hold `name`, saying what it waits for.
-absl::Status WaitForVariable(Job& job, absl::string_view name,
-                             absl::string_view what) {
+// Polls the ps tasks (which cannot notify a worker) every 200 ms until
+// `done` says so, logging "waiting for <waiting_for()>" every 5 s, for at
+// most --wait_secs; then DEADLINE_EXCEEDED saying what it waited for.
+absl::Status PollUntil(Job& job,
+                       const std::function<absl::StatusOr<bool>()>& done,
+                       const std::function<std::string()>& waiting_for) {
   const absl::Time deadline = absl::Now() + Secs(job.options.wait_secs);
   absl::Time next_message = absl::Now();
   while (true) {
-    absl::StatusOr<VariablePlacement> found = job.client->LookupVariable(name);
-    if (found.ok()) return absl::OkStatus();
-    if (found.status().code() != absl::StatusCode::kNotFound) {
-      return found.status();
-    }
+    absl::StatusOr<bool> finished = done();
+    if (!finished.ok()) return finished.status();
+    if (*finished) return absl::OkStatus();
     if (absl::Now() > deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("gave up after ", job.options.wait_secs,
-                       "s waiting for ", what, " (--wait_secs)"));
+                       "s waiting for ", waiting_for(), " (--wait_secs)"));
     }
     if (absl::Now() >= next_message) {
-      job.log(absl::StrCat("waiting for ", what));
+      job.log(absl::StrCat("waiting for ", waiting_for()));
       next_message = absl::Now() + absl::Seconds(5);
     }
-    // Polling a remote condition: the ps tasks cannot notify us.
     absl::SleepFor(absl::Milliseconds(200));
   }
 }
 
-absl::StatusOr<int64_t> PullCounter(Job& job, absl::string_view name) {
-  absl::StatusOr<VariablePlacement> placement =
-      job.client->LookupVariable(name);
-  if (!placement.ok()) return placement.status();
-  int64_t value = 0;
-  if (absl::Status s =
-          job.client->PullInt64(*placement, absl::MakeSpan(&value, 1));
-      !s.ok()) {
-    return s;
-  }
-  return value;
+// Waits until the ps tasks hold variable `name`.
+absl::Status WaitForVariable(Job& job, absl::string_view name,
+                             absl::string_view what) {
+  return PollUntil(
+      job,
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<VariablePlacement> found =
+            job.client->LookupVariable(name);
+        if (found.ok()) return true;
+        if (absl::IsNotFound(found.status())) return false;
+        return found.status();
+      },
+      [&] { return std::string(what); });
 }
 
 absl::Status CreateCounter(Job& job, const char* name) {
@@ -349,14 +360,11 @@ absl::Status Evaluate(Job& job, const InputFormatOptions& format,
         files.status().code(),
         absl::StrCat("--eval_data: ", files.status().message()));
   }
-  std::vector<Example> examples;
-  for (const std::string& file : *files) {
-    absl::StatusOr<std::vector<Example>> read = ReadInputFile(file, format);
-    if (!read.ok()) return read.status();
-    examples.insert(examples.end(), read->begin(), read->end());
-  }
+  absl::StatusOr<std::vector<Example>> examples =
+      ReadInputShard(WholeInput(*files), format);
+  if (!examples.ok()) return examples.status();
   absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
-      MakePipeline(job, std::move(examples), 1, /*shuffle=*/false);
+      MakePipeline(job, *std::move(examples), 1, /*shuffle=*/false);
   if (!pipeline.ok()) return pipeline.status();
   Metrics eval(job.model->output(), job.model->outputs_per_example());
   while (true) {
@@ -413,24 +421,22 @@ absl::Status FinishCluster(Job& job) {
     return job.client->AddInt64(*done, absl::MakeConstSpan(&one, 1));
   }
   const int64_t others = job.num_pipelines - 1;
-  const absl::Time deadline = absl::Now() + Secs(job.options.wait_secs);
-  absl::Time next_message = absl::Now() + absl::Seconds(5);
-  while (true) {
-    absl::StatusOr<int64_t> finished = PullCounter(job, kWorkersDone);
-    if (!finished.ok()) return finished.status();
-    if (*finished >= others) break;
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "only ", *finished, " of ", others,
-          " other workers finished within --wait_secs; not stopping the ps "
-          "tasks"));
-    }
-    if (absl::Now() >= next_message) {
-      job.log(absl::StrCat("waiting for ", others - *finished,
-                           " worker(s) to finish"));
-      next_message = absl::Now() + absl::Seconds(5);
-    }
-    absl::SleepFor(absl::Milliseconds(200));
+  int64_t finished = 0;
+  absl::Status all_done = PollUntil(
+      job,
+      [&]() -> absl::StatusOr<bool> {
+        if (absl::Status s =
+                job.client->PullInt64(*done, absl::MakeSpan(&finished, 1));
+            !s.ok()) {
+          return s;
+        }
+        return finished >= others;
+      },
+      [&] { return absl::StrCat(others - finished, " worker(s) to finish"); });
+  if (!all_done.ok()) {
+    return absl::Status(
+        all_done.code(),
+        absl::StrCat(all_done.message(), "; not stopping the ps tasks"));
   }
   job.log("all workers finished; stopping the ps tasks");
   return job.client->Shutdown("training finished");
@@ -487,11 +493,10 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
   std::vector<Example> all;
   if (options.num_features == 0 ||
       (options.model == "mlp" && options.num_classes == 0)) {
-    for (const std::string& file : *files) {
-      absl::StatusOr<std::vector<Example>> read = ReadInputFile(file, *format);
-      if (!read.ok()) return read.status();
-      all.insert(all.end(), read->begin(), read->end());
-    }
+    absl::StatusOr<std::vector<Example>> read =
+        ReadInputShard(WholeInput(*files), *format);
+    if (!read.ok()) return read.status();
+    all = *std::move(read);
     if (absl::Status s = InferShapes(all, options.model, &config); !s.ok()) {
       return s;
     }
