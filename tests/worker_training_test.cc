@@ -52,27 +52,32 @@ void WriteData(const std::string& path, int rows, uint64_t seed) {
   }
 }
 
-// The TF_CONFIG of a chief or worker task; only the ps addresses are real
-// (chief and worker tasks serve nothing).
-std::string WorkerTfConfig(const std::vector<PsProcess>& ps,
-                           const std::string& type) {
+// How to run task 0 of `type` (chief or worker) with `flags`. Its TF_CONFIG
+// has a chief, a worker when `with_worker`, and the ps tasks `ps`; only the
+// ps addresses are real (chief and worker tasks serve nothing).
+SubprocessOptions WorkerProcess(const std::vector<PsProcess>& ps,
+                                const std::string& type,
+                                const std::vector<std::string>& flags,
+                                bool with_worker = true) {
   std::vector<std::string> addresses;
   for (const PsProcess& p : ps) addresses.push_back("\"" + p.address() + "\"");
-  return absl::StrCat(
-      R"({"cluster":{"chief":["127.0.0.1:1"],"worker":["127.0.0.1:2"],)",
-      R"("ps":[)", absl::StrJoin(addresses, ","), R"(]},"task":{"type":")",
-      type, R"(","index":0}})");
+  SubprocessOptions options;
+  options.argv = {kWorkerBinary};
+  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  options.env["TF_CONFIG"] =
+      absl::StrCat(R"({"cluster":{"chief":["127.0.0.1:1"],)",
+                   with_worker ? R"("worker":["127.0.0.1:2"],)" : "",
+                   R"("ps":[)", absl::StrJoin(addresses, ","),
+                   R"(]},"task":{"type":")", type, R"(","index":0}})");
+  options.timeout = absl::Minutes(3);
+  return options;
 }
 
 std::unique_ptr<Subprocess> StartWorker(const std::vector<PsProcess>& ps,
                                         const std::string& type,
-                                        std::vector<std::string> flags) {
-  SubprocessOptions options;
-  options.argv = {kWorkerBinary};
-  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
-  options.env["TF_CONFIG"] = WorkerTfConfig(ps, type);
+                                        const std::vector<std::string>& flags) {
   absl::StatusOr<std::unique_ptr<Subprocess>> process =
-      Subprocess::Start(options);
+      Subprocess::Start(WorkerProcess(ps, type, flags));
   EXPECT_TRUE(process.ok()) << process.status();
   return process.ok() ? *std::move(process) : nullptr;
 }
@@ -163,18 +168,8 @@ TEST_F(WorkerTrainingTest, ARestartedChiefResumesFromItsCheckpoint) {
     absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
     ASSERT_TRUE(ps.ok()) << ps.status();
     // A job of a chief and the ps tasks only.
-    SubprocessOptions options;
-    options.argv = {kWorkerBinary};
-    for (const std::string& f : Flags(100)) options.argv.push_back(f);
-    std::vector<std::string> addresses;
-    for (const PsProcess& p : *ps)
-      addresses.push_back("\"" + p.address() + "\"");
-    options.env["TF_CONFIG"] =
-        absl::StrCat(R"({"cluster":{"chief":["127.0.0.1:1"],"ps":[)",
-                     absl::StrJoin(addresses, ","),
-                     R"(]},"task":{"type":"chief","index":0}})");
-    options.timeout = absl::Minutes(3);
-    absl::StatusOr<SubprocessResult> first = RunSubprocess(options);
+    absl::StatusOr<SubprocessResult> first = RunSubprocess(
+        WorkerProcess(*ps, "chief", Flags(100), /*with_worker=*/false));
     ASSERT_TRUE(first.ok()) << first.status();
     ASSERT_EQ(first->exit_code, 0) << first->stderr_text;
     EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 100);
@@ -182,17 +177,8 @@ TEST_F(WorkerTrainingTest, ARestartedChiefResumesFromItsCheckpoint) {
   // New, empty ps tasks; the chief restores step 100 and goes on to 200.
   absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
   ASSERT_TRUE(ps.ok()) << ps.status();
-  SubprocessOptions options;
-  options.argv = {kWorkerBinary};
-  for (const std::string& f : Flags(200)) options.argv.push_back(f);
-  std::vector<std::string> addresses;
-  for (const PsProcess& p : *ps) addresses.push_back("\"" + p.address() + "\"");
-  options.env["TF_CONFIG"] =
-      absl::StrCat(R"({"cluster":{"chief":["127.0.0.1:1"],"ps":[)",
-                   absl::StrJoin(addresses, ","),
-                   R"(]},"task":{"type":"chief","index":0}})");
-  options.timeout = absl::Minutes(3);
-  absl::StatusOr<SubprocessResult> second = RunSubprocess(options);
+  absl::StatusOr<SubprocessResult> second = RunSubprocess(
+      WorkerProcess(*ps, "chief", Flags(200), /*with_worker=*/false));
   ASSERT_TRUE(second.ok()) << second.status();
   ASSERT_EQ(second->exit_code, 0) << second->stderr_text;
   EXPECT_THAT(second->stdout_text, HasSubstr("(step 100)"));
