@@ -2,6 +2,8 @@
 // and a worker, over gRPC. Every process is stopped by the test, also when
 // it fails (Subprocess kills what is still running).
 
+#include <signal.h>
+
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -52,23 +54,28 @@ void WriteData(const std::string& path, int rows, uint64_t seed) {
   }
 }
 
-// How to run task 0 of `type` (chief or worker) with `flags`. Its TF_CONFIG
+// How to run task 0 of `type` (chief, worker or evaluator) with `flags`,
+// with the TF_CONFIG that Kubeflow's TFJob operator writes, byte for byte
+// in its shape: Go marshals the cluster map with sorted keys, the task, and
+// "environment": "cloud"; the evaluator is not in the cluster. The cluster
 // has a chief, a worker when `with_worker`, and the ps tasks `ps`; only the
 // ps addresses are real (chief and worker tasks serve nothing).
 SubprocessOptions WorkerProcess(const std::vector<PsProcess>& ps,
                                 const std::string& type,
                                 const std::vector<std::string>& flags,
                                 bool with_worker = true) {
-  std::vector<std::string> addresses;
-  for (const PsProcess& p : ps) addresses.push_back("\"" + p.address() + "\"");
+  nlohmann::ordered_json cluster;
+  cluster["chief"] = {"127.0.0.1:1"};
+  cluster["ps"] = AddressesOf(ps);
+  if (with_worker) cluster["worker"] = {"127.0.0.1:2"};
+  nlohmann::ordered_json tf_config;
+  tf_config["cluster"] = cluster;
+  tf_config["task"] = {{"type", type}, {"index", 0}};
+  tf_config["environment"] = "cloud";
   SubprocessOptions options;
   options.argv = {kWorkerBinary};
   options.argv.insert(options.argv.end(), flags.begin(), flags.end());
-  options.env["TF_CONFIG"] =
-      absl::StrCat(R"({"cluster":{"chief":["127.0.0.1:1"],)",
-                   with_worker ? R"("worker":["127.0.0.1:2"],)" : "",
-                   R"("ps":[)", absl::StrJoin(addresses, ","),
-                   R"(]},"task":{"type":")", type, R"(","index":0}})");
+  options.env["TF_CONFIG"] = tf_config.dump();
   options.timeout = absl::Minutes(3);
   return options;
 }
@@ -103,9 +110,9 @@ class WorkerTrainingTest : public ::testing::Test {
             "--log_every_secs=1",
             "--wait_secs=60"};
   }
-  nlohmann::json Metrics() {
+  nlohmann::json Metrics(const std::string& name = "metrics.json") {
     absl::StatusOr<std::string> text =
-        ReadFileToString(dir_.path() + "/metrics.json");
+        ReadFileToString(dir_.path() + "/" + name);
     EXPECT_TRUE(text.ok()) << text.status();
     return nlohmann::json::parse(text.ok() ? *text : "{}");
   }
@@ -184,6 +191,106 @@ TEST_F(WorkerTrainingTest, ARestartedChiefResumesFromItsCheckpoint) {
   EXPECT_THAT(second->stdout_text, HasSubstr("(step 100)"));
   EXPECT_THAT(second->stdout_text, HasSubstr("training from global step 100"));
   EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 200);
+}
+
+TEST_F(WorkerTrainingTest, TheEvaluatorEvaluatesCheckpointsUntilTheFinalOne) {
+  absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  std::vector<std::string> flags = Flags(300);
+  flags.push_back("--log_dir=" + dir_.path() + "/logs");
+  // Started first: it waits for the first checkpoint.
+  std::unique_ptr<Subprocess> evaluator = StartWorker(*ps, "evaluator", flags);
+  std::unique_ptr<Subprocess> worker = StartWorker(*ps, "worker", flags);
+  std::unique_ptr<Subprocess> chief = StartWorker(*ps, "chief", flags);
+  ASSERT_TRUE(evaluator && worker && chief);
+  absl::StatusOr<SubprocessResult> chief_result = chief->Wait(absl::Minutes(3));
+  ASSERT_TRUE(chief_result.ok()) << chief_result.status();
+  ASSERT_EQ(chief_result->exit_code, 0) << chief_result->stderr_text;
+  absl::StatusOr<SubprocessResult> result = evaluator->Wait(absl::Minutes(1));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->stderr_text;
+  EXPECT_THAT(result->stdout_text, HasSubstr("evaluated the final checkpoint"));
+
+  // The chief evaluates the state its final checkpoint holds, so the
+  // evaluator's metrics of that checkpoint are the same.
+  const nlohmann::json chief_metrics = Metrics();
+  const nlohmann::json metrics = Metrics("metrics.evaluator.json");
+  EXPECT_EQ(metrics["global_step"], chief_metrics["global_step"]);
+  EXPECT_NEAR(metrics["eval_accuracy"].get<double>(),
+              chief_metrics["eval_accuracy"].get<double>(), 1e-9);
+  EXPECT_NEAR(metrics["eval_auc"].get<double>(),
+              chief_metrics["eval_auc"].get<double>(), 1e-9);
+  EXPECT_TRUE(metrics["train_loss"].is_null());
+  EXPECT_GT(metrics["eval_accuracy"].get<double>(), 0.8);
+  // Its summaries, in logs/eval, end at the final step.
+  absl::StatusOr<std::vector<std::string>> files =
+      ListDirectory(dir_.path() + "/logs/eval");
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 1u);
+  absl::StatusOr<std::vector<ScalarPoint>> scalars =
+      ReadScalars(dir_.path() + "/logs/eval/" + (*files)[0]);
+  ASSERT_TRUE(scalars.ok()) << scalars.status();
+  int64_t last_step = -1;
+  for (const ScalarPoint& point : *scalars) {
+    if (point.tag == "eval/accuracy") last_step = point.step;
+  }
+  EXPECT_EQ(last_step, metrics["global_step"].get<int64_t>());
+}
+
+TEST_F(WorkerTrainingTest, AKilledChiefRestartsFromItsCheckpoint) {
+  absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  std::unique_ptr<Subprocess> chief = nullptr;
+  {
+    absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(
+        WorkerProcess(*ps, "chief", Flags(1000000), /*with_worker=*/false));
+    ASSERT_TRUE(started.ok()) << started.status();
+    chief = *std::move(started);
+  }
+  // Reads the chief's lines until it has saved a checkpoint of step >= 100.
+  int64_t saved_step = -1;
+  for (int line_count = 0; line_count < 10000 && saved_step < 100;
+       ++line_count) {
+    absl::StatusOr<std::string> line = chief->ReadStdoutLine(absl::Minutes(1));
+    ASSERT_TRUE(line.ok()) << line.status();
+    const size_t at = line->find("saved ");
+    const size_t ckpt = line->find("ckpt-");
+    if (at != std::string::npos && ckpt != std::string::npos) {
+      saved_step = std::stoll(line->substr(ckpt + 5, 12));
+    }
+  }
+  ASSERT_GE(saved_step, 100);
+
+  // Meanwhile the variables are spread over both ps tasks.
+  const std::string cluster_file = dir_.path() + "/cluster.json";
+  std::ofstream(cluster_file)
+      << nlohmann::json({{"cluster", {{"ps", AddressesOf(*ps)}}}});
+  absl::StatusOr<SubprocessResult> vars = RunSubprocess(
+      {{"client/distctl", "vars", "--cluster_spec=" + cluster_file}});
+  ASSERT_TRUE(vars.ok()) << vars.status();
+  EXPECT_EQ(vars->exit_code, 0) << vars->stderr_text;
+  EXPECT_THAT(vars->stdout_text, HasSubstr("global_step"));
+  EXPECT_THAT(vars->stdout_text, HasSubstr("logreg/"));
+  EXPECT_THAT(vars->stdout_text, HasSubstr("ps 0"));
+  EXPECT_THAT(vars->stdout_text, HasSubstr("ps 1"));
+
+  chief->Signal(SIGKILL);
+  ASSERT_TRUE(chief->Wait(absl::Seconds(30)).ok());
+  // The same ps tasks (still holding later values); the new chief rolls
+  // back to its latest checkpoint, at or after the one seen, and goes on.
+  absl::StatusOr<SubprocessResult> restarted =
+      RunSubprocess(WorkerProcess(*ps, "chief", Flags(saved_step + 1000),
+                                  /*with_worker=*/false));
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  ASSERT_EQ(restarted->exit_code, 0) << restarted->stderr_text;
+  const size_t from = restarted->stdout_text.find("training from global step ");
+  ASSERT_NE(from, std::string::npos) << restarted->stdout_text;
+  const int64_t resumed_at = std::stoll(restarted->stdout_text.substr(
+      from + std::string("training from global step ").size()));
+  EXPECT_GE(resumed_at, saved_step);
+  EXPECT_THAT(restarted->stdout_text,
+              HasSubstr(absl::StrCat("(step ", resumed_at, ")")));
+  EXPECT_GE(Metrics()["global_step"].get<int64_t>(), saved_step + 1000);
 }
 
 TEST_F(WorkerTrainingTest, BadFlagsAndDataAreClearErrors) {

@@ -1,17 +1,13 @@
 #include "worker/training_job.h"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
@@ -25,11 +21,11 @@
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
-#include "runtime/models/metrics.h"
-#include "runtime/models/model_config.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/train_step.h"
+#include "worker/evaluation.h"
+#include "worker/job_model.h"
 #include "worker/progress_meter.h"
 
 namespace distrt {
@@ -42,56 +38,6 @@ constexpr char kChiefReady[] = "distrt/chief_ready";
 constexpr char kWorkersDone[] = "distrt/workers_done";
 
 absl::Duration Secs(double seconds) { return absl::Seconds(seconds); }
-
-absl::StatusOr<InputFormatOptions> FormatFor(
-    const WorkerOptions& options, const std::vector<std::string>& files) {
-  InputFormatOptions format;
-  std::string name = options.data_format;
-  if (name.empty()) {
-    name = absl::EndsWith(files.front(), ".csv") ? "csv" : "libsvm";
-  }
-  absl::StatusOr<InputFormat> parsed = ParseInputFormat(name);
-  if (!parsed.ok()) return parsed.status();
-  format.format = *parsed;
-  return format;
-}
-
-// Every record of every file: what the chief evaluates, and what the model's
-// shape is inferred from.
-InputShard WholeInput(std::vector<std::string> files) {
-  InputShard all;
-  all.files = std::move(files);
-  return all;
-}
-
-bool IsSparseModel(absl::string_view model) {
-  return model == "logreg" || model == "wide_deep";
-}
-
-// Feature and class counts from all of the training data, so every worker
-// derives the same model whatever its shard.
-absl::Status InferShapes(const std::vector<Example>& all,
-                         const std::string& model, ModelConfig* config) {
-  int64_t features = 0;
-  float max_label = 0;
-  for (const Example& e : all) {
-    if (IsSparseModel(model)) {
-      if (!e.ids.empty()) features = std::max(features, e.ids.back() + 1);
-    } else {
-      features = std::max<int64_t>(features, e.dense.size());
-    }
-    max_label = std::max(max_label, e.label);
-  }
-  if (config->num_features == 0) config->num_features = features;
-  if (model == "mlp" && config->num_classes == 0) {
-    config->num_classes = std::max(2, static_cast<int>(max_label) + 1);
-  }
-  if (config->num_features == 0) {
-    return absl::InvalidArgumentError(
-        "--train_data holds no features; check the files and --data_format");
-  }
-  return absl::OkStatus();
-}
 
 struct Job {
   const WorkerOptions& options;
@@ -132,10 +78,7 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
         "this cluster has ", job.num_pipelines,
         " training tasks: use parameter servers (or one worker)"));
   }
-  LocalDevicesOptions device_options;
-  device_options.num_cpu_devices = job.options.num_cpu_replicas;
-  device_options.use_gpus = job.options.devices == "auto";
-  absl::StatusOr<LocalDevices> devices = CreateLocalDevices(device_options);
+  absl::StatusOr<LocalDevices> devices = CreateTaskDevices(job.options);
   if (!devices.ok()) return devices.status();
   job.devices = *std::move(devices);
   job.log(absl::StrCat("devices: ", job.devices.description));
@@ -242,6 +185,12 @@ absl::Status SetUpVariables(Job& job) {
           "--checkpoint_dir: checkpoints are written by parameter "
           "servers; this job has none, so none are written");
     } else {
+      // A restarted job is not finished (yet): evaluators wait again.
+      if (absl::Status s =
+              RemoveFinalCheckpointMarker(job.options.checkpoint_dir);
+          !s.ok()) {
+        return s;
+      }
       absl::StatusOr<std::vector<std::string>> index =
           ReadCheckpointIndex(job.options.checkpoint_dir);
       if (!index.ok()) return index.status();
@@ -270,31 +219,15 @@ absl::Status SaveCheckpoint(Job& job, int64_t step) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<InputPipeline>> MakePipeline(
-    Job& job, std::vector<Example> examples, int64_t epochs, bool shuffle) {
-  InputContext context;
-  context.num_replicas_in_sync = job.strategy->num_replicas_in_sync();
-  absl::StatusOr<int64_t> per_replica =
-      context.GetPerReplicaBatchSize(job.options.global_batch_size);
-  if (!per_replica.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--global_batch_size: ", per_replica.status().message()));
-  }
-  InputPipeline::Options options;
-  options.per_replica_batch_size = *per_replica;
-  options.num_replicas = context.num_replicas_in_sync;
-  options.shuffle = shuffle;
-  options.seed = job.options.seed + job.pipeline_id;
-  options.num_epochs = epochs;
-  return InputPipeline::Create(std::move(examples), options);
-}
-
 absl::Status Train(Job& job, std::vector<Example> shard,
                    FinalMetrics* metrics) {
   const WorkerOptions& o = job.options;
   absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
-      MakePipeline(job, std::move(shard), o.epochs, o.shuffle);
+      MakeInputPipeline(*job.strategy, o.global_batch_size, std::move(shard),
+                        o.epochs, o.shuffle, o.seed + job.pipeline_id);
   if (!pipeline.ok()) return pipeline.status();
+  // Periodic checkpoints; the final one comes after the other workers are
+  // done (SaveFinalCheckpoint).
   const bool checkpoints =
       job.role.is_chief && job.has_ps && !o.checkpoint_dir.empty();
   const absl::Time start = absl::Now();
@@ -345,81 +278,58 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   metrics->train_loss = meter.recent_loss();
   metrics->examples_per_sec = meter.ExamplesPerSecond(end);
   metrics->wall_secs = absl::ToDoubleSeconds(end - start);
-  if (checkpoints && *global_step != last_saved_step) {
-    return SaveCheckpoint(job, *global_step);
-  }
   return absl::OkStatus();
 }
 
-absl::Status Evaluate(Job& job, const InputFormatOptions& format,
-                      FinalMetrics* metrics) {
-  absl::StatusOr<std::vector<std::string>> files =
-      ExpandInputFiles(job.options.eval_data);
-  if (!files.ok()) {
-    return absl::Status(
-        files.status().code(),
-        absl::StrCat("--eval_data: ", files.status().message()));
+// The chief's last checkpoint, of everything every worker pushed, then the
+// marker that tells evaluators no more will come.
+absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
+  absl::StatusOr<int64_t> global_step =
+      job.variables->ReadGlobalStep(*job.strategy);
+  if (!global_step.ok()) return global_step.status();
+  metrics->global_step = *global_step;
+  const std::string& root = job.options.checkpoint_dir;
+  const std::string name = CheckpointDirName(*global_step);
+  absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(root);
+  if (!index.ok()) return index.status();
+  if (index->empty() || index->back() != name) {
+    if (absl::Status s = SaveCheckpoint(job, *global_step); !s.ok()) return s;
   }
-  absl::StatusOr<std::vector<Example>> examples =
-      ReadInputShard(WholeInput(*files), format);
-  if (!examples.ok()) return examples.status();
-  absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
-      MakePipeline(job, *std::move(examples), 1, /*shuffle=*/false);
-  if (!pipeline.ok()) return pipeline.status();
-  Metrics eval(job.model->output(), job.model->outputs_per_example());
-  while (true) {
-    absl::StatusOr<InputStep> step = (*pipeline)->Next();
-    if (absl::IsOutOfRange(step.status())) break;
-    if (!step.ok()) return step.status();
-    absl::StatusOr<StepResult> result =
-        EvaluateStep(*job.strategy, *job.model, *job.variables, step->replicas);
-    if (!result.ok()) return result.status();
-    std::vector<float> labels, predictions;
-    for (size_t r = 0; r < step->replicas.size(); ++r) {
-      const Batch& batch = step->replicas[r];
-      labels.insert(labels.end(), batch.labels.begin(), batch.labels.end());
-      predictions.insert(predictions.end(), result->predictions[r].begin(),
-                         result->predictions[r].end());
-    }
-    if (absl::Status s = eval.Add(labels, predictions, result->loss_sum);
-        !s.ok()) {
-      return s;
-    }
+  if (absl::Status s = WriteFinalCheckpointMarker(root, name); !s.ok()) {
+    return s;
   }
-  metrics->eval_loss = eval.mean_loss();
-  if (job.model->output() == ModelOutput::kRegression) {
-    metrics->eval_rmse = eval.rmse();
-  } else {
-    metrics->eval_accuracy = eval.accuracy();
-  }
-  if (job.model->output() == ModelOutput::kBinary) {
-    metrics->eval_auc = eval.auc();
-  }
-  job.log(
-      absl::StrCat("evaluated ", eval.count(), " examples: ", eval.ToString()));
-  std::vector<std::pair<std::string, double>> scalars = {
-      {"eval/loss", *metrics->eval_loss}};
-  if (metrics->eval_accuracy) {
-    scalars.push_back({"eval/accuracy", *metrics->eval_accuracy});
-  }
-  if (metrics->eval_auc && std::isfinite(*metrics->eval_auc)) {
-    scalars.push_back({"eval/auc", *metrics->eval_auc});
-  }
-  if (metrics->eval_rmse) scalars.push_back({"eval/rmse", *metrics->eval_rmse});
-  return WriteSummaries(job, metrics->global_step, scalars);
+  job.log(absl::StrCat("final checkpoint: ", name));
+  return absl::OkStatus();
 }
 
-// The chief waits for the other workers, then stops the ps tasks; the
-// others report that they are done.
-absl::Status FinishCluster(Job& job) {
-  if (!job.has_ps) return absl::OkStatus();
+absl::Status EvaluateAtEnd(Job& job, const InputFormatOptions& format,
+                           FinalMetrics* metrics) {
+  absl::StatusOr<std::vector<Example>> examples =
+      ReadEvalData(job.options, format);
+  if (!examples.ok()) return examples.status();
+  absl::StatusOr<Evaluation> evaluation =
+      Evaluate(*job.strategy, *job.model, *job.variables, *examples,
+               job.options.global_batch_size, metrics);
+  if (!evaluation.ok()) return evaluation.status();
+  job.log(absl::StrCat("evaluated ", evaluation->examples,
+                       " examples: ", evaluation->description));
+  return WriteSummaries(job, metrics->global_step, EvalScalars(*metrics));
+}
+
+// A worker that finished counts itself done, for the chief.
+absl::Status ReportWorkerDone(Job& job) {
   absl::StatusOr<VariablePlacement> done =
       job.client->LookupVariable(kWorkersDone);
   if (!done.ok()) return done.status();
-  if (!job.role.is_chief) {
-    const int64_t one = 1;
-    return job.client->AddInt64(*done, absl::MakeConstSpan(&one, 1));
-  }
+  const int64_t one = 1;
+  return job.client->AddInt64(*done, absl::MakeConstSpan(&one, 1));
+}
+
+// The chief waits (bounded) for every other worker to count itself done.
+absl::Status WaitForOtherWorkers(Job& job) {
+  absl::StatusOr<VariablePlacement> done =
+      job.client->LookupVariable(kWorkersDone);
+  if (!done.ok()) return done.status();
   const int64_t others = job.num_pipelines - 1;
   int64_t finished = 0;
   absl::Status all_done = PollUntil(
@@ -438,8 +348,8 @@ absl::Status FinishCluster(Job& job) {
         all_done.code(),
         absl::StrCat(all_done.message(), "; not stopping the ps tasks"));
   }
-  job.log("all workers finished; stopping the ps tasks");
-  return job.client->Shutdown("training finished");
+  if (others > 0) job.log("all workers finished");
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -452,11 +362,11 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
   job.role = ResolveTaskRole(tf_config);
   if (tf_config.task.has_value() && tf_config.task->type != kChiefJob &&
       tf_config.task->type != kWorkerJob) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TF_CONFIG's task is ", tf_config.task->type, " ",
-        tf_config.task->index,
-        "; the worker binary runs chief and worker tasks (ps tasks run "
-        "ps_server)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TF_CONFIG's task is ", tf_config.task->type, " ",
+                     tf_config.task->index,
+                     "; training runs on chief and worker tasks (ps tasks run "
+                     "ps_server)"));
   }
   if (tf_config.is_local()) job.role.is_chief = true;
   job.has_ps = tf_config.cluster.NumTasks(kPsJob) > 0;
@@ -464,57 +374,23 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
                                       tf_config.cluster.NumTasks(kWorkerJob));
   job.pipeline_id = job.role.id_in_cluster.value_or(0);
 
-  // The data: every file, for the model's shape; this task's shard.
-  absl::StatusOr<std::vector<std::string>> files =
-      ExpandInputFiles(options.train_data);
-  if (!files.ok()) {
-    return absl::Status(
-        files.status().code(),
-        absl::StrCat("--train_data: ", files.status().message()));
-  }
-  absl::StatusOr<InputFormatOptions> format = FormatFor(options, *files);
-  if (!format.ok()) return format.status();
-  ModelConfig config;
-  config.name = options.model;
-  config.num_features = options.num_features;
-  config.num_classes = options.num_classes;
-  for (absl::string_view unit :
-       absl::StrSplit(options.hidden_units, ',', absl::SkipEmpty())) {
-    int value = 0;
-    (void)absl::SimpleAtoi(unit, &value);  // validated above
-    config.hidden_units.push_back(value);
-  }
-  config.embedding_dim = options.embedding_dim;
-  config.seed = options.seed;
-  if (absl::Status s = MakeOptimizerConfig(options, &config.optimizer);
-      !s.ok()) {
-    return s;
-  }
-  std::vector<Example> all;
-  if (options.num_features == 0 ||
-      (options.model == "mlp" && options.num_classes == 0)) {
-    absl::StatusOr<std::vector<Example>> read =
-        ReadInputShard(WholeInput(*files), *format);
-    if (!read.ok()) return read.status();
-    all = *std::move(read);
-    if (absl::Status s = InferShapes(all, options.model, &config); !s.ok()) {
-      return s;
-    }
-  }
-  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
-  if (!model.ok()) return model.status();
-  job.model = *std::move(model);
+  // The model, from all of the data; this task's shard of it.
+  absl::StatusOr<JobModel> built = BuildJobModel(options);
+  if (!built.ok()) return built.status();
+  job.model = std::move(built->model);
+  const ModelConfig& config = built->config;
 
   InputContext context;
   context.num_input_pipelines = job.num_pipelines;
   context.input_pipeline_id = job.pipeline_id;
-  absl::StatusOr<InputShard> shard = ShardInput(*files, context);
+  absl::StatusOr<InputShard> shard = ShardInput(built->train_files, context);
   if (!shard.ok()) return shard.status();
   std::vector<Example> examples;
-  if (job.num_pipelines == 1 && !all.empty()) {
-    examples = std::move(all);
+  if (job.num_pipelines == 1 && !built->all_examples.empty()) {
+    examples = std::move(built->all_examples);
   } else {
-    absl::StatusOr<std::vector<Example>> read = ReadInputShard(*shard, *format);
+    absl::StatusOr<std::vector<Example>> read =
+        ReadInputShard(*shard, built->format);
     if (!read.ok()) return read.status();
     examples = *std::move(read);
   }
@@ -537,10 +413,28 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
   if (absl::Status s = Train(job, std::move(examples), &metrics); !s.ok()) {
     return s;
   }
-  if (job.role.is_chief && !options.eval_data.empty()) {
-    if (absl::Status s = Evaluate(job, *format, &metrics); !s.ok()) return s;
+  if (job.has_ps && !job.role.is_chief) {
+    if (absl::Status s = ReportWorkerDone(job); !s.ok()) return s;
   }
-  if (absl::Status s = FinishCluster(job); !s.ok()) return s;
+  if (job.has_ps && job.role.is_chief) {
+    if (absl::Status s = WaitForOtherWorkers(job); !s.ok()) return s;
+    if (!options.checkpoint_dir.empty()) {
+      if (absl::Status s = SaveFinalCheckpoint(job, &metrics); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (job.role.is_chief && !options.eval_data.empty()) {
+    if (absl::Status s = EvaluateAtEnd(job, built->format, &metrics); !s.ok()) {
+      return s;
+    }
+  }
+  if (job.has_ps && job.role.is_chief) {
+    job.log("stopping the ps tasks");
+    if (absl::Status s = job.client->Shutdown("training finished"); !s.ok()) {
+      return s;
+    }
+  }
   if (absl::Status s = job.strategy->Finalize(); !s.ok()) return s;
   return metrics;
 }

@@ -1,6 +1,6 @@
-// worker: a chief or worker task of a training job (see
-// worker/training_job.h for what it does). Reads TF_CONFIG; without one it
-// trains alone, mirrored over its local devices.
+// worker: a chief, worker or evaluator task of a training job (see
+// worker/training_job.h and worker/evaluator_job.h for what they do). Reads
+// TF_CONFIG; without one it trains alone, mirrored over its local devices.
 //
 // Exit status: 0 when training finished, 1 when it failed (the error on
 // stderr), 2 for bad flags or TF_CONFIG.
@@ -16,6 +16,7 @@
 #include "rpc/grpc_logging.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"
+#include "worker/evaluator_job.h"
 #include "worker/training_job.h"
 #include "worker/worker_options.h"
 
@@ -23,7 +24,8 @@ ABSL_FLAG(std::string, model, "logreg", "linear, logreg, mlp or wide_deep.");
 ABSL_FLAG(std::string, train_data, "",
           "Training files: comma-separated files, globs or directories.");
 ABSL_FLAG(std::string, eval_data, "",
-          "Evaluation files, evaluated by the chief at the end.");
+          "Evaluation files, evaluated by the chief at the end and by the "
+          "evaluator task at every checkpoint.");
 ABSL_FLAG(std::string, data_format, "",
           "libsvm or csv; by default .csv files are CSV, others LIBSVM.");
 ABSL_FLAG(int64_t, num_features, 0,
@@ -62,10 +64,15 @@ ABSL_FLAG(double, checkpoint_every_secs, 0,
 ABSL_FLAG(int, keep_checkpoints, 5, "Checkpoints kept (0: all).");
 ABSL_FLAG(std::string, log_dir, "", "Where the chief writes summaries.");
 ABSL_FLAG(std::string, metrics_out, "",
-          "The chief writes the final metrics here as JSON.");
+          "The chief writes the final metrics here as JSON; the evaluator "
+          "writes the metrics of each checkpoint it evaluates next to it, as "
+          "NAME.evaluator.json.");
 ABSL_FLAG(double, log_every_secs, 5, "Seconds between progress lines.");
 ABSL_FLAG(double, wait_secs, 300,
           "How long to wait for ps tasks, the chief, or other workers.");
+ABSL_FLAG(double, eval_timeout_secs, 3600,
+          "The evaluator exits with an error when no new checkpoint comes "
+          "for this long.");
 
 namespace distrt {
 namespace {
@@ -98,6 +105,7 @@ WorkerOptions OptionsFromFlags() {
   o.metrics_out = absl::GetFlag(FLAGS_metrics_out);
   o.log_every_secs = absl::GetFlag(FLAGS_log_every_secs);
   o.wait_secs = absl::GetFlag(FLAGS_wait_secs);
+  o.eval_timeout_secs = absl::GetFlag(FLAGS_eval_timeout_secs);
   return o;
 }
 
@@ -110,8 +118,10 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "worker --model=logreg --train_data=FILES (--train_steps=N | "
       "--epochs=N) [flags]\n"
-      "Runs the chief or worker task named by TF_CONFIG; without TF_CONFIG "
-      "it trains alone on its local devices.");
+      "Runs the chief, worker or evaluator task named by TF_CONFIG; without "
+      "TF_CONFIG it trains alone on its local devices. The evaluator "
+      "evaluates every new checkpoint in --checkpoint_dir on --eval_data and "
+      "exits after the chief's final one.");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   rpc::QuietGrpcLoggingUnlessRequested();
   if (args.size() > 1) {
@@ -136,10 +146,19 @@ int Main(int argc, char** argv) {
                  std::string(config.status().message()).c_str());
     return 2;
   }
-  absl::StatusOr<FinalMetrics> metrics = RunTrainingJob(options, *config, Log);
+  const bool evaluator =
+      config->task.has_value() && config->task->type == kEvaluatorJob;
+  absl::StatusOr<FinalMetrics> metrics =
+      evaluator ? RunEvaluatorJob(options, *config, Log)
+                : RunTrainingJob(options, *config, Log);
   if (!metrics.ok()) {
     std::fprintf(stderr, "worker: %s\n", metrics.status().ToString().c_str());
     return absl::IsInvalidArgument(metrics.status()) ? 2 : 1;
+  }
+  if (evaluator) {
+    // Its metrics file was written after each checkpoint.
+    for (const std::string& line : SummaryLines(*metrics)) Log(line);
+    return 0;
   }
   const bool chief = config->is_local() || ResolveTaskRole(*config).is_chief;
   if (chief) {

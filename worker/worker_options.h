@@ -69,6 +69,8 @@ struct WorkerOptions {
   // How long to wait for ps tasks, the chief's variables, or the other
   // workers to finish.
   double wait_secs = 300;
+  // The evaluator gives up when no new checkpoint comes for this long.
+  double eval_timeout_secs = 3600;
 };
 
 // INVALID_ARGUMENT naming the flag for the first bad value: no training

@@ -1,5 +1,8 @@
 #include "runtime/checkpoint/checkpoint_dir.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -104,6 +107,42 @@ absl::Status WriteCheckpointIndex(const std::string& root_dir,
   for (const std::string& name : names) absl::StrAppend(&contents, name, "\n");
   return WriteFileAtomically(JoinPath(root_dir, kCheckpointIndexName),
                              {contents});
+}
+
+absl::Status WriteFinalCheckpointMarker(const std::string& root_dir,
+                                        absl::string_view checkpoint_name) {
+  if (!ParseCheckpointDirName(checkpoint_name).has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", absl::CHexEscape(checkpoint_name),
+                     "\" is not a checkpoint directory name"));
+  }
+  return WriteFileAtomically(JoinPath(root_dir, kFinalCheckpointMarkerName),
+                             {absl::StrCat(checkpoint_name, "\n")});
+}
+
+absl::StatusOr<std::optional<std::string>> ReadFinalCheckpointMarker(
+    const std::string& root_dir) {
+  const std::string path = JoinPath(root_dir, kFinalCheckpointMarkerName);
+  absl::StatusOr<std::string> contents = ReadFileToString(path);
+  if (absl::IsNotFound(contents.status())) {
+    return std::optional<std::string>();
+  }
+  if (!contents.ok()) return contents.status();
+  absl::string_view name = absl::StripAsciiWhitespace(*contents);
+  if (!ParseCheckpointDirName(name).has_value()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": \"", absl::CHexEscape(name),
+                     "\" is not a checkpoint directory name"));
+  }
+  return std::optional<std::string>(std::string(name));
+}
+
+absl::Status RemoveFinalCheckpointMarker(const std::string& root_dir) {
+  const std::string path = JoinPath(root_dir, kFinalCheckpointMarkerName);
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("cannot remove", path, errno);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ResolveCheckpointDir(const std::string& dir) {

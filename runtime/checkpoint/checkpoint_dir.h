@@ -4,6 +4,8 @@
 // The layout of a directory of checkpoints (docs/checkpoint_format.md):
 //
 //   <root>/checkpoints                  the index: committed checkpoints
+//   <root>/final_checkpoint             the chief's last checkpoint, once
+//                                       training has finished
 //   <root>/ckpt-000000001000/           the checkpoint of step 1000
 //       shard-00000-of-00002.ckpt       what ps task 0 of 2 saved
 //       shard-00001-of-00002.ckpt       what ps task 1 of 2 saved
@@ -53,6 +55,23 @@ absl::StatusOr<std::vector<std::string>> ReadCheckpointIndex(
 // oldest first), atomically: a reader sees the old index or the new one.
 absl::Status WriteCheckpointIndex(const std::string& root_dir,
                                   absl::Span<const std::string> names);
+
+// The marker of a finished job: one line naming the checkpoint that the
+// chief saved last, written after that checkpoint was committed. An
+// evaluator that has evaluated it knows that no more will come.
+inline constexpr absl::string_view kFinalCheckpointMarkerName =
+    "final_checkpoint";
+
+// Writes the marker naming `checkpoint_name` (a CheckpointDirName)
+// atomically; INVALID_ARGUMENT for any other name.
+absl::Status WriteFinalCheckpointMarker(const std::string& root_dir,
+                                        absl::string_view checkpoint_name);
+// The checkpoint name in the marker; nullopt when there is none. DATA_LOSS
+// naming the file when it holds anything but a checkpoint name.
+absl::StatusOr<std::optional<std::string>> ReadFinalCheckpointMarker(
+    const std::string& root_dir);
+// Removes the marker (a restarted job is not finished); OK when absent.
+absl::Status RemoveFinalCheckpointMarker(const std::string& root_dir);
 
 // The checkpoint directory `dir` designates: `dir` itself when it holds
 // shard files, else the latest checkpoint in its index. NOT_FOUND saying

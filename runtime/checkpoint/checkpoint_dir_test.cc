@@ -63,6 +63,26 @@ TEST(CheckpointDirTest, IndexRoundTripAndStrictParsing) {
                 "(ckpt-<12-digit step>)");
 }
 
+TEST(CheckpointDirTest, FinalCheckpointMarker) {
+  TestDir dir;
+  EXPECT_EQ(*ReadFinalCheckpointMarker(dir.path()), std::nullopt);
+  ASSERT_TRUE(
+      WriteFinalCheckpointMarker(dir.path(), CheckpointDirName(300)).ok());
+  EXPECT_EQ(*ReadFinalCheckpointMarker(dir.path()), CheckpointDirName(300));
+  EXPECT_EQ(WriteFinalCheckpointMarker(dir.path(), "../x").code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(RemoveFinalCheckpointMarker(dir.path()).ok());
+  EXPECT_EQ(*ReadFinalCheckpointMarker(dir.path()), std::nullopt);
+  EXPECT_TRUE(RemoveFinalCheckpointMarker(dir.path()).ok());
+
+  const std::string path = JoinPath(dir.path(), "final_checkpoint");
+  ASSERT_TRUE(WriteFileAtomically(path, {"garbage\n"}).ok());
+  absl::StatusOr<std::optional<std::string>> bad =
+      ReadFinalCheckpointMarker(dir.path());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(bad.status().message(), HasSubstr(path));
+}
+
 TEST(CheckpointDirTest, ResolveCheckpointDir) {
   TestDir dir;
   const std::string root = dir.path();

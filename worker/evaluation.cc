@@ -1,0 +1,89 @@
+#include "worker/evaluation.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/input/input_context.h"
+#include "runtime/models/metrics.h"
+#include "runtime/training/train_step.h"
+
+namespace distrt {
+
+absl::StatusOr<std::unique_ptr<InputPipeline>> MakeInputPipeline(
+    const Strategy& strategy, int64_t global_batch_size,
+    std::vector<Example> examples, int64_t epochs, bool shuffle,
+    uint64_t seed) {
+  InputContext context;
+  context.num_replicas_in_sync = strategy.num_replicas_in_sync();
+  absl::StatusOr<int64_t> per_replica =
+      context.GetPerReplicaBatchSize(global_batch_size);
+  if (!per_replica.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--global_batch_size: ", per_replica.status().message()));
+  }
+  InputPipeline::Options options;
+  options.per_replica_batch_size = *per_replica;
+  options.num_replicas = context.num_replicas_in_sync;
+  options.shuffle = shuffle;
+  options.seed = seed;
+  options.num_epochs = epochs;
+  return InputPipeline::Create(std::move(examples), options);
+}
+
+absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
+                                    const ModelVariables& variables,
+                                    const std::vector<Example>& examples,
+                                    int64_t global_batch_size,
+                                    FinalMetrics* metrics) {
+  absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+      MakeInputPipeline(strategy, global_batch_size, examples, /*epochs=*/1,
+                        /*shuffle=*/false, /*seed=*/0);
+  if (!pipeline.ok()) return pipeline.status();
+  Metrics eval(model.output(), model.outputs_per_example());
+  std::vector<float> labels, predictions;
+  while (true) {
+    absl::StatusOr<InputStep> step = (*pipeline)->Next();
+    if (absl::IsOutOfRange(step.status())) break;
+    if (!step.ok()) return step.status();
+    absl::StatusOr<StepResult> result =
+        EvaluateStep(strategy, model, variables, step->replicas);
+    if (!result.ok()) return result.status();
+    labels.clear();
+    predictions.clear();
+    for (size_t r = 0; r < step->replicas.size(); ++r) {
+      const Batch& batch = step->replicas[r];
+      labels.insert(labels.end(), batch.labels.begin(), batch.labels.end());
+      predictions.insert(predictions.end(), result->predictions[r].begin(),
+                         result->predictions[r].end());
+    }
+    if (absl::Status s = eval.Add(labels, predictions, result->loss_sum);
+        !s.ok()) {
+      return s;
+    }
+  }
+  metrics->eval_loss = eval.mean_loss();
+  if (model.output() == ModelOutput::kRegression) {
+    metrics->eval_rmse = eval.rmse();
+  } else {
+    metrics->eval_accuracy = eval.accuracy();
+  }
+  if (model.output() == ModelOutput::kBinary) metrics->eval_auc = eval.auc();
+  return Evaluation{eval.count(), eval.ToString()};
+}
+
+std::vector<std::pair<std::string, double>> EvalScalars(
+    const FinalMetrics& metrics) {
+  std::vector<std::pair<std::string, double>> scalars;
+  auto add = [&](const char* tag, const std::optional<double>& value) {
+    if (value.has_value() && std::isfinite(*value)) {
+      scalars.emplace_back(tag, *value);
+    }
+  };
+  add("eval/loss", metrics.eval_loss);
+  add("eval/accuracy", metrics.eval_accuracy);
+  add("eval/auc", metrics.eval_auc);
+  add("eval/rmse", metrics.eval_rmse);
+  return scalars;
+}
+
+}  // namespace distrt

@@ -1,0 +1,239 @@
+#include "worker/evaluator_job.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/ps_client.h"
+#include "rpc/ps_grpc_server.h"
+#include "runtime/checkpoint/checkpoint_dir.h"
+#include "runtime/checkpoint/file_system.h"
+#include "runtime/cluster/cluster_spec.h"
+#include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/summary/event_file_writer.h"
+#include "runtime/training/model_variables.h"
+#include "worker/evaluation.h"
+#include "worker/job_model.h"
+
+namespace distrt {
+namespace {
+
+// How often the checkpoint index is read, and how often a waiting evaluator
+// says so.
+constexpr absl::Duration kPollInterval = absl::Milliseconds(500);
+constexpr absl::Duration kWaitingMessageInterval = absl::Seconds(30);
+
+struct Evaluator {
+  const WorkerOptions& options;
+  const LogFn& log;
+  JobModel built;
+  std::vector<Example> eval_examples;
+  LocalDevices devices;
+  // The evaluator's own parameter server, its client, the strategy over it.
+  // Declared in the order they must be created; destroyed in reverse.
+  std::unique_ptr<rpc::PsGrpcServer> server;
+  std::unique_ptr<PsClient> client;
+  std::unique_ptr<Strategy> strategy;
+  std::optional<ModelVariables> variables;
+  std::unique_ptr<EventFileWriter> summaries;  // null without --log_dir
+  std::string metrics_path;                    // empty without --metrics_out
+};
+
+absl::Status StartPrivateParameterServer(Evaluator& e) {
+  rpc::PsGrpcServer::Options server_options;
+  server_options.listen_address = "127.0.0.1:0";
+  absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
+      rpc::PsGrpcServer::Start(server_options);
+  if (!server.ok()) return server.status();
+  e.server = *std::move(server);
+
+  PsClient::Options client_options;
+  client_options.log = e.log;
+  absl::StatusOr<std::unique_ptr<PsClient>> client = PsClient::Create(
+      {absl::StrCat("127.0.0.1:", e.server->port())}, client_options);
+  if (!client.ok()) return client.status();
+  e.client = *std::move(client);
+
+  absl::StatusOr<LocalDevices> devices = CreateTaskDevices(e.options);
+  if (!devices.ok()) return devices.status();
+  e.devices = *std::move(devices);
+  e.log(absl::StrCat("devices: ", e.devices.description));
+  StrategyOptions strategy_options;
+  strategy_options.cross_device_ops = e.options.cross_device_ops;
+  strategy_options.is_chief = false;
+  absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> strategy =
+      ParameterServerStrategy::Create(e.devices.pointers(), e.client.get(),
+                                      strategy_options,
+                                      absl::Seconds(e.options.wait_secs));
+  if (!strategy.ok()) return strategy.status();
+  e.strategy = *std::move(strategy);
+  if (absl::Status s = e.strategy->Initialize(); !s.ok()) return s;
+  absl::StatusOr<ModelVariables> variables =
+      ModelVariables::Create(*e.strategy, *e.built.model);
+  if (!variables.ok()) return variables.status();
+  e.variables = *std::move(variables);
+  return absl::OkStatus();
+}
+
+// Restores checkpoint `name` of --checkpoint_dir into the evaluator's
+// variables and evaluates it. NOT_FOUND when the checkpoint was deleted
+// (the chief keeps only --keep_checkpoints) before it could be read.
+absl::StatusOr<FinalMetrics> EvaluateCheckpoint(Evaluator& e,
+                                                const std::string& name) {
+  const std::string dir = JoinPath(e.options.checkpoint_dir, name);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<CheckpointRestored> restored = e.client->Restore(dir);
+  if (!restored.ok()) {
+    absl::StatusOr<bool> exists = PathExists(dir);
+    if (exists.ok() && !*exists) {
+      return absl::NotFoundError(
+          absl::StrCat(name, " was deleted before it could be evaluated"));
+    }
+    return absl::Status(restored.status().code(),
+                        absl::StrCat("cannot evaluate ", dir, ": ",
+                                     restored.status().message()));
+  }
+  FinalMetrics metrics;
+  metrics.global_step = restored->step;
+  absl::StatusOr<Evaluation> evaluation =
+      Evaluate(*e.strategy, *e.built.model, *e.variables, e.eval_examples,
+               e.options.global_batch_size, &metrics);
+  if (!evaluation.ok()) return evaluation.status();
+  metrics.wall_secs = absl::ToDoubleSeconds(absl::Now() - start);
+  if (metrics.wall_secs > 0) {
+    metrics.examples_per_sec = evaluation->examples / metrics.wall_secs;
+  }
+  e.log(absl::StrCat("evaluated ", name, " (global step ", metrics.global_step,
+                     ") on ", evaluation->examples,
+                     " examples: ", evaluation->description));
+  if (e.summaries != nullptr) {
+    if (absl::Status s = e.summaries->WriteScalars(metrics.global_step,
+                                                   EvalScalars(metrics));
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (!e.metrics_path.empty()) {
+    if (absl::Status s = WriteFinalMetrics(e.metrics_path, metrics); !s.ok()) {
+      return s;
+    }
+  }
+  return metrics;
+}
+
+absl::Status CheckEvaluatorOptions(const WorkerOptions& options,
+                                   const TfConfig& tf_config) {
+  if (options.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "the evaluator evaluates the checkpoints in --checkpoint_dir; set it "
+        "to the chief's --checkpoint_dir");
+  }
+  if (options.eval_data.empty()) {
+    return absl::InvalidArgumentError(
+        "the evaluator needs --eval_data to evaluate checkpoints on");
+  }
+  if (tf_config.cluster.NumTasks(kPsJob) == 0) {
+    return absl::InvalidArgumentError(
+        "the evaluator evaluates the checkpoints that ps tasks write; this "
+        "cluster has no ps tasks, so there would be none");
+  }
+  if (options.eval_timeout_secs <= 0) {
+    return absl::InvalidArgumentError("--eval_timeout_secs must be positive");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
+                                             const TfConfig& tf_config,
+                                             const LogFn& log) {
+  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) return s;
+  if (absl::Status s = CheckEvaluatorOptions(options, tf_config); !s.ok()) {
+    return s;
+  }
+  Evaluator e{options, log};
+  absl::StatusOr<JobModel> built = BuildJobModel(options);
+  if (!built.ok()) return built.status();
+  e.built = *std::move(built);
+  e.built.all_examples.clear();  // only the shapes were needed
+  absl::StatusOr<std::vector<Example>> eval_examples =
+      ReadEvalData(options, e.built.format);
+  if (!eval_examples.ok()) return eval_examples.status();
+  e.eval_examples = *std::move(eval_examples);
+  log(absl::StrCat("model ", options.model, " with ",
+                   e.built.config.num_features, " features; ",
+                   e.eval_examples.size(), " eval examples"));
+  if (absl::Status s = StartPrivateParameterServer(e); !s.ok()) return s;
+  if (!options.log_dir.empty()) {
+    absl::StatusOr<std::unique_ptr<EventFileWriter>> writer =
+        EventFileWriter::Create(JoinPath(options.log_dir, "eval"), "evaluator");
+    if (!writer.ok()) return writer.status();
+    e.summaries = *std::move(writer);
+    log(absl::StrCat("summaries: ", e.summaries->path()));
+  }
+  if (!options.metrics_out.empty()) {
+    e.metrics_path = EvaluatorMetricsPath(options.metrics_out);
+  }
+
+  const std::string& root = options.checkpoint_dir;
+  const absl::Duration timeout = absl::Seconds(options.eval_timeout_secs);
+  log(absl::StrCat("watching ", root, " for checkpoints"));
+  std::string last_evaluated;
+  std::optional<FinalMetrics> last_metrics;
+  absl::Time last_new = absl::Now();
+  absl::Time next_message = last_new + kWaitingMessageInterval;
+  while (true) {
+    // The marker first: it is written after the final checkpoint is in the
+    // index, so when it is seen the index read next already lists that one.
+    absl::StatusOr<std::optional<std::string>> final_checkpoint =
+        ReadFinalCheckpointMarker(root);
+    if (!final_checkpoint.ok()) return final_checkpoint.status();
+    absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(root);
+    if (!index.ok()) return index.status();
+    if (!index->empty() && index->back() != last_evaluated) {
+      const std::string latest = index->back();
+      absl::StatusOr<FinalMetrics> metrics = EvaluateCheckpoint(e, latest);
+      if (absl::IsNotFound(metrics.status())) {
+        log(absl::StrCat("skipped: ", metrics.status().message()));
+      } else if (!metrics.ok()) {
+        return metrics.status();
+      } else {
+        last_metrics = *std::move(metrics);
+      }
+      last_evaluated = latest;
+      last_new = absl::Now();
+      next_message = last_new + kWaitingMessageInterval;
+      continue;
+    }
+    if (final_checkpoint->has_value() && **final_checkpoint == last_evaluated &&
+        last_metrics.has_value()) {
+      log(absl::StrCat("evaluated the final checkpoint, ", last_evaluated));
+      break;
+    }
+    const absl::Time now = absl::Now();
+    if (now - last_new > timeout) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "no new checkpoint in ", root, " for ", options.eval_timeout_secs,
+          "s (--eval_timeout_secs); last evaluated: ",
+          last_evaluated.empty() ? "none" : last_evaluated));
+    }
+    if (now >= next_message) {
+      log(absl::StrCat(
+          "waiting for a new checkpoint in ", root,
+          last_evaluated.empty()
+              ? ""
+              : absl::StrCat(" (last evaluated ", last_evaluated, ")")));
+      next_message = now + kWaitingMessageInterval;
+    }
+    absl::SleepFor(kPollInterval);
+  }
+  if (absl::Status s = e.strategy->Finalize(); !s.ok()) return s;
+  return *last_metrics;
+}
+
+}  // namespace distrt

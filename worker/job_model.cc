@@ -1,0 +1,137 @@
+#include "worker/job_model.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace distrt {
+namespace {
+
+absl::StatusOr<InputFormatOptions> FormatFor(
+    const WorkerOptions& options, const std::vector<std::string>& files) {
+  InputFormatOptions format;
+  std::string name = options.data_format;
+  if (name.empty()) {
+    name = absl::EndsWith(files.front(), ".csv") ? "csv" : "libsvm";
+  }
+  absl::StatusOr<InputFormat> parsed = ParseInputFormat(name);
+  if (!parsed.ok()) return parsed.status();
+  format.format = *parsed;
+  return format;
+}
+
+// Every record of every file.
+InputShard WholeInput(std::vector<std::string> files) {
+  InputShard all;
+  all.files = std::move(files);
+  return all;
+}
+
+bool IsSparseModel(absl::string_view model) {
+  return model == "logreg" || model == "wide_deep";
+}
+
+// Feature and class counts from all of the training data, so every task
+// derives the same model whatever its shard.
+absl::Status InferShapes(const std::vector<Example>& all,
+                         const std::string& model, ModelConfig* config) {
+  int64_t features = 0;
+  float max_label = 0;
+  for (const Example& e : all) {
+    if (IsSparseModel(model)) {
+      if (!e.ids.empty()) features = std::max(features, e.ids.back() + 1);
+    } else {
+      features = std::max<int64_t>(features, e.dense.size());
+    }
+    max_label = std::max(max_label, e.label);
+  }
+  if (config->num_features == 0) config->num_features = features;
+  if (model == "mlp" && config->num_classes == 0) {
+    config->num_classes = std::max(2, static_cast<int>(max_label) + 1);
+  }
+  if (config->num_features == 0) {
+    return absl::InvalidArgumentError(
+        "--train_data holds no features; check the files and --data_format");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ExpandFlagFiles(
+    absl::string_view flag, const std::string& spec) {
+  absl::StatusOr<std::vector<std::string>> files = ExpandInputFiles(spec);
+  if (!files.ok()) {
+    return absl::Status(files.status().code(),
+                        absl::StrCat(flag, ": ", files.status().message()));
+  }
+  return files;
+}
+
+}  // namespace
+
+absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
+  JobModel job;
+  absl::StatusOr<std::vector<std::string>> files =
+      ExpandFlagFiles("--train_data", options.train_data);
+  if (!files.ok()) return files.status();
+  job.train_files = *std::move(files);
+  absl::StatusOr<InputFormatOptions> format =
+      FormatFor(options, job.train_files);
+  if (!format.ok()) return format.status();
+  job.format = *format;
+
+  ModelConfig& config = job.config;
+  config.name = options.model;
+  config.num_features = options.num_features;
+  config.num_classes = options.num_classes;
+  for (absl::string_view unit :
+       absl::StrSplit(options.hidden_units, ',', absl::SkipEmpty())) {
+    int value = 0;
+    if (!absl::SimpleAtoi(unit, &value) || value <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--hidden_units: \"", unit, "\" is not a positive integer"));
+    }
+    config.hidden_units.push_back(value);
+  }
+  config.embedding_dim = options.embedding_dim;
+  config.seed = options.seed;
+  if (absl::Status s = MakeOptimizerConfig(options, &config.optimizer);
+      !s.ok()) {
+    return s;
+  }
+  if (options.num_features == 0 ||
+      (options.model == "mlp" && options.num_classes == 0)) {
+    absl::StatusOr<std::vector<Example>> read =
+        ReadInputShard(WholeInput(job.train_files), job.format);
+    if (!read.ok()) return read.status();
+    job.all_examples = *std::move(read);
+    if (absl::Status s = InferShapes(job.all_examples, options.model, &config);
+        !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
+  if (!model.ok()) return model.status();
+  job.model = *std::move(model);
+  return job;
+}
+
+absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
+  LocalDevicesOptions device_options;
+  device_options.num_cpu_devices = options.num_cpu_replicas;
+  device_options.use_gpus = options.devices == "auto";
+  return CreateLocalDevices(device_options);
+}
+
+absl::StatusOr<std::vector<Example>> ReadEvalData(
+    const WorkerOptions& options, const InputFormatOptions& format) {
+  absl::StatusOr<std::vector<std::string>> files =
+      ExpandFlagFiles("--eval_data", options.eval_data);
+  if (!files.ok()) return files.status();
+  return ReadInputShard(WholeInput(*std::move(files)), format);
+}
+
+}  // namespace distrt

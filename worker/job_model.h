@@ -1,0 +1,49 @@
+#ifndef DISTRT_WORKER_JOB_MODEL_H_
+#define DISTRT_WORKER_JOB_MODEL_H_
+
+// JobModel: what every task of a job derives from the same flags in the same
+// way, so that the chief, the workers and the evaluator build the same model
+// (and so create, or restore, the same variables): the training files and
+// their format, and the model, with its feature and class counts inferred
+// from all of the training data when the flags leave them 0; and the local
+// devices the flags ask for.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/device/local_devices.h"
+#include "runtime/input/example.h"
+#include "runtime/input/input_files.h"
+#include "runtime/models/model.h"
+#include "runtime/models/model_config.h"
+#include "worker/worker_options.h"
+
+namespace distrt {
+
+struct JobModel {
+  // --train_data expanded (sorted, so every task shards them alike).
+  std::vector<std::string> train_files;
+  InputFormatOptions format;
+  ModelConfig config;
+  std::unique_ptr<Model> model;
+  // Every training example, when they had to be read to infer the shapes;
+  // empty otherwise.
+  std::vector<Example> all_examples;
+};
+
+// Errors name the flag or the file (and line) at fault.
+absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options);
+
+// Every example of --eval_data, in the training data's format.
+absl::StatusOr<std::vector<Example>> ReadEvalData(
+    const WorkerOptions& options, const InputFormatOptions& format);
+
+// --num_cpu_replicas CPU devices, or the GPUs with --devices=auto when they
+// are usable (saying why not otherwise, in the devices' description).
+absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options);
+
+}  // namespace distrt
+
+#endif  // DISTRT_WORKER_JOB_MODEL_H_
