@@ -162,7 +162,7 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
   e.built = *std::move(built);
   e.built.all_examples.clear();  // only the shapes were needed
   absl::StatusOr<std::vector<Example>> eval_examples =
-      ReadEvalData(options, e.built.format);
+      ReadEvalData(options, e.built);
   if (!eval_examples.ok()) return eval_examples.status();
   e.eval_examples = *std::move(eval_examples);
   log(absl::StrCat("model ", options.model, " with ",

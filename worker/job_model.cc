@@ -42,9 +42,9 @@ absl::Status InferShapes(const std::vector<Example>& all,
   int64_t features = 0;
   float max_label = 0;
   for (const Example& e : all) {
-    if (IsSparseModel(model)) {
-      if (!e.ids.empty()) features = std::max(features, e.ids.back() + 1);
-    } else {
+    // Dense models take LIBSVM rows too (FitExamplesToModel).
+    if (!e.ids.empty()) features = std::max(features, e.ids.back() + 1);
+    if (!IsSparseModel(model)) {
       features = std::max<int64_t>(features, e.dense.size());
     }
     max_label = std::max(max_label, e.label);
@@ -116,7 +116,33 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
   absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
   if (!model.ok()) return model.status();
   job.model = *std::move(model);
+  if (absl::Status s =
+          FitExamplesToModel(config, "--train_data", &job.all_examples);
+      !s.ok()) {
+    return s;
+  }
   return job;
+}
+
+absl::Status FitExamplesToModel(const ModelConfig& config,
+                                absl::string_view what,
+                                std::vector<Example>* examples) {
+  if (IsSparseModel(config.name)) return absl::OkStatus();
+  for (size_t i = 0; i < examples->size(); ++i) {
+    Example& e = (*examples)[i];
+    if (!e.dense.empty() || e.ids.empty()) continue;
+    if (e.ids.back() >= config.num_features) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": example ", i, " has feature id ", e.ids.back() + 1,
+          " (1-based) but the model has ", config.num_features,
+          " features (--num_features, or the training data's largest id)"));
+    }
+    e.dense.assign(config.num_features, 0.0f);
+    for (size_t k = 0; k < e.ids.size(); ++k) e.dense[e.ids[k]] = e.values[k];
+    e.ids.clear();
+    e.values.clear();
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
@@ -126,12 +152,20 @@ absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
   return CreateLocalDevices(device_options);
 }
 
-absl::StatusOr<std::vector<Example>> ReadEvalData(
-    const WorkerOptions& options, const InputFormatOptions& format) {
+absl::StatusOr<std::vector<Example>> ReadEvalData(const WorkerOptions& options,
+                                                  const JobModel& job) {
   absl::StatusOr<std::vector<std::string>> files =
       ExpandFlagFiles("--eval_data", options.eval_data);
   if (!files.ok()) return files.status();
-  return ReadInputShard(WholeInput(*std::move(files)), format);
+  absl::StatusOr<std::vector<Example>> examples =
+      ReadInputShard(WholeInput(*std::move(files)), job.format);
+  if (!examples.ok()) return examples.status();
+  if (absl::Status s =
+          FitExamplesToModel(job.config, "--eval_data", &*examples);
+      !s.ok()) {
+    return s;
+  }
+  return examples;
 }
 
 }  // namespace distrt

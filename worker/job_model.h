@@ -36,9 +36,18 @@ struct JobModel {
 // Errors name the flag or the file (and line) at fault.
 absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options);
 
-// Every example of --eval_data, in the training data's format.
-absl::StatusOr<std::vector<Example>> ReadEvalData(
-    const WorkerOptions& options, const InputFormatOptions& format);
+// Makes examples fit the model: the dense models (linear, mlp) read LIBSVM
+// files too, so an example given with sparse features becomes a dense row of
+// config.num_features. INVALID_ARGUMENT naming `what` and the example for a
+// feature id beyond that.
+absl::Status FitExamplesToModel(const ModelConfig& config,
+                                absl::string_view what,
+                                std::vector<Example>* examples);
+
+// Every example of --eval_data, in the training data's format, fitted to
+// the model.
+absl::StatusOr<std::vector<Example>> ReadEvalData(const WorkerOptions& options,
+                                                  const JobModel& job);
 
 // --num_cpu_replicas CPU devices, or the GPUs with --devices=auto when they
 // are usable (saying why not otherwise, in the devices' description).

@@ -302,10 +302,10 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   return absl::OkStatus();
 }
 
-absl::Status EvaluateAtEnd(Job& job, const InputFormatOptions& format,
+absl::Status EvaluateAtEnd(Job& job, const JobModel& built,
                            FinalMetrics* metrics) {
   absl::StatusOr<std::vector<Example>> examples =
-      ReadEvalData(job.options, format);
+      ReadEvalData(job.options, built);
   if (!examples.ok()) return examples.status();
   absl::StatusOr<Evaluation> evaluation =
       Evaluate(*job.strategy, *job.model, *job.variables, *examples,
@@ -393,6 +393,11 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
         ReadInputShard(*shard, built->format);
     if (!read.ok()) return read.status();
     examples = *std::move(read);
+    if (absl::Status s =
+            FitExamplesToModel(built->config, "--train_data", &examples);
+        !s.ok()) {
+      return s;
+    }
   }
   log(absl::StrCat("model ", options.model, " with ", config.num_features,
                    " features; input pipeline ", job.pipeline_id + 1, " of ",
@@ -425,7 +430,7 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
     }
   }
   if (job.role.is_chief && !options.eval_data.empty()) {
-    if (absl::Status s = EvaluateAtEnd(job, built->format, &metrics); !s.ok()) {
+    if (absl::Status s = EvaluateAtEnd(job, *built, &metrics); !s.ok()) {
       return s;
     }
   }
