@@ -1,0 +1,130 @@
+#include "deploy/launcher/job_plan.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "deploy/launcher/free_ports.h"
+#include "runtime/cluster/cluster_spec_json.h"
+#include "runtime/cluster/json_util.h"
+
+namespace distrt::launcher {
+namespace {
+
+absl::StatusOr<std::vector<JobSpec>> JobsFromCounts(const JobCounts& counts) {
+  if (counts.num_ps < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the number of ps tasks must not be negative, got ", counts.num_ps));
+  }
+  if (counts.num_workers < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the number of workers must not be negative, got ",
+                     counts.num_workers));
+  }
+  // Addresses are filled in later; only the indices matter here.
+  auto dense_job = [](absl::string_view name, int size) {
+    JobSpec job;
+    job.name = std::string(name);
+    for (int i = 0; i < size; ++i) job.tasks.emplace(i, "");
+    return job;
+  };
+  std::vector<JobSpec> jobs;
+  if (counts.chief) jobs.push_back(dense_job(kChiefJob, 1));
+  if (counts.num_workers > 0) {
+    jobs.push_back(dense_job(kWorkerJob, counts.num_workers));
+  }
+  if (counts.num_ps > 0) jobs.push_back(dense_job(kPsJob, counts.num_ps));
+  if (counts.evaluator) jobs.push_back(dense_job(kEvaluatorJob, 1));
+  return jobs;
+}
+
+}  // namespace
+
+std::string LaunchTask::label() const { return absl::StrCat(type, ":", index); }
+
+std::string LaunchTask::file_stem() const {
+  return absl::StrCat(type, "-", index);
+}
+
+absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
+  const bool have_spec = options.cluster_spec_text.has_value();
+  const bool have_counts = options.counts.has_value();
+  if (have_spec == have_counts) {
+    return absl::InvalidArgumentError(
+        have_spec ? "give either a cluster spec or task counts, not both"
+                  : "give either a cluster spec or task counts (how many ps "
+                    "tasks and workers, whether there is a chief)");
+  }
+
+  std::vector<JobSpec> jobs;
+  if (have_spec) {
+    // Parsed as given first, so that an invalid spec is reported as written
+    // (two chiefs, a bad task type) rather than after its ports change.
+    absl::StatusOr<ClusterSpec> shape =
+        ParseClusterSpecText(*options.cluster_spec_text);
+    if (!shape.ok()) return shape.status();
+    jobs = shape->jobs();
+  } else {
+    absl::StatusOr<std::vector<JobSpec>> from_counts =
+        JobsFromCounts(*options.counts);
+    if (!from_counts.ok()) return from_counts.status();
+    jobs = *std::move(from_counts);
+  }
+
+  int num_tasks = 0;
+  int num_trainers = 0;
+  for (const JobSpec& job : jobs) {
+    num_tasks += static_cast<int>(job.tasks.size());
+    if (job.name == kChiefJob || job.name == kWorkerJob) {
+      num_trainers += static_cast<int>(job.tasks.size());
+    }
+  }
+  if (num_trainers == 0) {
+    return absl::InvalidArgumentError(
+        "the job has no chief and no worker task; nothing would train");
+  }
+
+  absl::StatusOr<std::vector<int>> ports =
+      PickFreePorts(options.bind_host, num_tasks);
+  if (!ports.ok()) return ports.status();
+  size_t next_port = 0;
+  for (JobSpec& job : jobs) {
+    for (auto& [index, address] : job.tasks) {
+      address = TaskAddressOn(options.bind_host, (*ports)[next_port++]);
+    }
+  }
+
+  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::Create(std::move(jobs));
+  if (!cluster.ok()) return cluster.status();
+
+  JobPlan plan;
+  plan.cluster = *std::move(cluster);
+  for (absl::string_view type :
+       {kPsJob, kChiefJob, kWorkerJob, kEvaluatorJob}) {
+    const JobSpec* job = plan.cluster.FindJob(type);
+    if (job == nullptr) continue;
+    for (const auto& [index, address] : job->tasks) {
+      plan.tasks.push_back(LaunchTask{std::string(type), index, address});
+    }
+  }
+  // Tasks are grouped by type in the order above and by index within a
+  // type, so the first chief, else the first worker, is the primary.
+  const absl::string_view primary_type =
+      plan.cluster.NumTasks(kChiefJob) > 0 ? kChiefJob : kWorkerJob;
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    if (plan.tasks[i].type == primary_type) {
+      plan.primary = static_cast<int>(i);
+      break;
+    }
+  }
+  return plan;
+}
+
+std::string TfConfigText(const ClusterSpec& cluster, const LaunchTask& task) {
+  Json config = Json::object();
+  config["cluster"] = ClusterSpecToJson(cluster);
+  config["task"] = Json{{"type", task.type}, {"index", task.index}};
+  return config.dump();
+}
+
+}  // namespace distrt::launcher

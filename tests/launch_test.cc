@@ -1,0 +1,282 @@
+// Whole jobs started by `launch` on 127.0.0.1: ps_server tasks, a chief,
+// workers and an evaluator as real processes. Each test generates its data
+// with gen_data (known ground truth), runs a job and checks what a user
+// would: the exit status, the prefixed output, the job dir and the quality
+// the model reached. launch stops every task when it exits; a launch that
+// a test leaves running is SIGKILLed by Subprocess, and its tasks die with
+// it (they are started with PR_SET_PDEATHSIG).
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cerrno>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/checkpoint/file_system.h"
+#include "runtime/checkpoint/test_dir.h"
+#include "tests/util/subprocess.h"
+
+namespace distrt::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kLaunch[] = "deploy/launch";
+constexpr char kGenData[] = "tools/gen_data/gen_data";
+
+// Writes DIR/NAME.train.svm and DIR/NAME.eval.svm.
+void GenerateData(const std::string& dir, const std::string& name,
+                  const std::vector<std::string>& flags) {
+  SubprocessOptions options;
+  options.argv = {kGenData, "--out_dir=" + dir, "--prefix=" + name, "--seed=7"};
+  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->stderr_text;
+}
+
+// launch with `launch_flags`, then "--" and `task_flags`; the binaries from
+// the test's runfiles.
+SubprocessOptions LaunchProcess(const std::vector<std::string>& launch_flags,
+                                const std::vector<std::string>& task_flags) {
+  SubprocessOptions options;
+  options.argv = {kLaunch, "--ps_server_bin=ps_server/ps_server",
+                  "--worker_bin=worker/worker"};
+  options.argv.insert(options.argv.end(), launch_flags.begin(),
+                      launch_flags.end());
+  options.argv.push_back("--");
+  options.argv.insert(options.argv.end(), task_flags.begin(), task_flags.end());
+  options.timeout = absl::Minutes(4);
+  return options;
+}
+
+nlohmann::json ReadJson(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  EXPECT_TRUE(text.ok()) << text.status();
+  return nlohmann::json::parse(text.ok() ? *text : "null");
+}
+
+bool ProcessExists(int pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
+
+struct ModelCase {
+  const char* model;
+  const char* data;  // gen_data --task
+  std::vector<std::string> data_flags;
+  std::vector<std::string> model_flags;
+  const char* metric;  // in metrics.json
+  // eval_accuracy at least this, or eval_rmse at most this. gen_data says
+  // what the true model gets: about 0.90 accuracy for both classification
+  // datasets, RMSE 0.10 for the regression one.
+  double bound;
+};
+
+std::string PrintCase(const ::testing::TestParamInfo<ModelCase>& info) {
+  return info.param.model;
+}
+
+class ModelQualityTest : public ::testing::TestWithParam<ModelCase> {};
+
+// 2 ps tasks, a chief and a worker train each model asynchronously.
+TEST_P(ModelQualityTest, ReachesItsStatedQualityOnTwoPsAndTwoWorkers) {
+  const ModelCase& c = GetParam();
+  TestDir dir;
+  std::vector<std::string> data_flags = c.data_flags;
+  data_flags.push_back(absl::StrCat("--task=", c.data));
+  GenerateData(dir.path() + "/data", "d", data_flags);
+  std::vector<std::string> flags = {
+      "--model=" + std::string(c.model),
+      "--train_data=" + dir.path() + "/data/d.train.svm",
+      "--eval_data=" + dir.path() + "/data/d.eval.svm",
+      "--train_steps=2000",
+      "--global_batch_size=64",
+      "--log_every_secs=2",
+      "--wait_secs=120"};
+  flags.insert(flags.end(), c.model_flags.begin(), c.model_flags.end());
+  const std::string job_dir = dir.path() + "/job";
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(LaunchProcess(
+      {"--ps=2", "--workers=1", "--chief", "--job_dir=" + job_dir}, flags));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->stdout_text << result->stderr_text;
+  const nlohmann::json metrics = ReadJson(job_dir + "/metrics.json");
+  ASSERT_TRUE(metrics[c.metric].is_number()) << metrics.dump();
+  const double value = metrics[c.metric].get<double>();
+  if (std::string(c.metric) == "eval_rmse") {
+    EXPECT_LE(value, c.bound) << metrics.dump();
+  } else {
+    EXPECT_GE(value, c.bound) << metrics.dump();
+  }
+  EXPECT_GE(metrics["global_step"].get<int64_t>(), 2000);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryModel, ModelQualityTest,
+    ::testing::Values(
+        ModelCase{"logreg",
+                  "binary",
+                  {"--rows=30000", "--features=200", "--features_per_row=10"},
+                  {},
+                  "eval_accuracy",
+                  0.85},
+        ModelCase{"wide_deep",
+                  "binary",
+                  {"--rows=30000", "--features=200", "--features_per_row=10"},
+                  {"--optimizer=adagrad", "--learning_rate=0.1"},
+                  "eval_accuracy",
+                  0.85},
+        ModelCase{"mlp",
+                  "multiclass",
+                  {"--rows=20000", "--features=20", "--features_per_row=20",
+                   "--classes=4"},
+                  {"--optimizer=adam", "--learning_rate=0.01"},
+                  "eval_accuracy",
+                  0.80},
+        ModelCase{"linear",
+                  "regression",
+                  {"--rows=20000", "--features=20", "--features_per_row=20",
+                   "--noise=0.1"},
+                  {"--optimizer=sgd", "--learning_rate=0.05"},
+                  "eval_rmse",
+                  0.15}),
+    PrintCase);
+
+class LaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GenerateData(dir_.path() + "/data", "d",
+                 {"--task=binary", "--rows=10000", "--features=200",
+                  "--features_per_row=10"});
+  }
+  std::vector<std::string> TrainingFlags(int train_steps) {
+    return {"--model=logreg",
+            "--train_data=" + dir_.path() + "/data/d.train.svm",
+            "--eval_data=" + dir_.path() + "/data/d.eval.svm",
+            absl::StrCat("--train_steps=", train_steps),
+            "--global_batch_size=64",
+            "--checkpoint_every_steps=100",
+            "--log_every_secs=1",
+            "--wait_secs=120"};
+  }
+  std::string job_dir() const { return dir_.path() + "/job"; }
+
+  TestDir dir_;
+};
+
+TEST_F(LaunchTest, AJobWithAnEvaluatorKeepsEverythingInItsJobDir) {
+  absl::StatusOr<SubprocessResult> result =
+      RunSubprocess(LaunchProcess({"--ps=2", "--workers=1", "--chief",
+                                   "--evaluator", "--job_dir=" + job_dir()},
+                                  TrainingFlags(500)));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->stdout_text << result->stderr_text;
+  const std::string& out = result->stdout_text;
+  EXPECT_THAT(out, HasSubstr("[ps:1] "));
+  EXPECT_THAT(out, HasSubstr("[worker:0] "));
+  EXPECT_THAT(out, HasSubstr("[chief:0] eval: "));
+  EXPECT_THAT(out, HasSubstr("[evaluator:0] evaluated the final checkpoint"));
+  EXPECT_THAT(out, HasSubstr("launch: job finished"));
+
+  // tasks.json: every task once, on its own port, with its pid.
+  const nlohmann::json tasks = ReadJson(job_dir() + "/tasks.json");
+  ASSERT_EQ(tasks["tasks"].size(), 5u) << tasks.dump();
+  std::set<std::string> names, addresses;
+  for (const nlohmann::json& task : tasks["tasks"]) {
+    names.insert(absl::StrCat(task["type"].get<std::string>(), ":",
+                              task["index"].get<int>()));
+    addresses.insert(task["address"].get<std::string>());
+    EXPECT_GT(task["pid"].get<int>(), 0);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"chief:0", "evaluator:0", "ps:0",
+                                          "ps:1", "worker:0"}));
+  EXPECT_EQ(addresses.size(), 5u);
+  EXPECT_EQ(tasks["cluster"]["ps"].size(), 2u);
+
+  // Logs, checkpoints, summaries and both metrics files, by default.
+  absl::StatusOr<std::string> chief_log =
+      ReadFileToString(job_dir() + "/logs/chief-0.log");
+  ASSERT_TRUE(chief_log.ok()) << chief_log.status();
+  EXPECT_THAT(*chief_log, HasSubstr("final checkpoint"));
+  EXPECT_TRUE(*PathExists(job_dir() + "/checkpoints/final_checkpoint"));
+  EXPECT_TRUE(*PathExists(job_dir() + "/summaries/eval"));
+  const nlohmann::json chief = ReadJson(job_dir() + "/metrics.json");
+  const nlohmann::json evaluator =
+      ReadJson(job_dir() + "/metrics.evaluator.json");
+  EXPECT_EQ(chief["global_step"], evaluator["global_step"]);
+  EXPECT_NEAR(chief["eval_accuracy"].get<double>(),
+              evaluator["eval_accuracy"].get<double>(), 1e-9);
+}
+
+TEST_F(LaunchTest, AKubeflowTfConfigAsClusterSpecStartsTheSameJob) {
+  // What the TFJob operator writes into a pod: cluster keys sorted, task,
+  // "environment": "cloud". launch takes the cluster and replaces the
+  // addresses with free local ports.
+  const std::string spec = dir_.path() + "/tf_config.json";
+  std::ofstream(spec)
+      << R"({"cluster":{"chief":["distrt-logreg-chief-0.default.svc:2222"],)"
+      << R"("ps":["distrt-logreg-ps-0.default.svc:2222",)"
+      << R"("distrt-logreg-ps-1.default.svc:2222"],)"
+      << R"("worker":["distrt-logreg-worker-0.default.svc:2222"]},)"
+      << R"("task":{"type":"worker","index":0},"environment":"cloud"})";
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(
+      LaunchProcess({"--cluster_spec=" + spec, "--job_dir=" + job_dir()},
+                    TrainingFlags(300)));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->stdout_text << result->stderr_text;
+  EXPECT_THAT(result->stdout_text,
+              HasSubstr("[chief:0] ParameterServerStrategy"));
+  EXPECT_GT(
+      ReadJson(job_dir() + "/metrics.json")["eval_accuracy"].get<double>(),
+      0.8);
+}
+
+TEST_F(LaunchTest, AFailingTaskFailsTheJobAndIsNamed) {
+  // A worker whose training data does not exist fails at once; the chief,
+  // which would otherwise wait for it, is stopped.
+  std::vector<std::string> flags = TrainingFlags(100000);
+  flags[1] = "--train_data=" + dir_.path() + "/missing.svm";
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(LaunchProcess(
+      {"--ps=1", "--workers=1", "--job_dir=" + job_dir()}, flags));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 1);
+  EXPECT_THAT(result->stdout_text, HasSubstr("missing.svm"));
+  EXPECT_THAT(result->stdout_text,
+              HasSubstr("launch: job failed: worker:0 exited with status"));
+}
+
+TEST_F(LaunchTest, CtrlCStopsEveryTask) {
+  absl::StatusOr<std::unique_ptr<Subprocess>> launch =
+      Subprocess::Start(LaunchProcess(
+          {"--ps=2", "--workers=1", "--chief", "--job_dir=" + job_dir()},
+          TrainingFlags(100000000)));
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  // Until the chief trains: every task is up by then.
+  bool training = false;
+  for (int lines = 0; lines < 1000 && !training; ++lines) {
+    absl::StatusOr<std::string> line =
+        (*launch)->ReadStdoutLine(absl::Minutes(1));
+    ASSERT_TRUE(line.ok()) << line.status();
+    training = line->find("[chief:0] training from global step") == 0;
+  }
+  ASSERT_TRUE(training);
+  const nlohmann::json tasks = ReadJson(job_dir() + "/tasks.json");
+  ASSERT_EQ(tasks["tasks"].size(), 4u);
+
+  (*launch)->Signal(SIGINT);
+  absl::StatusOr<SubprocessResult> result = (*launch)->Wait(absl::Minutes(1));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 130);
+  EXPECT_THAT(result->stdout_text, HasSubstr("launch: interrupted"));
+  // launch reaps its tasks before it exits.
+  for (const nlohmann::json& task : tasks["tasks"]) {
+    EXPECT_FALSE(ProcessExists(task["pid"].get<int>())) << task.dump();
+  }
+}
+
+}  // namespace
+}  // namespace distrt::testing
