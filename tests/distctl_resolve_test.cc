@@ -20,7 +20,8 @@ constexpr char kDistctl[] = "client/distctl";
 
 // Kubeflow's cluster for a TFJob "mnist" in namespace "kubeflow" with one
 // chief, two workers and two ps (Go's encoding/json: sorted keys, compact;
-// the evaluator replica is not part of the training cluster).
+// older operators left the evaluator out of the cluster; see
+// deploy_manifests_test for the current form, which lists it).
 constexpr char kKubeflowCluster[] =
     R"({"chief":["mnist-chief-0.kubeflow.svc:2222"],)"
     R"("ps":["mnist-ps-0.kubeflow.svc:2222","mnist-ps-1.kubeflow.svc:2222"],)"

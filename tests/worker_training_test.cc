@@ -57,7 +57,8 @@ void WriteData(const std::string& path, int rows, uint64_t seed) {
 // How to run task 0 of `type` (chief, worker or evaluator) with `flags`,
 // with the TF_CONFIG that Kubeflow's TFJob operator writes, byte for byte
 // in its shape: Go marshals the cluster map with sorted keys, the task, and
-// "environment": "cloud"; the evaluator is not in the cluster. The cluster
+// "environment": "cloud"; the evaluator outside the cluster, as older
+// operators wrote it (launch_test has it inside). The cluster
 // has a chief, a worker when `with_worker`, and the ps tasks `ps`; only the
 // ps addresses are real (chief and worker tasks serve nothing).
 SubprocessOptions WorkerProcess(const std::vector<PsProcess>& ps,

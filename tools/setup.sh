@@ -17,6 +17,7 @@ packages=(
   libbenchmark-dev       # bench/
   libisal-dev            # CRC32C of checkpoint tensors (ISA-L crc32_iscsi)
   python3-grpcio python3-protobuf            # cross-language client test
+  python3-yaml           # Kubernetes manifests test (deploy/kubernetes)
 )
 
 missing=()

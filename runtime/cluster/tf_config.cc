@@ -106,6 +106,16 @@ absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text) {
         absl::StrCat("must be a JSON object, got ", DescribeJson(*json)));
   }
 
+  // Kubeflow's enableDynamicWorker writes the cluster under this key with
+  // only the task's own worker in it. Read as TF reads it (no "cluster")
+  // it would silently mean local mode: a worker training alone.
+  if (json->contains("sparseCluster")) {
+    return Invalid(
+        "\"sparseCluster\" (what Kubeflow's TFJob operator writes with "
+        "enableDynamicWorker) is not supported: every task needs the whole "
+        "cluster under \"cluster\" to shard its input and find the chief; "
+        "turn enableDynamicWorker off");
+  }
   TfConfig config;
   if (json->contains("cluster") && !(*json)["cluster"].is_null()) {
     absl::StatusOr<ClusterSpec> cluster =

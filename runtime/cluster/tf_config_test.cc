@@ -53,8 +53,22 @@ TEST(TfConfigTest, KubeflowEvaluatorOutsideTheCluster) {
   EXPECT_EQ(config->task, (TaskId{"evaluator", 0}));
 }
 
-TEST(TfConfigTest, KubeflowDynamicWorkerSparseSpec) {
-  // With enableDynamicWorker the operator lists only the task's own worker.
+TEST(TfConfigTest, KubeflowDynamicWorkerSparseClusterIsRefused) {
+  // With enableDynamicWorker the operator writes "sparseCluster" (no
+  // "cluster") listing only the task's own worker.
+  absl::Status status = ParseError(
+      R"({"sparseCluster":{"worker":{"3":"mnist-worker-3.kubeflow.svc:2222"},)"
+      R"("ps":["mnist-ps-0.kubeflow.svc:2222"]},)"
+      R"("task":{"type":"worker","index":3}})");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::HasSubstr("\"sparseCluster\""));
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::HasSubstr("enableDynamicWorker"));
+}
+
+TEST(TfConfigTest, SparseWorkerJob) {
+  // A sparse job (an object keyed by index) lists exactly its tasks.
   absl::StatusOr<TfConfig> config = ParseTfConfig(
       R"({"cluster":{"worker":{"3":"mnist-worker-3.kubeflow.svc:2222"},)"
       R"("ps":["mnist-ps-0.kubeflow.svc:2222"]},)"
