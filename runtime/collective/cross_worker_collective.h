@@ -1,0 +1,33 @@
+#ifndef DISTRT_RUNTIME_COLLECTIVE_CROSS_WORKER_COLLECTIVE_H_
+#define DISTRT_RUNTIME_COLLECTIVE_CROSS_WORKER_COLLECTIVE_H_
+
+// CrossWorkerCollective: the collectives that worker processes run with
+// each other, one caller per worker (rank). What MultiWorkerAllReduce needs
+// from the transport, so that it can be written and tested against any:
+// GlooGroup (TCP, between processes) implements it.
+//
+// Every rank makes the same calls in the same order with the same sizes.
+// A rank that does not arrive within the implementation's timeout fails the
+// call on the others: an error, never a hang.
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+namespace distrt {
+
+class CrossWorkerCollective {
+ public:
+  virtual ~CrossWorkerCollective() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Replaces `values` with the element-wise sum of every rank's `values`.
+  virtual absl::Status AllReduceSum(absl::Span<float> values) = 0;
+  // Replaces `values` on every rank with those of rank `root`.
+  virtual absl::Status Broadcast(absl::Span<float> values, int root) = 0;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_COLLECTIVE_CROSS_WORKER_COLLECTIVE_H_

@@ -1,0 +1,103 @@
+#include "runtime/distribute/multi_worker_all_reduce.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace distrt {
+namespace {
+
+// What replica 0 hands the other local replicas after the cross-worker
+// step: where the result is, and whether it worked.
+struct CrossWorkerResult {
+  const Tensor* value = nullptr;
+  absl::Status status;
+};
+
+}  // namespace
+
+MultiWorkerAllReduce::MultiWorkerAllReduce(
+    std::unique_ptr<CrossDeviceOps> local, CrossWorkerCollective* workers,
+    int replicas_per_worker, int64_t bucket_bytes)
+    : local_(std::move(local)),
+      workers_(workers),
+      replicas_per_worker_(std::max(1, replicas_per_worker)),
+      bucket_elements_(std::max<int64_t>(
+          1, bucket_bytes / static_cast<int64_t>(sizeof(float)))) {}
+
+std::string MultiWorkerAllReduce::name() const {
+  return absl::StrCat(local_->name(), " then across ", workers_->size(),
+                      " workers");
+}
+
+int MultiWorkerAllReduce::total_replicas() const {
+  return replicas_per_worker_ * workers_->size();
+}
+
+absl::Status MultiWorkerAllReduce::SumOverWorkers(absl::Span<float> values) {
+  for (size_t start = 0; start < values.size();
+       start += static_cast<size_t>(bucket_elements_)) {
+    const size_t length =
+        std::min(values.size() - start, static_cast<size_t>(bucket_elements_));
+    if (absl::Status s = workers_->AllReduceSum(values.subspan(start, length));
+        !s.ok()) {
+      return absl::Status(
+          s.code(), absl::StrCat("all-reduce across workers: ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
+                                             ReduceOp op, Tensor& value) {
+  if (absl::Status s = local_->AllReduce(group, replica, ReduceOp::kSum, value);
+      !s.ok()) {
+    return s;
+  }
+  // Every local replica now holds the local sum; replica 0 takes it across.
+  // Its slot is free: the local all-reduce has met for the last time.
+  if (replica == 0) {
+    auto result = std::make_shared<CrossWorkerResult>();
+    result->value = &value;
+    result->status = SumOverWorkers(value.flat<float>());
+    if (result->status.ok() && op == ReduceOp::kMean) {
+      const float scale = 1.0f / static_cast<float>(total_replicas());
+      for (float& v : value.flat<float>()) v *= scale;
+    }
+    group.Put(0, std::move(result));
+  }
+  if (absl::Status s = group.barrier().Wait("all-reduce across workers");
+      !s.ok()) {
+    return s;
+  }
+  const CrossWorkerResult& result = *group.Get<CrossWorkerResult>(0);
+  absl::Status status = result.status;
+  if (replica != 0 && status.ok()) {
+    absl::Span<const float> from = result.value->flat<float>();
+    absl::Span<float> to = value.flat<float>();
+    std::copy(from.begin(), from.end(), to.begin());
+  }
+  // Replica 0 must not change its value (nor its slot) while others copy.
+  if (absl::Status s = group.barrier().Wait("all-reduce across workers");
+      !s.ok() && status.ok()) {
+    return s;
+  }
+  return status;
+}
+
+absl::StatusOr<Tensor> MultiWorkerAllReduce::Reduce(
+    ReduceOp op, absl::Span<const Tensor* const> per_replica,
+    Device* destination) {
+  absl::StatusOr<Tensor> sum =
+      local_->Reduce(ReduceOp::kSum, per_replica, destination);
+  if (!sum.ok()) return sum.status();
+  if (absl::Status s = SumOverWorkers(sum->flat<float>()); !s.ok()) return s;
+  if (op == ReduceOp::kMean) {
+    const float scale = 1.0f / static_cast<float>(total_replicas());
+    for (float& v : sum->flat<float>()) v *= scale;
+  }
+  return sum;
+}
+
+}  // namespace distrt
