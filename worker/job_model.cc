@@ -4,9 +4,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 
 namespace distrt {
 namespace {
@@ -87,15 +85,10 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
   config.name = options.model;
   config.num_features = options.num_features;
   config.num_classes = options.num_classes;
-  for (absl::string_view unit :
-       absl::StrSplit(options.hidden_units, ',', absl::SkipEmpty())) {
-    int value = 0;
-    if (!absl::SimpleAtoi(unit, &value) || value <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--hidden_units: \"", unit, "\" is not a positive integer"));
-    }
-    config.hidden_units.push_back(value);
-  }
+  absl::StatusOr<std::vector<int>> hidden_units =
+      ParseHiddenUnits(options.hidden_units);
+  if (!hidden_units.ok()) return hidden_units.status();
+  config.hidden_units = *std::move(hidden_units);
   config.embedding_dim = options.embedding_dim;
   config.seed = options.seed;
   if (absl::Status s = MakeOptimizerConfig(options, &config.optimizer);

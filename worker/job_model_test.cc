@@ -57,6 +57,21 @@ TEST(JobModelTest, SparseModelsKeepSparseRows) {
   EXPECT_TRUE(job->all_examples[0].dense.empty());
 }
 
+TEST(JobModelTest, HiddenUnitsAreTheLayerWidths) {
+  TestDir dir;
+  const std::string train = dir.path() + "/train.svm";
+  std::ofstream(train) << "1 1:1 2:1\n0 2:1\n";
+  WorkerOptions options = OptionsFor("mlp", train);
+  options.hidden_units = "16,8";
+  absl::StatusOr<JobModel> job = BuildJobModel(options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_THAT(job->config.hidden_units, ElementsAre(16, 8));
+  options.hidden_units = "16,,8";
+  job = BuildJobModel(options);
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(job.status().message(), HasSubstr("--hidden_units: \"\""));
+}
+
 TEST(JobModelTest, NoFeaturesIsAClearError) {
   TestDir dir;
   const std::string train = dir.path() + "/train.svm";

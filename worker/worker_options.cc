@@ -15,6 +15,21 @@ absl::Status Bad(absl::string_view flag, absl::string_view problem) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<int>> ParseHiddenUnits(absl::string_view text) {
+  std::vector<int> units;
+  if (text.empty()) return units;
+  for (absl::string_view unit : absl::StrSplit(text, ',')) {
+    int value = 0;
+    if (!absl::SimpleAtoi(unit, &value) || value < 1) {
+      return Bad("hidden_units",
+                 absl::StrCat("\"", unit,
+                              "\" is not a positive integer (e.g. 64,32)"));
+    }
+    units.push_back(value);
+  }
+  return units;
+}
+
 absl::string_view StrategyKindName(StrategyKind kind) {
   switch (kind) {
     case StrategyKind::kAuto:
@@ -84,15 +99,9 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   }
   if (!(o.log_every_secs > 0)) return Bad("log_every_secs", "must be positive");
   if (!(o.wait_secs > 0)) return Bad("wait_secs", "must be positive");
-  if (!o.hidden_units.empty()) {
-    for (absl::string_view unit : absl::StrSplit(o.hidden_units, ',')) {
-      int value = 0;
-      if (!absl::SimpleAtoi(unit, &value) || value < 1) {
-        return Bad("hidden_units",
-                   absl::StrCat("\"", unit,
-                                "\" is not a positive integer (e.g. 64,32)"));
-      }
-    }
+  if (absl::StatusOr<std::vector<int>> units = ParseHiddenUnits(o.hidden_units);
+      !units.ok()) {
+    return units.status();
   }
   OptimizerConfig optimizer;
   return MakeOptimizerConfig(o, &optimizer);

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/optimizer/optimizer.h"
 
@@ -78,6 +80,10 @@ struct WorkerOptions {
 // learning rate or replica count, an unknown optimizer or data format,
 // hidden units that are not positive integers, negative intervals.
 absl::Status ValidateWorkerOptions(const WorkerOptions& options);
+
+// --hidden_units ("64,32") as layer widths; empty for "". INVALID_ARGUMENT
+// naming the flag for a part that is not a positive integer.
+absl::StatusOr<std::vector<int>> ParseHiddenUnits(absl::string_view text);
 
 // The optimizer the flags name, with their learning rate and Keras'
 // defaults otherwise.
