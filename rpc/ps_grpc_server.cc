@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
+#include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/ps_request_handler.h"
 
@@ -169,26 +170,18 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   absl::Status Listen() {
-    grpc::ServerBuilder builder;
-    // gRPC sets SO_REUSEPORT by default, which would let a second ps task
-    // share (and silently split) a port already in use.
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    builder.SetMaxReceiveMessageSize(ClampToInt(options_.max_message_bytes));
-    // Responses are bounded by PsRequestHandler before they are built; the
-    // transport adds a little framing.
-    builder.SetMaxSendMessageSize(
-        ClampToInt(options_.max_message_bytes + (1 << 20)));
-    builder.AddListeningPort(options_.listen_address,
-                             grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(this);
-    server_ = builder.BuildAndStart();
-    if (server_ == nullptr || port_ == 0) {
-      server_.reset();
-      return absl::UnavailableError(absl::StrCat(
-          "cannot listen on ", options_.listen_address,
-          " (is the port in use, or the host not an address of this "
-          "machine?)"));
-    }
+    absl::StatusOr<StartedGrpcServer> started = StartGrpcServer(
+        options_.listen_address, this, [&](grpc::ServerBuilder& builder) {
+          builder.SetMaxReceiveMessageSize(
+              ClampToInt(options_.max_message_bytes));
+          // Responses are bounded by PsRequestHandler before they are
+          // built; the transport adds a little framing.
+          builder.SetMaxSendMessageSize(
+              ClampToInt(options_.max_message_bytes + (1 << 20)));
+        });
+    if (!started.ok()) return started.status();
+    server_ = std::move(started->server);
+    port_ = started->port;
     return absl::OkStatus();
   }
 

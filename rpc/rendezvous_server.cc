@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/rendezvous.grpc.pb.h"
+#include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 
 namespace distrt::rpc {
@@ -57,21 +58,11 @@ class RendezvousServer::Impl final : public rendezvous::Rendezvous::Service {
 
   absl::Status Listen() {
     absl::MutexLock lock(&stop_mu_);
-    grpc::ServerBuilder builder;
-    // gRPC sets SO_REUSEPORT by default, which would let a second server
-    // share (and silently split) a port already in use.
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    builder.AddListeningPort(options_.listen_address,
-                             grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(this);
-    server_ = builder.BuildAndStart();
-    if (server_ == nullptr || port_ == 0) {
-      server_.reset();
-      return absl::UnavailableError(absl::StrCat(
-          "cannot listen on ", options_.listen_address,
-          " (is the port in use, or the host not an address of this "
-          "machine?)"));
-    }
+    absl::StatusOr<StartedGrpcServer> started =
+        StartGrpcServer(options_.listen_address, this);
+    if (!started.ok()) return started.status();
+    server_ = std::move(started->server);
+    port_ = started->port;
     return absl::OkStatus();
   }
 

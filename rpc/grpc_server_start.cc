@@ -1,0 +1,27 @@
+#include "rpc/grpc_server_start.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace distrt::rpc {
+
+absl::StatusOr<StartedGrpcServer> StartGrpcServer(
+    const std::string& listen_address, grpc::Service* service,
+    const std::function<void(grpc::ServerBuilder&)>& configure) {
+  grpc::ServerBuilder builder;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  if (configure) configure(builder);
+  StartedGrpcServer started;
+  builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(),
+                           &started.port);
+  builder.RegisterService(service);
+  started.server = builder.BuildAndStart();
+  if (started.server == nullptr || started.port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", listen_address,
+                     " (is the port in use, or the host not an address of this "
+                     "machine?)"));
+  }
+  return started;
+}
+
+}  // namespace distrt::rpc
