@@ -10,7 +10,11 @@
 // A rank that does not arrive within the implementation's timeout fails the
 // call on the others: an error, never a hang.
 
+#include <cstdint>
+#include <vector>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
 namespace distrt {
@@ -24,8 +28,19 @@ class CrossWorkerCollective {
 
   // Replaces `values` with the element-wise sum of every rank's `values`.
   virtual absl::Status AllReduceSum(absl::Span<float> values) = 0;
-  // Replaces `values` on every rank with those of rank `root`.
+  virtual absl::Status AllReduceSum(absl::Span<int64_t> values) = 0;
+  // Replaces `values` on every rank with those of rank `root`
+  // (INVALID_ARGUMENT unless 0 <= root < size()).
   virtual absl::Status Broadcast(absl::Span<float> values, int root) = 0;
+  virtual absl::Status Broadcast(absl::Span<int64_t> values, int root) = 0;
+  // Every rank's `mine` concatenated in rank order, on every rank; ranks may
+  // give different numbers of elements (an all-gather-v: sparse gradients).
+  virtual absl::StatusOr<std::vector<float>> AllGather(
+      absl::Span<const float> mine) = 0;
+  virtual absl::StatusOr<std::vector<int64_t>> AllGather(
+      absl::Span<const int64_t> mine) = 0;
+  // Returns once every rank has called Barrier.
+  virtual absl::Status Barrier() = 0;
 };
 
 }  // namespace distrt

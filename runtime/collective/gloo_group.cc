@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "gloo/allgatherv.h"
 #include "gloo/allreduce.h"
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
@@ -221,6 +222,42 @@ absl::Status GlooGroup::BroadcastImpl(absl::Span<T> values, int root) {
     opts.setRoot(root);
     gloo::broadcast(opts);
   });
+}
+
+template <typename T>
+absl::StatusOr<std::vector<T>> GlooGroup::AllGatherImpl(
+    absl::Span<const T> mine) {
+  // Everyone's count first: allgatherv needs every rank's size up front.
+  std::vector<int64_t> counts(options_.size, 0);
+  counts[options_.rank] = static_cast<int64_t>(mine.size());
+  if (absl::Status s = AllReduceSumImpl(absl::MakeSpan(counts)); !s.ok()) {
+    return s;
+  }
+  std::vector<size_t> elements(counts.begin(), counts.end());
+  size_t total = 0;
+  for (size_t n : elements) total += n;
+  std::vector<T> all(total);
+  if (total == 0) return all;
+  // allgatherv reads the input only through its own copy into the output
+  // (at this rank's offset); it takes a non-const pointer all the same.
+  std::vector<T> input(mine.begin(), mine.end());
+  absl::Status s = Run("all-gather", [&] {
+    gloo::AllgathervOptions opts(context_);
+    opts.setInput(input.data(), input.size());
+    opts.setOutput(all.data(), elements);
+    gloo::allgatherv(opts);
+  });
+  if (!s.ok()) return s;
+  return all;
+}
+
+absl::StatusOr<std::vector<float>> GlooGroup::AllGather(
+    absl::Span<const float> mine) {
+  return AllGatherImpl(mine);
+}
+absl::StatusOr<std::vector<int64_t>> GlooGroup::AllGather(
+    absl::Span<const int64_t> mine) {
+  return AllGatherImpl(mine);
 }
 
 absl::Status GlooGroup::AllReduceSum(absl::Span<float> values) {

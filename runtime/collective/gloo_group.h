@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -101,17 +102,16 @@ class GlooGroup : public CrossWorkerCollective {
   int size() const override { return options_.size; }
   const std::string& prefix() const { return options_.prefix; }
 
-  // Replaces `values` with the element-wise sum of every rank's `values`.
   absl::Status AllReduceSum(absl::Span<float> values) override;
-  absl::Status AllReduceSum(absl::Span<int64_t> values);
-
-  // Replaces `values` on every rank with those of rank `root`
-  // (INVALID_ARGUMENT unless 0 <= root < size).
+  absl::Status AllReduceSum(absl::Span<int64_t> values) override;
   absl::Status Broadcast(absl::Span<float> values, int root) override;
-  absl::Status Broadcast(absl::Span<int64_t> values, int root);
-
-  // Returns once every rank has called Barrier.
-  absl::Status Barrier();
+  absl::Status Broadcast(absl::Span<int64_t> values, int root) override;
+  // Two collectives: the counts (an all-reduce), then Gloo's allgatherv.
+  absl::StatusOr<std::vector<float>> AllGather(
+      absl::Span<const float> mine) override;
+  absl::StatusOr<std::vector<int64_t>> AllGather(
+      absl::Span<const int64_t> mine) override;
+  absl::Status Barrier() override;
 
  private:
   GlooGroup(const Options& options,
@@ -122,6 +122,8 @@ class GlooGroup : public CrossWorkerCollective {
   absl::Status AllReduceSumImpl(absl::Span<T> values);
   template <typename T>
   absl::Status BroadcastImpl(absl::Span<T> values, int root);
+  template <typename T>
+  absl::StatusOr<std::vector<T>> AllGatherImpl(absl::Span<const T> mine);
   // Runs `op` (which calls Gloo) unless the group failed before; turns
   // Gloo's exceptions into the Status that fails the group.
   template <typename Op>

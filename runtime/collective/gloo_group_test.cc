@@ -168,6 +168,47 @@ TEST_P(GlooGroupCollectiveTest, BroadcastFromEveryRoot) {
   for (int r = 0; r < n; ++r) EXPECT_TRUE(statuses[r].ok()) << statuses[r];
 }
 
+// Rank r gives (r * elements) % 5 ... elements: sizes differ by rank, and
+// with elements 1 some ranks give nothing.
+TEST_P(GlooGroupCollectiveTest, AllGatherConcatenatesEveryRanksValues) {
+  const int n = world();
+  auto count_of = [&](int r) { return elements() + (r * elements()) % 5; };
+  std::vector<float> want_float;
+  std::vector<int64_t> want_int;
+  for (int r = 0; r < n; ++r) {
+    const size_t count = r % 2 == 1 && elements() == 1 ? 0 : count_of(r);
+    for (size_t i = 0; i < count; ++i) {
+      want_float.push_back(FloatOf(r, i));
+      want_int.push_back(IntOf(r, i));
+    }
+  }
+  std::vector<absl::Status> statuses =
+      RunRanks(&store_, n, BaseOptions(), [&](GlooGroup& group) {
+        const int r = group.rank();
+        const size_t count = r % 2 == 1 && elements() == 1 ? 0 : count_of(r);
+        std::vector<float> floats;
+        std::vector<int64_t> ints;
+        for (size_t i = 0; i < count; ++i) {
+          floats.push_back(FloatOf(r, i));
+          ints.push_back(IntOf(r, i));
+        }
+        absl::StatusOr<std::vector<float>> all_floats =
+            group.AllGather(absl::MakeConstSpan(floats));
+        if (!all_floats.ok()) return all_floats.status();
+        absl::StatusOr<std::vector<int64_t>> all_ints =
+            group.AllGather(absl::MakeConstSpan(ints));
+        if (!all_ints.ok()) return all_ints.status();
+        if (*all_floats != want_float || *all_ints != want_int) {
+          return absl::InternalError(
+              absl::StrCat("rank ", r, " gathered ", all_floats->size(),
+                           " floats and ", all_ints->size(), " ints, not the ",
+                           want_float.size(), " expected values"));
+        }
+        return absl::OkStatus();
+      });
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(statuses[r].ok()) << statuses[r];
+}
+
 std::string ParamName(
     const testing::TestParamInfo<std::tuple<int, size_t, size_t>>& info) {
   return absl::StrCat("ranks", std::get<0>(info.param), "_elements",
