@@ -22,12 +22,11 @@ class MirroredStrategy : public Strategy {
   std::string name() const override { return "MirroredStrategy"; }
 
  protected:
+  using Strategy::Strategy;
+
   absl::StatusOr<std::unique_ptr<DistributedVariable>> MakeSyncOnWriteVariable(
       const VariableOptions& options,
       const DistributedVariable* colocate_with) override;
-
- private:
-  using Strategy::Strategy;
 };
 
 }  // namespace distrt

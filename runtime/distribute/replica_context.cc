@@ -145,12 +145,15 @@ absl::StatusOr<std::shared_ptr<const SparseGradient>> ReplicaContext::AllGather(
     SparseGradient grad) {
   return MergeCall<SparseGradient>(
       std::move(grad),
-      [](Strategy&, PerReplica<SparseGradient>& grads)
+      [](Strategy& strategy, PerReplica<SparseGradient>& grads)
           -> absl::StatusOr<std::shared_ptr<const SparseGradient>> {
         auto all = std::make_shared<SparseGradient>();
         for (const SparseGradient& g : grads.Unwrap()) {
           all->ids.insert(all->ids.end(), g.ids.begin(), g.ids.end());
           all->rows.insert(all->rows.end(), g.rows.begin(), g.rows.end());
+        }
+        if (absl::Status s = strategy.GatherFromOtherWorkers(*all); !s.ok()) {
+          return s;
         }
         return std::shared_ptr<const SparseGradient>(std::move(all));
       });

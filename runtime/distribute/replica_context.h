@@ -88,8 +88,9 @@ class ReplicaContext {
   absl::Status ApplySparseGradient(DistributedVariable& variable,
                                    const SparseGradient& grad);
 
-  // Gathers every replica's sparse gradient into one (replica order), the
-  // same on every replica: the all-reduce of sparse gradients.
+  // Gathers every replica's sparse gradient into one (replica order; with
+  // several workers, then worker order), the same on every replica: the
+  // all-reduce of sparse gradients.
   absl::StatusOr<std::shared_ptr<const SparseGradient>> AllGather(
       SparseGradient grad);
 

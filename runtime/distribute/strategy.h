@@ -19,6 +19,10 @@
 //   ParameterServerStrategy one replica per device; variables on the ps
 //                           tasks (PsClient); replicas are reduced in sync
 //                           within the worker, workers update asynchronously
+//   MultiWorkerMirroredStrategy
+//                           MirroredStrategy over several worker processes:
+//                           every worker mirrors every variable and reduces
+//                           its replicas' values with every other worker's
 //
 // Sync-on-read variables have one copy per replica under every strategy.
 // Methods other than Run are cross-replica context: call them from the
@@ -70,9 +74,15 @@ class Strategy {
   virtual std::string name() const = 0;
   // E.g. "MirroredStrategy: 4 replicas on CPU:0..CPU:3, cross-device ops
   // cpu_all_reduce", for the start-up log.
-  std::string Describe() const;
+  virtual std::string Describe() const;
 
+  // The replicas of this process, which Run drives. (TF counts the replicas
+  // of all workers; here that is num_replicas_in_sync() * num_workers(),
+  // since every worker of a synchronous job has as many.)
   int num_replicas_in_sync() const { return static_cast<int>(devices_.size()); }
+  // The worker processes that reduce their values together each step: 1
+  // except under MultiWorkerMirroredStrategy.
+  virtual int num_workers() const { return 1; }
   // Replica r runs on devices()[r].
   const std::vector<Device*>& devices() const { return devices_; }
   CrossDeviceOps& cross_device_ops() const { return *cross_device_ops_; }
@@ -100,6 +110,14 @@ class Strategy {
   // Several reductions at once.
   absl::StatusOr<std::vector<Tensor>> BatchReduce(
       ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values);
+  // Appends every other worker's sparse gradient to `gathered`, which holds
+  // this worker's replicas' (ReplicaContext::AllGather), so that every
+  // worker ends with the same rows in the same order (worker rank order).
+  // Nothing to do with one worker. Every worker must call it in step.
+  virtual absl::Status GatherFromOtherWorkers(SparseGradient& gathered) {
+    return absl::OkStatus();
+  }
+
   // A copy of `value` on every replica's device.
   absl::StatusOr<Mirrored<Tensor>> Broadcast(const Tensor& value);
 

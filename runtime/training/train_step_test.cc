@@ -1,7 +1,8 @@
 // The same model trained on the same global batches must end with the same
 // weights (within float rounding) whatever the strategy: one device,
-// mirrored over 4 CPU replicas, central storage over 3, or variables on two
-// in-process parameter servers with 2 replicas. This is what makes a
+// mirrored over 4 CPU replicas, central storage over 3, mirrored over 3
+// workers of 2 replicas each, or variables on two in-process parameter
+// servers with 2 replicas. This is what makes a
 // strategy a deployment choice rather than a change of the model.
 
 #include "runtime/training/train_step.h"
@@ -11,6 +12,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,9 +20,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rpc/ps_grpc_server.h"
+#include "runtime/collective/gloo_group.h"
+#include "runtime/collective/kv_store.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/mirrored_strategy.h"
+#include "runtime/distribute/multi_worker_mirrored_strategy.h"
 #include "runtime/distribute/one_device_strategy.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/input/batch.h"
@@ -114,15 +119,24 @@ std::vector<Batch> StepBatches(const std::vector<Example>& data, int step,
 // whole, hash embeddings for every feature id.
 using Weights = std::map<std::string, std::vector<float>>;
 
+// Trains on every step's global batch; this strategy's replicas take the
+// batches of replicas [first_replica, first_replica + its replicas) of the
+// global batch split over `global_replicas` (one worker of several: its part
+// of each global batch, as a multi-worker input pipeline gives it).
 Weights Train(Strategy& strategy, const Model& model,
-              const std::vector<Example>& data, double* last_loss) {
+              const std::vector<Example>& data, double* last_loss,
+              int global_replicas = 0, int first_replica = 0) {
+  const int local = strategy.num_replicas_in_sync();
+  if (global_replicas == 0) global_replicas = local;
   absl::StatusOr<ModelVariables> variables =
       ModelVariables::Create(strategy, model);
   EXPECT_TRUE(variables.ok()) << variables.status();
   const int steps = (kExamples + kGlobalBatch - 1) / kGlobalBatch;
   for (int step = 0; step < steps; ++step) {
-    std::vector<Batch> batches =
-        StepBatches(data, step, strategy.num_replicas_in_sync());
+    std::vector<Batch> all = StepBatches(data, step, global_replicas);
+    std::vector<Batch> batches(
+        std::make_move_iterator(all.begin() + first_replica),
+        std::make_move_iterator(all.begin() + first_replica + local));
     absl::StatusOr<StepResult> result =
         TrainStep(strategy, model, *variables, batches);
     EXPECT_TRUE(result.ok()) << result.status();
@@ -235,6 +249,42 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
       *CentralStorageStrategy::Create(Devices(3));
   ExpectSameWeights(reference, Train(*central, **model, data, &loss),
                     "CentralStorageStrategy x3");
+
+  // Three workers (threads here, processes in a job) of 2 replicas each,
+  // reducing over Gloo: worker w takes replicas 2w, 2w + 1 of each batch.
+  {
+    constexpr int kWorkers = 3;
+    InMemoryKvStore store;
+    std::vector<Weights> per_worker(kWorkers);
+    std::vector<std::vector<Device*>> devices;
+    for (int w = 0; w < kWorkers; ++w) devices.push_back(Devices(2));
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kWorkers; ++w) {
+      threads.emplace_back([&, w] {
+        GlooGroup::Options options;
+        options.rank = w;
+        options.size = kWorkers;
+        options.prefix = absl::StrCat("equivalence/", name);
+        options.timeout = absl::Seconds(60);
+        absl::StatusOr<std::unique_ptr<GlooGroup>> group =
+            GlooGroup::Create(&store, options);
+        ASSERT_TRUE(group.ok()) << group.status();
+        absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> worker =
+            MultiWorkerMirroredStrategy::Create(devices[w], group->get());
+        ASSERT_TRUE(worker.ok()) << worker.status();
+        ASSERT_TRUE((*worker)->Initialize().ok());
+        double worker_loss = 0;
+        per_worker[w] =
+            Train(**worker, **model, data, &worker_loss, 2 * kWorkers, 2 * w);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int w = 0; w < kWorkers; ++w) {
+      ExpectSameWeights(reference, per_worker[w],
+                        absl::StrCat("MultiWorkerMirroredStrategy worker ", w,
+                                     " of 3, x2 each"));
+    }
+  }
 
   // Two parameter servers in this process, reached over gRPC.
   std::vector<std::unique_ptr<rpc::PsGrpcServer>> servers;

@@ -1,0 +1,186 @@
+// MultiWorkerMirroredStrategy with workers as threads, each with its own
+// devices and GlooGroup over one in-memory rendezvous store (processes in a
+// job; tests/multi_worker_training_test runs those).
+
+#include "runtime/distribute/multi_worker_mirrored_strategy.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/collective/gloo_group.h"
+#include "runtime/collective/kv_store.h"
+#include "runtime/device/local_devices.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string NewPrefix() {
+  static std::atomic<int> next{0};
+  return absl::StrCat("mwms-test/", next.fetch_add(1));
+}
+
+// Runs body(strategy) on `replicas.size()` worker threads; worker w has
+// replicas[w] CPU replicas. Returns each worker's status.
+std::vector<absl::Status> RunWorkers(
+    const std::vector<int>& replicas,
+    const std::function<absl::Status(MultiWorkerMirroredStrategy&)>& body) {
+  InMemoryKvStore store;
+  const std::string prefix = NewPrefix();
+  const int n = static_cast<int>(replicas.size());
+  std::vector<absl::Status> statuses(n);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < n; ++w) {
+    threads.emplace_back([&, w] {
+      LocalDevicesOptions device_options;
+      device_options.num_cpu_devices = replicas[w];
+      device_options.use_gpus = false;
+      absl::StatusOr<LocalDevices> devices = CreateLocalDevices(device_options);
+      if (!devices.ok()) {
+        statuses[w] = devices.status();
+        return;
+      }
+      GlooGroup::Options options;
+      options.rank = w;
+      options.size = n;
+      options.prefix = prefix;
+      options.timeout = absl::Seconds(20);
+      absl::StatusOr<std::unique_ptr<GlooGroup>> group =
+          GlooGroup::Create(&store, options);
+      if (!group.ok()) {
+        statuses[w] = group.status();
+        return;
+      }
+      absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> strategy =
+          MultiWorkerMirroredStrategy::Create(devices->pointers(),
+                                              group->get());
+      if (!strategy.ok()) {
+        statuses[w] = strategy.status();
+        return;
+      }
+      statuses[w] = body(**strategy);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return statuses;
+}
+
+TEST(MultiWorkerMirroredStrategyTest, DescribesItsWorkerAndTheGlobalReplicas) {
+  std::vector<std::string> descriptions(2);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        descriptions[strategy.worker_rank()] = strategy.Describe();
+        EXPECT_EQ(strategy.num_workers(), 2);
+        EXPECT_EQ(strategy.num_replicas_in_sync(), 2);
+        return strategy.Initialize();
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  EXPECT_THAT(descriptions[1], HasSubstr("worker 1 of 2"));
+  EXPECT_THAT(descriptions[1], HasSubstr("4 in sync over all workers"));
+}
+
+TEST(MultiWorkerMirroredStrategyTest, DifferentReplicaCountsAreRefusedByAll) {
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 1, 2}, [](MultiWorkerMirroredStrategy& strategy) {
+        return strategy.Initialize();
+      });
+  for (const absl::Status& s : statuses) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_THAT(s.message(), HasSubstr("worker 1: 1"));
+  }
+}
+
+TEST(MultiWorkerMirroredStrategyTest, AllReduceSumsEveryReplicaOfEveryWorker) {
+  constexpr int kWorkers = 3;
+  constexpr int kReplicas = 2;
+  std::vector<absl::Status> statuses = RunWorkers(
+      std::vector<int>(kWorkers, kReplicas),
+      [&](MultiWorkerMirroredStrategy& strategy) {
+        if (absl::Status s = strategy.Initialize(); !s.ok()) return s;
+        return strategy.Run([&](ReplicaContext& context) -> absl::Status {
+          const int global = strategy.worker_rank() * kReplicas +
+                             context.replica_id_in_sync_group();
+          absl::StatusOr<Tensor> value = Tensor::Create(DType::kFloat32, {3});
+          if (!value.ok()) return value.status();
+          for (int i = 0; i < 3; ++i) {
+            value->flat<float>()[i] =
+                static_cast<float>((global + 1) * (i + 1));
+          }
+          if (absl::Status s = context.AllReduce(ReduceOp::kMean, *value);
+              !s.ok()) {
+            return s;
+          }
+          // Mean of 1..6 is 3.5, times i + 1.
+          for (int i = 0; i < 3; ++i) {
+            if (value->flat<float>()[i] != 3.5f * (i + 1)) {
+              return absl::InternalError(absl::StrCat("replica ", global,
+                                                      " element ", i, ": ",
+                                                      value->flat<float>()[i]));
+            }
+          }
+          return absl::OkStatus();
+        });
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(MultiWorkerMirroredStrategyTest, SparseGradientsAreGatheredInWorkerOrder) {
+  constexpr int kWorkers = 3;
+  std::vector<std::vector<int64_t>> gathered(kWorkers);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        return strategy.Run([&](ReplicaContext& context) -> absl::Status {
+          const int global =
+              strategy.worker_rank() * 2 + context.replica_id_in_sync_group();
+          SparseGradient mine;
+          // Replica g gives g rows (none from replica 0): uneven sizes.
+          for (int k = 0; k < global; ++k) {
+            mine.ids.push_back(global * 10 + k);
+            mine.rows.push_back(static_cast<float>(global));
+          }
+          absl::StatusOr<std::shared_ptr<const SparseGradient>> all =
+              context.AllGather(std::move(mine));
+          if (!all.ok()) return all.status();
+          if ((*all)->rows.size() != (*all)->ids.size()) {
+            return absl::InternalError("rows and ids differ in number");
+          }
+          if (context.replica_id_in_sync_group() == 0) {
+            gathered[strategy.worker_rank()] = (*all)->ids;
+          }
+          return absl::OkStatus();
+        });
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  const std::vector<int64_t> want = {10, 20, 21, 30, 31, 32, 40, 41,
+                                     42, 43, 50, 51, 52, 53, 54};
+  for (int w = 0; w < kWorkers; ++w) EXPECT_EQ(gathered[w], want) << w;
+}
+
+TEST(MultiWorkerMirroredStrategyTest, ALostWorkerFailsTheOthersStep) {
+  std::vector<absl::Status> statuses =
+      RunWorkers({1, 1, 1}, [&](MultiWorkerMirroredStrategy& strategy) {
+        // Worker 2 leaves: its group (and connections) close on return.
+        if (strategy.worker_rank() == 2) return absl::OkStatus();
+        return strategy.Run([&](ReplicaContext& context) -> absl::Status {
+          absl::StatusOr<Tensor> value = Tensor::Create(DType::kFloat32, {4});
+          if (!value.ok()) return value.status();
+          return context.AllReduce(ReduceOp::kSum, *value);
+        });
+      });
+  EXPECT_TRUE(statuses[2].ok());
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_FALSE(statuses[w].ok()) << w;
+    EXPECT_THAT(statuses[w].message(), HasSubstr("all-reduce")) << statuses[w];
+  }
+}
+
+}  // namespace
+}  // namespace distrt
