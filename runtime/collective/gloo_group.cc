@@ -116,6 +116,11 @@ absl::StatusOr<std::unique_ptr<GlooGroup>> GlooGroup::Create(
         absl::StrCat("GlooGroup \"", options.prefix, "\": timeout ",
                      absl::FormatDuration(options.timeout), " is not > 0"));
   }
+  if (options.connect_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GlooGroup \"", options.prefix, "\": connect timeout ",
+        absl::FormatDuration(options.connect_timeout), " is negative"));
+  }
   if (options.prefix.empty()) {
     return absl::InvalidArgumentError(
         "GlooGroup: empty prefix (groups sharing a store need distinct ones)");
@@ -136,14 +141,20 @@ absl::StatusOr<std::unique_ptr<GlooGroup>> GlooGroup::Create(
   if (!status.ok()) return absl::UnavailableError(status.message());
 
   // Gloo's context timeout bounds both the rendezvous (its waits on the
-  // store, connecting) and every collective (their Options default to it).
+  // store, connecting) and every collective (their Options default to it):
+  // the connect timeout while connecting, then the collective one.
+  const absl::Duration connect_timeout =
+      options.connect_timeout > absl::ZeroDuration() ? options.connect_timeout
+                                                     : options.timeout;
   auto context =
       std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
-  GlooStore gloo_store(store, {options.prefix, options.timeout});
+  GlooStore gloo_store(store, {options.prefix, connect_timeout});
   status = CatchGloo(absl::StrCat("GlooGroup: connecting ", where, ": "), [&] {
     context->setTimeout(
-        std::chrono::milliseconds(absl::ToInt64Milliseconds(options.timeout)));
+        std::chrono::milliseconds(absl::ToInt64Milliseconds(connect_timeout)));
     context->connectFullMesh(gloo_store, device);
+    context->setTimeout(
+        std::chrono::milliseconds(absl::ToInt64Milliseconds(options.timeout)));
   });
   if (!status.ok()) {
     // The store's own error keeps its code (DEADLINE_EXCEEDED for a peer
@@ -165,7 +176,13 @@ GlooGroup::GlooGroup(const Options& options,
       device_(std::move(device)),
       context_(std::move(context)) {}
 
-GlooGroup::~GlooGroup() {
+GlooGroup::~GlooGroup() { Close(); }
+
+void GlooGroup::Close() {
+  absl::MutexLock lock(&mu_);
+  if (failure_.ok()) {
+    failure_ = absl::CancelledError("this rank closed its connections");
+  }
   ScopedSigpipeBlock no_sigpipe;  // closing may flush to a peer that left
   // The context's pairs use the device (its event loop thread), so they go
   // first; the device joins its thread.

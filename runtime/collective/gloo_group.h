@@ -71,10 +71,14 @@ class GlooGroup : public CrossWorkerCollective {
     // publishes to its peers: one the other workers can reach (the worker's
     // host in the cluster spec). The default only works within one machine.
     std::string host = "127.0.0.1";
-    // How long Create waits for every peer, and how long a collective waits
-    // for data from a peer, before failing. Long enough for the slowest
-    // worker to reach the collective (a step of work apart).
+    // How long a collective waits for data from a peer before failing. Long
+    // enough for the slowest worker to reach the collective (a step of work
+    // apart, or the chief's checkpoint).
     absl::Duration timeout = absl::Seconds(60);
+    // How long Create waits for every peer to join; zero: `timeout`. Jobs
+    // start their tasks in any order, so joining may take much longer than
+    // a collective should.
+    absl::Duration connect_timeout = absl::ZeroDuration();
     // Names this group's keys in the store ("<prefix>/<rank>"). Every rank
     // of a group uses the same prefix; a new group (a restart, another set
     // of ranks) needs a new one, because a store never forgets keys.
@@ -94,6 +98,12 @@ class GlooGroup : public CrossWorkerCollective {
 
   // Closes the connections; peers still using them get an error.
   ~GlooGroup() override;
+
+  // Closes the connections now, so that peers blocked in a collective with
+  // this rank fail at once instead of at their timeout; every later call
+  // fails. For a rank that has given up on the group after an error.
+  // Idempotent; waits for a collective in progress on another thread.
+  void Close();
 
   GlooGroup(const GlooGroup&) = delete;
   GlooGroup& operator=(const GlooGroup&) = delete;

@@ -412,5 +412,64 @@ TEST(GlooGroupTest, ARankThatStopsCallingIsADeadlineNotAHang) {
       << statuses[0] << "; " << statuses[1];
 }
 
+TEST(GlooGroupTest, ARankThatClosesFailsTheOthersBeforeTheirTimeout) {
+  InMemoryKvStore store;
+  GlooGroup::Options options;
+  options.prefix = NewPrefix();
+  options.timeout = absl::Seconds(60);  // far beyond what the test waits
+  absl::Notification others_done;
+  std::atomic<int> others_left{2};
+  const absl::Time start = absl::Now();
+  std::vector<absl::Status> statuses =
+      RunRanks(&store, 3, options, [&](GlooGroup& group) {
+        if (group.rank() == 2) {
+          // Alive, but gives up on the group: its peers must not wait.
+          group.Close();
+          std::vector<float> values(4, 1.0f);
+          absl::Status after = group.AllReduceSum(absl::MakeSpan(values));
+          others_done.WaitForNotification();
+          return after;
+        }
+        std::vector<float> values(1000, 1.0f);
+        absl::Status s = group.AllReduceSum(absl::MakeSpan(values));
+        if (others_left.fetch_sub(1) == 1) others_done.Notify();
+        return s;
+      });
+  EXPECT_LT(absl::Now() - start, kMustFailWithin);
+  EXPECT_EQ(statuses[2].code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(statuses[2].message(), HasSubstr("closed its connections"));
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(statuses[rank].code(), absl::StatusCode::kUnavailable)
+        << statuses[rank];
+  }
+}
+
+TEST(GlooGroupTest, JoiningMayTakeLongerThanACollective) {
+  InMemoryKvStore store;
+  GlooGroup::Options options;
+  options.prefix = NewPrefix();
+  options.timeout = absl::Milliseconds(300);
+  options.connect_timeout = absl::Seconds(30);
+  std::vector<absl::Status> statuses(2);
+  std::thread late([&] {
+    // Joins well after the collective timeout; the other rank still waits.
+    absl::SleepFor(absl::Seconds(1));
+    GlooGroup::Options mine = options;
+    mine.rank = 1;
+    mine.size = 2;
+    absl::StatusOr<std::unique_ptr<GlooGroup>> group =
+        GlooGroup::Create(&store, mine);
+    statuses[1] = group.ok() ? (*group)->Barrier() : group.status();
+  });
+  GlooGroup::Options mine = options;
+  mine.rank = 0;
+  mine.size = 2;
+  absl::StatusOr<std::unique_ptr<GlooGroup>> group =
+      GlooGroup::Create(&store, mine);
+  statuses[0] = group.ok() ? (*group)->Barrier() : group.status();
+  late.join();
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+}
+
 }  // namespace
 }  // namespace distrt
