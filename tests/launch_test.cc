@@ -146,6 +146,58 @@ INSTANTIATE_TEST_SUITE_P(
                   0.15}),
     PrintCase);
 
+// The multi-worker mirrored job of the issue: 3 workers (no chief, no ps
+// tasks: worker 0 is the chief) and an evaluator, against the same model
+// trained by 2 ps tasks, a chief and a worker on the same data.
+TEST(MultiWorkerLaunchTest, ThreeWorkersTrainToThePsJobsQuality) {
+  TestDir dir;
+  GenerateData(dir.path() + "/data", "d",
+               {"--task=binary", "--rows=30000", "--features=200",
+                "--features_per_row=10"});
+  const std::vector<std::string> flags = {
+      "--model=logreg",
+      "--train_data=" + dir.path() + "/data/d.train.svm",
+      "--eval_data=" + dir.path() + "/data/d.eval.svm",
+      "--train_steps=1000",
+      "--global_batch_size=96",
+      "--checkpoint_every_steps=250",
+      "--log_every_secs=2",
+      "--wait_secs=120"};
+  std::vector<std::string> mirrored_flags = flags;
+  mirrored_flags.push_back("--strategy=multi_worker_mirrored");
+  const std::string mirrored_dir = dir.path() + "/mirrored";
+  absl::StatusOr<SubprocessResult> mirrored = RunSubprocess(LaunchProcess(
+      {"--ps=0", "--workers=3", "--evaluator", "--job_dir=" + mirrored_dir},
+      mirrored_flags));
+  ASSERT_TRUE(mirrored.ok()) << mirrored.status();
+  ASSERT_EQ(mirrored->exit_code, 0)
+      << mirrored->stdout_text << mirrored->stderr_text;
+  EXPECT_THAT(mirrored->stdout_text,
+              HasSubstr("[worker:0] MultiWorkerMirroredStrategy: worker 0 of "
+                        "3"));
+  EXPECT_THAT(mirrored->stdout_text,
+              HasSubstr("[evaluator:0] evaluated the final checkpoint"));
+
+  const std::string ps_dir = dir.path() + "/ps";
+  absl::StatusOr<SubprocessResult> ps = RunSubprocess(LaunchProcess(
+      {"--ps=2", "--workers=1", "--chief", "--job_dir=" + ps_dir}, flags));
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  ASSERT_EQ(ps->exit_code, 0) << ps->stdout_text << ps->stderr_text;
+
+  const nlohmann::json m = ReadJson(mirrored_dir + "/metrics.json");
+  const nlohmann::json p = ReadJson(ps_dir + "/metrics.json");
+  // Every step of the mirrored job is one step of all three workers.
+  EXPECT_EQ(m["global_step"].get<int64_t>(), 1000);
+  EXPECT_GE(m["eval_accuracy"].get<double>(), 0.85) << m.dump();
+  EXPECT_NEAR(m["eval_accuracy"].get<double>(),
+              p["eval_accuracy"].get<double>(), 0.02)
+      << m.dump() << " vs " << p.dump();
+  const nlohmann::json evaluator =
+      ReadJson(mirrored_dir + "/metrics.evaluator.json");
+  EXPECT_NEAR(evaluator["eval_accuracy"].get<double>(),
+              m["eval_accuracy"].get<double>(), 1e-9);
+}
+
 class LaunchTest : public ::testing::Test {
  protected:
   void SetUp() override {

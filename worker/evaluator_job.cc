@@ -12,7 +12,6 @@
 #include "rpc/ps_grpc_server.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/checkpoint/file_system.h"
-#include "runtime/cluster/cluster_spec.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_variables.h"
@@ -135,11 +134,6 @@ absl::Status CheckEvaluatorOptions(const WorkerOptions& options,
   if (options.eval_data.empty()) {
     return absl::InvalidArgumentError(
         "the evaluator needs --eval_data to evaluate checkpoints on");
-  }
-  if (tf_config.cluster.NumTasks(kPsJob) == 0) {
-    return absl::InvalidArgumentError(
-        "the evaluator evaluates the checkpoints that ps tasks write; this "
-        "cluster has no ps tasks, so there would be none");
   }
   if (options.eval_timeout_secs <= 0) {
     return absl::InvalidArgumentError("--eval_timeout_secs must be positive");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -16,17 +17,20 @@
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/mirrored_strategy.h"
+#include "runtime/distribute/multi_worker_mirrored_strategy.h"
 #include "runtime/distribute/one_device_strategy.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
 #include "runtime/summary/event_file_writer.h"
+#include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/train_step.h"
 #include "worker/evaluation.h"
 #include "worker/job_model.h"
 #include "worker/progress_meter.h"
+#include "worker/worker_group.h"
 
 namespace distrt {
 namespace {
@@ -48,6 +52,9 @@ struct Job {
   int pipeline_id = 0;
   LocalDevices devices;
   std::unique_ptr<PsClient> client;
+  // Multi-worker mirrored only; declared before the strategy, which uses
+  // its connections, so that it outlives it.
+  std::unique_ptr<WorkerGroup> workers;
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<Model> model;
   std::optional<ModelVariables> variables;
@@ -62,21 +69,38 @@ absl::Status WriteSummaries(
   return job.summaries->WriteScalars(step, scalars);
 }
 
+bool IsMultiWorker(const Job& job) { return job.workers != nullptr; }
+
+// A failed step of a multi-worker job, with which task was lost.
+absl::Status StepFailed(Job& job, const absl::Status& failure) {
+  if (!IsMultiWorker(job)) return failure;
+  return job.workers->ExplainFailure(failure);
+}
+
 absl::Status MakeStrategy(Job& job, const TfConfig& config) {
   StrategyKind kind = job.options.strategy;
   if (kind == StrategyKind::kAuto) {
-    kind =
-        job.has_ps ? StrategyKind::kParameterServer : StrategyKind::kMirrored;
+    kind = job.has_ps              ? StrategyKind::kParameterServer
+           : job.num_pipelines > 1 ? StrategyKind::kMultiWorkerMirrored
+                                   : StrategyKind::kMirrored;
   }
   if (kind == StrategyKind::kParameterServer && !job.has_ps) {
     return absl::InvalidArgumentError(
         "--strategy=parameter_server needs ps tasks in TF_CONFIG's cluster");
   }
-  if (kind != StrategyKind::kParameterServer && job.num_pipelines > 1) {
+  if (kind == StrategyKind::kMultiWorkerMirrored && job.has_ps) {
+    return absl::InvalidArgumentError(
+        "--strategy=multi_worker_mirrored keeps the variables on the workers; "
+        "this cluster has ps tasks, which would wait forever: remove them, or "
+        "use --strategy=parameter_server");
+  }
+  if (kind != StrategyKind::kParameterServer &&
+      kind != StrategyKind::kMultiWorkerMirrored && job.num_pipelines > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--strategy=", StrategyKindName(kind), " trains within one process; ",
         "this cluster has ", job.num_pipelines,
-        " training tasks: use parameter servers (or one worker)"));
+        " training tasks: use --strategy=multi_worker_mirrored or parameter "
+        "servers (or one worker)"));
   }
   absl::StatusOr<LocalDevices> devices = CreateTaskDevices(job.options);
   if (!devices.ok()) return devices.status();
@@ -106,13 +130,34 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
           pointers, job.client.get(), options, Secs(job.options.wait_secs));
       break;
     }
+    case StrategyKind::kMultiWorkerMirrored: {
+      WorkerGroup::Options group_options;
+      group_options.bind_host = job.options.bind_host;
+      group_options.join_timeout = Secs(job.options.wait_secs);
+      group_options.collective_timeout =
+          Secs(job.options.collective_timeout_secs);
+      absl::StatusOr<std::unique_ptr<WorkerGroup>> workers =
+          WorkerGroup::Join(config, group_options);
+      if (!workers.ok()) return workers.status();
+      job.workers = *std::move(workers);
+      job.log(absl::StrCat("joined the ", job.workers->size(),
+                           " training tasks as rank ", job.workers->rank()));
+      options.collective_timeout = Secs(job.options.collective_timeout_secs);
+      strategy = MultiWorkerMirroredStrategy::Create(
+          pointers, &job.workers->collective(), options,
+          job.options.all_reduce_bucket_bytes);
+      break;
+    }
     default:
       strategy = MirroredStrategy::Create(pointers, options);
   }
   if (!strategy.ok()) return strategy.status();
   job.strategy = *std::move(strategy);
   job.log(job.strategy->Describe());
-  return job.strategy->Initialize();
+  if (absl::Status s = job.strategy->Initialize(); !s.ok()) {
+    return StepFailed(job, s);
+  }
+  return absl::OkStatus();
 }
 
 // Polls the ps tasks (which cannot notify a worker) every 200 ms until
@@ -162,6 +207,42 @@ absl::Status CreateCounter(Job& job, const char* name) {
   return job.client->CreateVariable(spec).status();
 }
 
+// The chief restores the latest checkpoint in --checkpoint_dir, if any:
+// through the ps tasks, or into this process's variables.
+absl::Status RestoreLatestCheckpoint(Job& job) {
+  const std::string& dir = job.options.checkpoint_dir;
+  // A restarted job is not finished (yet): evaluators wait again.
+  if (absl::Status s = RemoveFinalCheckpointMarker(dir); !s.ok()) return s;
+  absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(dir);
+  if (!index.ok()) return index.status();
+  if (index->empty()) return absl::OkStatus();
+  if (job.has_ps) {
+    absl::StatusOr<CheckpointRestored> restored = job.client->Restore(dir);
+    if (!restored.ok()) return restored.status();
+    job.log(absl::StrCat("restored ", restored->checkpoint, " (step ",
+                         restored->step, ")"));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<ModelCheckpointRestored> restored =
+      RestoreModelCheckpoint(*job.variables, dir);
+  if (!restored.ok()) return restored.status();
+  job.log(absl::StrCat("restored ", restored->checkpoint, " (step ",
+                       restored->step, ")"));
+  return absl::OkStatus();
+}
+
+// Multi-worker mirrored: every worker's mirrors start from the chief's
+// variables (restored, or initialised), as TF broadcasts them.
+absl::Status BroadcastFromChief(Job& job) {
+  if (absl::Status s = BroadcastModelState(job.workers->collective(),
+                                           *job.variables, /*root=*/0);
+      !s.ok()) {
+    return StepFailed(job, s);
+  }
+  if (!job.role.is_chief) job.log("variables received from the chief");
+  return absl::OkStatus();
+}
+
 absl::Status SetUpVariables(Job& job) {
   const bool chief = job.role.is_chief;
   if (job.has_ps && !chief) {
@@ -180,28 +261,7 @@ absl::Status SetUpVariables(Job& job) {
     job.log(absl::StrCat("variable ", line));
   }
   if (!job.options.checkpoint_dir.empty()) {
-    if (!job.has_ps) {
-      job.log(
-          "--checkpoint_dir: checkpoints are written by parameter "
-          "servers; this job has none, so none are written");
-    } else {
-      // A restarted job is not finished (yet): evaluators wait again.
-      if (absl::Status s =
-              RemoveFinalCheckpointMarker(job.options.checkpoint_dir);
-          !s.ok()) {
-        return s;
-      }
-      absl::StatusOr<std::vector<std::string>> index =
-          ReadCheckpointIndex(job.options.checkpoint_dir);
-      if (!index.ok()) return index.status();
-      if (!index->empty()) {
-        absl::StatusOr<CheckpointRestored> restored =
-            job.client->Restore(job.options.checkpoint_dir);
-        if (!restored.ok()) return restored.status();
-        job.log(absl::StrCat("restored ", restored->checkpoint, " (step ",
-                             restored->step, ")"));
-      }
-    }
+    if (absl::Status s = RestoreLatestCheckpoint(job); !s.ok()) return s;
   }
   if (job.has_ps) {
     if (absl::Status s = CreateCounter(job, kWorkersDone); !s.ok()) return s;
@@ -210,26 +270,77 @@ absl::Status SetUpVariables(Job& job) {
   return absl::OkStatus();
 }
 
+// The chief's checkpoint: every ps task's shard, or this process's
+// variables as one shard.
 absl::Status SaveCheckpoint(Job& job, int64_t step) {
-  absl::StatusOr<CheckpointSaved> saved = job.client->Save(
-      job.options.checkpoint_dir, step, job.options.keep_checkpoints);
-  if (!saved.ok()) return saved.status();
-  job.log(
-      absl::StrCat("saved ", saved->checkpoint, " (", saved->bytes, " bytes)"));
+  std::string checkpoint;
+  int64_t bytes = 0;
+  if (job.has_ps) {
+    absl::StatusOr<CheckpointSaved> saved = job.client->Save(
+        job.options.checkpoint_dir, step, job.options.keep_checkpoints);
+    if (!saved.ok()) return saved.status();
+    checkpoint = saved->checkpoint;
+    bytes = saved->bytes;
+  } else {
+    absl::StatusOr<ModelCheckpointSaved> saved =
+        SaveModelCheckpoint(*job.variables, job.options.checkpoint_dir, step,
+                            job.options.keep_checkpoints);
+    if (!saved.ok()) return saved.status();
+    checkpoint = saved->checkpoint;
+    bytes = saved->bytes;
+    for (const std::string& error : saved->cleanup_errors) {
+      job.log(absl::StrCat("warning: ", error));
+    }
+  }
+  job.log(absl::StrCat("saved ", checkpoint, " (", bytes, " bytes)"));
   return absl::OkStatus();
+}
+
+// This worker's share of --global_batch_size: all of it, except under the
+// multi-worker mirrored strategy, where the workers split it as the input
+// pipeline splits a worker's batch over its replicas (contiguous shares
+// differing by at most one, earlier ranks larger).
+int64_t WorkerBatchSize(const Job& job) {
+  const int64_t global = job.options.global_batch_size;
+  if (!IsMultiWorker(job)) return global;
+  const int64_t workers = job.workers->size();
+  return global / workers + (job.workers->rank() < global % workers ? 1 : 0);
+}
+
+// Multi-worker mirrored: every step is a collective of all workers, so all
+// must run the same number. Returns the fewest steps any worker's data
+// allows (its shard's steps per epoch times --epochs); no limit otherwise.
+absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job,
+                                         const InputPipeline& pipeline) {
+  constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
+  const int64_t mine = job.options.epochs > 0
+                           ? pipeline.steps_per_epoch() * job.options.epochs
+                           : kNoLimit;
+  if (!IsMultiWorker(job)) return mine;
+  absl::StatusOr<std::vector<int64_t>> all =
+      job.workers->collective().AllGather(absl::MakeConstSpan(&mine, 1));
+  if (!all.ok()) return StepFailed(job, all.status());
+  const int64_t fewest = *std::min_element(all->begin(), all->end());
+  if (fewest < mine) {
+    job.log(absl::StrCat("another worker's data lasts ", fewest,
+                         " steps, this one's ", mine,
+                         ": every worker stops after ", fewest));
+  }
+  return fewest;
 }
 
 absl::Status Train(Job& job, std::vector<Example> shard,
                    FinalMetrics* metrics) {
   const WorkerOptions& o = job.options;
   absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
-      MakeInputPipeline(*job.strategy, o.global_batch_size, std::move(shard),
+      MakeInputPipeline(*job.strategy, WorkerBatchSize(job), std::move(shard),
                         o.epochs, o.shuffle, o.seed + job.pipeline_id);
   if (!pipeline.ok()) return pipeline.status();
+  absl::StatusOr<int64_t> step_limit = AgreeOnStepLimit(job, **pipeline);
+  if (!step_limit.ok()) return step_limit.status();
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
-  const bool checkpoints =
-      job.role.is_chief && job.has_ps && !o.checkpoint_dir.empty();
+  const bool checkpoints = job.role.is_chief && !o.checkpoint_dir.empty();
   const absl::Time start = absl::Now();
   ProgressMeter meter(o.train_steps, Secs(o.log_every_secs), start);
   absl::StatusOr<int64_t> global_step =
@@ -239,13 +350,15 @@ absl::Status Train(Job& job, std::vector<Example> shard,
                        (*pipeline)->examples_per_epoch(), " examples"));
   int64_t last_saved_step = *global_step;
   absl::Time last_save = start;
-  while (o.train_steps == 0 || *global_step < o.train_steps) {
+  for (int64_t steps = 0; steps < *step_limit &&
+                          (o.train_steps == 0 || *global_step < o.train_steps);
+       ++steps) {
     absl::StatusOr<InputStep> step = (*pipeline)->Next();
     if (absl::IsOutOfRange(step.status())) break;
     if (!step.ok()) return step.status();
     absl::StatusOr<StepResult> result =
         TrainStep(*job.strategy, *job.model, *job.variables, step->replicas);
-    if (!result.ok()) return result.status();
+    if (!result.ok()) return StepFailed(job, result.status());
     meter.AddStep(result->examples, result->loss_sum);
     global_step = job.variables->ReadGlobalStep(*job.strategy);
     if (!global_step.ok()) return global_step.status();
@@ -406,7 +519,14 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
                    shard->by_record ? " (sharded by record)" : ""));
 
   if (absl::Status s = MakeStrategy(job, tf_config); !s.ok()) return s;
-  if (absl::Status s = SetUpVariables(job); !s.ok()) return s;
+  if (absl::Status s = SetUpVariables(job); !s.ok()) {
+    // The others wait at the broadcast for the chief: free them at once.
+    if (IsMultiWorker(job)) job.workers->collective().Close();
+    return s;
+  }
+  if (IsMultiWorker(job)) {
+    if (absl::Status s = BroadcastFromChief(job); !s.ok()) return s;
+  }
   if (job.role.is_chief && !options.log_dir.empty()) {
     absl::StatusOr<std::unique_ptr<EventFileWriter>> writer =
         EventFileWriter::Create(options.log_dir, "chief");
@@ -421,12 +541,19 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
   if (job.has_ps && !job.role.is_chief) {
     if (absl::Status s = ReportWorkerDone(job); !s.ok()) return s;
   }
+  if (IsMultiWorker(job)) {
+    // Nobody closes its connections while another still reads the last
+    // step's data.
+    if (absl::Status s = job.workers->collective().Barrier(); !s.ok()) {
+      return StepFailed(job, s);
+    }
+  }
   if (job.has_ps && job.role.is_chief) {
     if (absl::Status s = WaitForOtherWorkers(job); !s.ok()) return s;
-    if (!options.checkpoint_dir.empty()) {
-      if (absl::Status s = SaveFinalCheckpoint(job, &metrics); !s.ok()) {
-        return s;
-      }
+  }
+  if (job.role.is_chief && !options.checkpoint_dir.empty()) {
+    if (absl::Status s = SaveFinalCheckpoint(job, &metrics); !s.ok()) {
+      return s;
     }
   }
   if (job.role.is_chief && !options.eval_data.empty()) {

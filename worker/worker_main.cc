@@ -35,9 +35,11 @@ ABSL_FLAG(std::string, hidden_units, "64,32",
           "Hidden layer widths of mlp and wide_deep.");
 ABSL_FLAG(int64_t, embedding_dim, 8, "Embedding width of wide_deep.");
 ABSL_FLAG(int64_t, global_batch_size, 256,
-          "Examples per step of one worker, split over its replicas.");
+          "Examples per step of one worker, split over its replicas; under "
+          "multi_worker_mirrored, of all workers, split over all replicas.");
 ABSL_FLAG(std::string, optimizer, "adagrad",
-          "sgd, momentum, adagrad, adam or ftrl (run on the ps tasks).");
+          "sgd, momentum, adagrad, adam or ftrl (run where the variables "
+          "are: on the ps tasks, or on every worker's mirrors).");
 ABSL_FLAG(double, learning_rate, 0.1, "The optimizer's learning rate.");
 ABSL_FLAG(int64_t, train_steps, 0,
           "Stop at this global step (all workers' steps together).");
@@ -46,8 +48,10 @@ ABSL_FLAG(int64_t, epochs, 0,
 ABSL_FLAG(uint64_t, seed, 1, "Seed of initial values and shuffling.");
 ABSL_FLAG(bool, shuffle, true, "Shuffle the training data every epoch.");
 ABSL_FLAG(std::string, strategy, "auto",
-          "auto (parameter_server with ps tasks, else mirrored), one_device, "
-          "mirrored, central_storage or parameter_server.");
+          "auto (parameter_server with ps tasks, else multi_worker_mirrored "
+          "with several chief/worker tasks, else mirrored), one_device, "
+          "mirrored, central_storage, parameter_server or "
+          "multi_worker_mirrored.");
 ABSL_FLAG(int, num_cpu_replicas, 1,
           "Replicas (logical CPU devices) when training on CPUs.");
 ABSL_FLAG(std::string, devices, "auto",
@@ -55,6 +59,15 @@ ABSL_FLAG(std::string, devices, "auto",
 ABSL_FLAG(std::string, cross_device_ops, "auto",
           "auto, cpu_all_reduce, reduction_to_one_device or "
           "hierarchical_copy.");
+ABSL_FLAG(double, collective_timeout_secs, 300,
+          "multi_worker_mirrored: how long a worker waits for the others at "
+          "a collective before it stops with an error naming the lost task.");
+ABSL_FLAG(int64_t, all_reduce_bucket_bytes, int64_t{4} << 20,
+          "multi_worker_mirrored: largest cross-worker all-reduce; the fused "
+          "gradients go in buckets up to this size.");
+ABSL_FLAG(std::string, bind_host, "0.0.0.0",
+          "multi_worker_mirrored: interface the chief serves the workers' "
+          "rendezvous on, at its TF_CONFIG port (tests use 127.0.0.1).");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "Where the chief checkpoints and restores from at start.");
 ABSL_FLAG(int64_t, checkpoint_every_steps, 0,
@@ -97,6 +110,9 @@ WorkerOptions OptionsFromFlags() {
   o.num_cpu_replicas = absl::GetFlag(FLAGS_num_cpu_replicas);
   o.devices = absl::GetFlag(FLAGS_devices);
   o.cross_device_ops = absl::GetFlag(FLAGS_cross_device_ops);
+  o.collective_timeout_secs = absl::GetFlag(FLAGS_collective_timeout_secs);
+  o.all_reduce_bucket_bytes = absl::GetFlag(FLAGS_all_reduce_bucket_bytes);
+  o.bind_host = absl::GetFlag(FLAGS_bind_host);
   o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   o.checkpoint_every_steps = absl::GetFlag(FLAGS_checkpoint_every_steps);
   o.checkpoint_every_secs = absl::GetFlag(FLAGS_checkpoint_every_secs);

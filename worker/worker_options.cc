@@ -42,6 +42,8 @@ absl::string_view StrategyKindName(StrategyKind kind) {
       return "central_storage";
     case StrategyKind::kParameterServer:
       return "parameter_server";
+    case StrategyKind::kMultiWorkerMirrored:
+      return "multi_worker_mirrored";
   }
   return "?";
 }
@@ -49,7 +51,8 @@ absl::string_view StrategyKindName(StrategyKind kind) {
 absl::Status ParseStrategyKind(absl::string_view name, StrategyKind* kind) {
   for (StrategyKind k :
        {StrategyKind::kAuto, StrategyKind::kOneDevice, StrategyKind::kMirrored,
-        StrategyKind::kCentralStorage, StrategyKind::kParameterServer}) {
+        StrategyKind::kCentralStorage, StrategyKind::kParameterServer,
+        StrategyKind::kMultiWorkerMirrored}) {
     if (name == StrategyKindName(k)) {
       *kind = k;
       return absl::OkStatus();
@@ -57,7 +60,8 @@ absl::Status ParseStrategyKind(absl::string_view name, StrategyKind* kind) {
   }
   return Bad("strategy", absl::StrCat("unknown strategy \"", name,
                                       "\"; known: auto, one_device, mirrored, "
-                                      "central_storage, parameter_server"));
+                                      "central_storage, parameter_server, "
+                                      "multi_worker_mirrored"));
 }
 
 absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
@@ -99,6 +103,13 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   }
   if (!(o.log_every_secs > 0)) return Bad("log_every_secs", "must be positive");
   if (!(o.wait_secs > 0)) return Bad("wait_secs", "must be positive");
+  if (!(o.collective_timeout_secs > 0)) {
+    return Bad("collective_timeout_secs", "must be positive");
+  }
+  if (o.all_reduce_bucket_bytes < static_cast<int64_t>(sizeof(float))) {
+    return Bad("all_reduce_bucket_bytes", "must be at least 4 (one float)");
+  }
+  if (o.bind_host.empty()) return Bad("bind_host", "must not be empty");
   if (absl::StatusOr<std::vector<int>> units = ParseHiddenUnits(o.hidden_units);
       !units.ok()) {
     return units.status();

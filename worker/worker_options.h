@@ -17,14 +17,18 @@
 namespace distrt {
 
 enum class StrategyKind {
-  kAuto,  // parameter servers when the cluster has ps tasks, else mirrored
+  // Parameter servers when the cluster has ps tasks; else multi-worker
+  // mirrored when it has several training tasks; else mirrored.
+  kAuto,
   kOneDevice,
   kMirrored,
   kCentralStorage,
   kParameterServer,
+  kMultiWorkerMirrored,
 };
 
-// "auto", "one_device", "mirrored", "central_storage", "parameter_server".
+// "auto", "one_device", "mirrored", "central_storage", "parameter_server",
+// "multi_worker_mirrored".
 absl::string_view StrategyKindName(StrategyKind kind);
 absl::Status ParseStrategyKind(absl::string_view name, StrategyKind* kind);
 
@@ -43,7 +47,8 @@ struct WorkerOptions {
   std::string hidden_units = "64,32";
   int64_t embedding_dim = 8;
 
-  // Examples per step of one worker, over its replicas.
+  // Examples per step of one worker, over its replicas; under the
+  // multi-worker mirrored strategy, of all workers together.
   int64_t global_batch_size = 256;
   std::string optimizer = "adagrad";
   double learning_rate = 0.1;
@@ -60,6 +65,14 @@ struct WorkerOptions {
   // "auto": GPUs when usable, else num_cpu_replicas CPU devices; "cpu".
   std::string devices = "auto";
   std::string cross_device_ops = "auto";
+  // Multi-worker mirrored: how long a worker waits for the others at a
+  // collective before giving up (a lost or hung worker), and the largest
+  // cross-worker all-reduce (gradients are fused into buckets up to it).
+  double collective_timeout_secs = 300;
+  int64_t all_reduce_bucket_bytes = int64_t{4} << 20;
+  // Interface the chief serves the workers' rendezvous on (its TF_CONFIG
+  // port); "0.0.0.0" is every interface.
+  std::string bind_host = "0.0.0.0";
 
   std::string checkpoint_dir;
   int64_t checkpoint_every_steps = 0;  // 0: off

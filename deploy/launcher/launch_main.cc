@@ -365,11 +365,13 @@ int Main(int argc, char** argv) {
     return kExitFailed;
   }
 
-  // The job dir's defaults for what the user did not set.
+  // The job dir's defaults for what the user did not set, and the host the
+  // chief serves a multi-worker job's rendezvous on.
   const std::vector<std::string> training_flags = WithDefaultFlags(
       task_flags, {{"checkpoint_dir", JoinPath(*job_dir, "checkpoints")},
                    {"log_dir", JoinPath(*job_dir, "summaries")},
-                   {"metrics_out", JoinPath(*job_dir, "metrics.json")}});
+                   {"metrics_out", JoinPath(*job_dir, "metrics.json")},
+                   {"bind_host", ListenHost(plan_options.bind_host)}});
   std::vector<TaskCommand> commands;
   for (const LaunchTask& task : plan->tasks) {
     TaskCommand command;

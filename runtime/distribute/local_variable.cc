@@ -3,6 +3,10 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/optimizer/optimizer.h"
+#include "runtime/ps/variable_spec.h"
+#include "runtime/tensor/dtype.h"
+#include "runtime/tensor/shape.h"
 
 namespace distrt {
 
@@ -93,6 +97,71 @@ absl::Status LocalVariable::ApplySparseGradient(int copy,
   Copy& c = *copies_[copy];
   absl::MutexLock lock(&c.update_mu);
   return c.store.PushSparse(name(), ids, grads);
+}
+
+absl::StatusOr<VariableState> LocalVariable::ExportState(int copy) const {
+  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  // No need for update_mu: every update reaches the store as one atomic
+  // call (WriteCopy and AddToCopy compute aside and Replace in one go), and
+  // Snapshot copies under the store's lock, so it never sees half of one.
+  return copies_[copy]->store.Snapshot(name());
+}
+
+absl::Status LocalVariable::CheckFitsState(const VariableState& state) const {
+  const int64_t elements = NumRows(spec()) * RowWidth(spec());
+  const bool is_float = spec().dtype == DType::kFloat32;
+  const size_t slots =
+      is_float ? SlotNames(spec().optimizer.kind).size() : size_t{0};
+  auto mismatch = [&](absl::string_view what, size_t got, int64_t want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("importing a state into variable \"", name(), "\" (",
+                     DTypeName(spec().dtype), ShapeString(spec().shape),
+                     "): ", what, " has ", got, " elements, expected ", want));
+  };
+  if (state.step < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("importing a state into variable \"", name(), "\": step ",
+                     state.step, " is negative"));
+  }
+  if (is_float ? state.values.size() != static_cast<size_t>(elements)
+               : state.ints.size() != static_cast<size_t>(elements)) {
+    return mismatch(is_float ? "its float32 values" : "its int64 values",
+                    is_float ? state.values.size() : state.ints.size(),
+                    elements);
+  }
+  if (!(is_float ? state.ints.empty() : state.values.empty())) {
+    return mismatch(is_float ? "its int64 values" : "its float32 values",
+                    is_float ? state.ints.size() : state.values.size(), 0);
+  }
+  if (state.slots.size() != slots) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "importing a state into variable \"", name(), "\": it has ",
+        state.slots.size(), " optimizer slots, expected ", slots, " (",
+        is_float ? OptimizerName(spec().optimizer.kind)
+                 : absl::string_view("int64 variables have none"),
+        ")"));
+  }
+  for (size_t i = 0; i < slots; ++i) {
+    if (state.slots[i].size() != static_cast<size_t>(elements)) {
+      return mismatch(absl::StrCat("its slot \"",
+                                   SlotNames(spec().optimizer.kind)[i], "\""),
+                      state.slots[i].size(), elements);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LocalVariable::ImportState(const VariableState& state) {
+  // Checked once here, so that Replace cannot refuse a later copy after an
+  // earlier one was replaced.
+  if (absl::Status s = CheckFitsState(state); !s.ok()) return s;
+  for (const std::unique_ptr<Copy>& c : copies_) {
+    // update_mu: WriteCopy and AddToCopy read a snapshot and replace it;
+    // replacing in between would be undone by them.
+    absl::MutexLock lock(&c->update_mu);
+    if (absl::Status s = c->store.Replace(name(), state); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<LocalHashTable>> LocalHashTable::Create(

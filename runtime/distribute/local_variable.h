@@ -46,6 +46,8 @@ class LocalVariable : public DistributedVariable {
   absl::Status ApplyGradient(int copy, absl::Span<const float> grad) override;
   absl::Status ApplySparseGradient(int copy, absl::Span<const int64_t> ids,
                                    absl::Span<const float> grads) override;
+  absl::StatusOr<VariableState> ExportState(int copy) const override;
+  absl::Status ImportState(const VariableState& state) override;
 
  private:
   struct Copy {
@@ -63,6 +65,10 @@ class LocalVariable : public DistributedVariable {
         placement_(std::move(placement)) {}
 
   RowRange AllRows() const;
+  // INVALID_ARGUMENT naming the variable and both sizes unless `state` fits
+  // every copy (what VariableStore::Replace would check), so that
+  // ImportState can check once before it replaces any copy.
+  absl::Status CheckFitsState(const VariableState& state) const;
 
   std::vector<std::unique_ptr<Copy>> copies_;
   const std::vector<int> copy_of_replica_;
@@ -83,6 +89,12 @@ class LocalHashTable : public DistributedHashTable {
   absl::Status Push(absl::Span<const int64_t> ids,
                     absl::Span<const float> grads) override {
     return table_->Push(ids, grads);
+  }
+  absl::StatusOr<HashTableState> ExportState() const override {
+    return table_->Export();
+  }
+  absl::Status ImportState(HashTableState state) override {
+    return table_->Replace(std::move(state));
   }
 
  private:

@@ -23,6 +23,34 @@ absl::string_view VariableAggregationName(VariableAggregation a) {
   return "?";
 }
 
+absl::StatusOr<VariableState> DistributedVariable::ExportState(int copy) const {
+  return absl::UnimplementedError(absl::StrCat(
+      "variable \"", name(), "\" (", DescribePlacement(),
+      ") cannot export its state: variables on parameter servers are "
+      "checkpointed by the ps tasks"));
+}
+
+absl::Status DistributedVariable::ImportState(const VariableState& state) {
+  return absl::UnimplementedError(absl::StrCat(
+      "variable \"", name(), "\" (", DescribePlacement(),
+      ") cannot import a state: variables on parameter servers are "
+      "restored by the ps tasks"));
+}
+
+absl::StatusOr<HashTableState> DistributedHashTable::ExportState() const {
+  return absl::UnimplementedError(
+      absl::StrCat("hash table \"", spec().name, "\" (", DescribePlacement(),
+                   ") cannot export its rows: tables on parameter servers are "
+                   "checkpointed by the ps tasks"));
+}
+
+absl::Status DistributedHashTable::ImportState(HashTableState state) {
+  return absl::UnimplementedError(absl::StrCat(
+      "hash table \"", spec().name, "\" (", DescribePlacement(),
+      ") cannot import rows: tables on parameter servers are restored by "
+      "the ps tasks"));
+}
+
 absl::Status DistributedVariable::CheckCopy(int copy) const {
   if (copy < 0 || copy >= num_copies()) {
     return absl::InvalidArgumentError(

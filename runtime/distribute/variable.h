@@ -19,6 +19,13 @@
 // The copies of a variable are numbered 0..num_copies()-1; CopyOfReplica
 // says which one a replica computes with. Thread-safe: each copy has its own
 // lock, so replicas update their own copies in parallel.
+//
+// ExportState / ImportState move a variable's whole state (values, optimizer
+// slots, step) in and out, for checkpoints written by workers and for
+// broadcasting one worker's state to the others (runtime/training/
+// model_state.h). Only variables held in this process support them:
+// variables on parameter servers are checkpointed by the ps tasks, so the
+// defaults are UNIMPLEMENTED.
 
 #include <cstdint>
 #include <string>
@@ -30,6 +37,7 @@
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/ps/variable_store.h"
 #include "runtime/tensor/tensor.h"
 
 namespace distrt {
@@ -79,6 +87,22 @@ class DistributedVariable {
                                            absl::Span<const int64_t> ids,
                                            absl::Span<const float> grads) = 0;
 
+  // The whole state of copy `copy`: its values (float32) or ints (int64),
+  // the optimizer's slots in SlotNames order, and its step, for every row of
+  // the variable. Consistent with respect to updates of that copy (each is
+  // in it entirely or not at all). INVALID_ARGUMENT for a bad copy;
+  // UNIMPLEMENTED (the default) where the strategy keeps the state
+  // elsewhere.
+  virtual absl::StatusOr<VariableState> ExportState(int copy) const;
+  // Sets EVERY copy to `state`, which must have exactly the sizes of the
+  // whole variable (as ExportState returns them) and a non-negative step;
+  // otherwise INVALID_ARGUMENT naming the variable and both sizes, and no
+  // copy has changed. Each copy changes atomically with respect to its
+  // readers and updates, but the copies one after another: call it between
+  // steps, when no replica updates the variable. UNIMPLEMENTED (the
+  // default) where the strategy keeps the state elsewhere.
+  virtual absl::Status ImportState(const VariableState& state);
+
  protected:
   explicit DistributedVariable(VariableOptions options)
       : options_(std::move(options)) {}
@@ -107,6 +131,18 @@ class DistributedHashTable {
                             absl::Span<float> out) = 0;
   virtual absl::Status Push(absl::Span<const int64_t> ids,
                             absl::Span<const float> grads) = 0;
+
+  // Every row of the table (ascending ids), with its slots and steps.
+  // Consistent: each push is in it entirely or not at all. UNIMPLEMENTED
+  // (the default) where the strategy keeps the rows elsewhere.
+  virtual absl::StatusOr<HashTableState> ExportState() const;
+  // Replaces ALL rows with those of `state` (rows not in it are dropped),
+  // atomically with respect to pulls and pushes. INVALID_ARGUMENT naming the
+  // table when a size disagrees with the number of ids, dim or the
+  // optimizer's slots, an id repeats or a step is negative; the table is
+  // then unchanged. UNIMPLEMENTED (the default) where the strategy keeps the
+  // rows elsewhere.
+  virtual absl::Status ImportState(HashTableState state);
 };
 
 }  // namespace distrt

@@ -1,0 +1,96 @@
+#ifndef DISTRT_WORKER_WORKER_GROUP_H_
+#define DISTRT_WORKER_WORKER_GROUP_H_
+
+// WorkerGroup: this training task's membership in the job's group of
+// workers for MultiWorkerMirroredStrategy (every chief and worker task; no
+// ps tasks).
+//
+//   * Rank: the task's id_in_cluster (TF's): the chief is 0, worker i is
+//     i + 1 with a chief and i without one. The task of rank 0 (the chief)
+//     serves the rendezvous store on its own TF_CONFIG port; the others
+//     reach it there.
+//   * Join() connects a GlooGroup (full TCP mesh) through that store,
+//     waiting up to Options.join_timeout for every task to start.
+//   * After a failed step, ExplainFailure() closes this task's connections
+//     (so that every other worker fails at once, not at its timeout) and
+//     finds out which tasks are gone: every survivor reports to the
+//     rendezvous store, and the tasks that do not within a few seconds are
+//     named as lost. A task that cannot reach the store names the chief.
+//
+// Destroying it closes the connections, then (on the chief) stops serving
+// the store.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "runtime/cluster/tf_config.h"
+#include "runtime/collective/gloo_group.h"
+#include "runtime/collective/kv_store.h"
+
+namespace distrt {
+
+namespace rpc {
+class RendezvousServer;
+}  // namespace rpc
+
+class WorkerGroup {
+ public:
+  struct Options {
+    // Interface the chief's rendezvous server listens on, with the port of
+    // its cluster address ("0.0.0.0": every interface, as ps_server).
+    std::string bind_host = "0.0.0.0";
+    // How long to wait for the rendezvous server and every worker to join.
+    absl::Duration join_timeout = absl::Minutes(5);
+    // How long a collective waits for a peer (GlooGroup::Options.timeout).
+    absl::Duration collective_timeout = absl::Minutes(5);
+    // How long ExplainFailure waits for the other survivors to report.
+    absl::Duration survivor_wait = absl::Seconds(8);
+  };
+
+  // "chief:0", "worker:0", ... in rank order, for `config`'s cluster.
+  static std::vector<std::string> TaskNamesByRank(const TfConfig& config);
+
+  // Joins the group of every chief and worker task of `config`; this task
+  // (config.task, a chief or worker) takes its id_in_cluster as rank. In
+  // local mode (no cluster), a group of one. INVALID_ARGUMENT for a task
+  // that is not a chief or worker; UNAVAILABLE when the chief's port cannot
+  // be listened on; DEADLINE_EXCEEDED naming the tasks that did not join.
+  static absl::StatusOr<std::unique_ptr<WorkerGroup>> Join(
+      const TfConfig& config, const Options& options);
+
+  ~WorkerGroup();
+  WorkerGroup(const WorkerGroup&) = delete;
+  WorkerGroup& operator=(const WorkerGroup&) = delete;
+
+  GlooGroup& collective() { return *group_; }
+  int rank() const { return group_->rank(); }
+  int size() const { return group_->size(); }
+  const std::string& task_name() const { return task_names_[rank()]; }
+
+  // `failure` (a failed step) with which tasks are gone: closes this task's
+  // connections and waits (bounded by Options.survivor_wait) for the other
+  // survivors' reports. Returns `failure`'s code, with a message that
+  // starts with "lost worker:2" (or "lost contact with the chief ...") when
+  // that is known. Call once; the group is unusable afterwards.
+  absl::Status ExplainFailure(const absl::Status& failure);
+
+ private:
+  WorkerGroup(const Options& options, std::vector<std::string> task_names,
+              std::string chief_address);
+
+  const Options options_;
+  const std::vector<std::string> task_names_;
+  const std::string chief_address_;
+  std::unique_ptr<rpc::RendezvousServer> server_;  // on the chief only
+  std::unique_ptr<KvStore> client_;                // on the others
+  KvStore* store_ = nullptr;  // the server's store, or client_
+  std::unique_ptr<GlooGroup> group_;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_WORKER_WORKER_GROUP_H_
