@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,50 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SameWeightsCase{"logreg", "binary"},
                       SameWeightsCase{"mlp", "multiclass"}),
     [](const auto& info) { return std::string(info.param.model); });
+
+// A job restarted on the same --checkpoint_dir resumes from the chief's last
+// checkpoint: the chief restores it and every worker starts from its step.
+TEST(MultiWorkerRestartTest, ARestartedJobResumesFromTheChiefsCheckpoint) {
+  TestDir dir;
+  const std::string train = dir.path() + "/train.svm";
+  WriteTrainingData(dir.path() + "/gen", "binary", train);
+  auto flags = [&](int train_steps) {
+    return std::vector<std::string>{
+        "--model=logreg",
+        "--train_data=" + train,
+        absl::StrCat("--train_steps=", train_steps),
+        absl::StrCat("--global_batch_size=", kGlobalBatch),
+        "--checkpoint_dir=" + dir.path() + "/ckpt",
+        "--checkpoint_every_steps=5",
+        "--log_every_secs=60",
+        "--wait_secs=60"};
+  };
+  {
+    Job first(2, flags(12));
+    for (const SubprocessResult& r : first.Wait(absl::Minutes(2))) {
+      ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+    }
+  }
+  absl::StatusOr<std::optional<std::string>> final_checkpoint =
+      ReadFinalCheckpointMarker(dir.path() + "/ckpt");
+  ASSERT_TRUE(final_checkpoint.ok()) << final_checkpoint.status();
+  EXPECT_EQ(*final_checkpoint, CheckpointDirName(12));
+
+  Job second(2, flags(20));
+  std::vector<SubprocessResult> results = second.Wait(absl::Minutes(2));
+  for (const SubprocessResult& r : results) {
+    ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+    EXPECT_THAT(r.stdout_text, HasSubstr("training from global step 12"));
+  }
+  EXPECT_THAT(results[0].stdout_text,
+              HasSubstr(absl::StrCat("restored ", dir.path(), "/ckpt/",
+                                     CheckpointDirName(12), " (step 12)")));
+  absl::StatusOr<std::vector<std::string>> index =
+      ReadCheckpointIndex(dir.path() + "/ckpt");
+  ASSERT_TRUE(index.ok()) << index.status();
+  ASSERT_FALSE(index->empty());
+  EXPECT_EQ(index->back(), CheckpointDirName(20));
+}
 
 class LostWorkerTest : public ::testing::Test {
  protected:

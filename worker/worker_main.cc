@@ -42,7 +42,9 @@ ABSL_FLAG(std::string, optimizer, "adagrad",
           "are: on the ps tasks, or on every worker's mirrors).");
 ABSL_FLAG(double, learning_rate, 0.1, "The optimizer's learning rate.");
 ABSL_FLAG(int64_t, train_steps, 0,
-          "Stop at this global step (all workers' steps together).");
+          "Stop at this global step: with parameter servers, all workers' "
+          "steps together; under multi_worker_mirrored, steps of all "
+          "workers at once.");
 ABSL_FLAG(int64_t, epochs, 0,
           "Or: stop after this many passes over this worker's data.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of initial values and shuffling.");

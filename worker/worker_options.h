@@ -53,8 +53,10 @@ struct WorkerOptions {
   std::string optimizer = "adagrad";
   double learning_rate = 0.1;
   // Stop when the global step reaches train_steps (all workers' steps
-  // together under parameter servers), or after `epochs` passes over this
-  // worker's data; 0 means unset, and one of them must be set.
+  // together under parameter servers; one step of every worker at once
+  // under multi-worker mirrored), or after `epochs` passes over this
+  // worker's data (the smallest worker's, under multi-worker mirrored); 0
+  // means unset, and one of them must be set.
   int64_t train_steps = 0;
   int64_t epochs = 0;
   uint64_t seed = 1;
