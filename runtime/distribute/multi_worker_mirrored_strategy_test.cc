@@ -134,34 +134,45 @@ TEST(MultiWorkerMirroredStrategyTest, AllReduceSumsEveryReplicaOfEveryWorker) {
 
 TEST(MultiWorkerMirroredStrategyTest, SparseGradientsAreGatheredInWorkerOrder) {
   constexpr int kWorkers = 3;
-  std::vector<std::vector<int64_t>> gathered(kWorkers);
+  constexpr int kWidth = 3;  // odd: rows of an odd count pad their last word
+  std::vector<SparseGradient> gathered(kWorkers);
   std::vector<absl::Status> statuses =
       RunWorkers({2, 2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
         return strategy.Run([&](ReplicaContext& context) -> absl::Status {
           const int global =
               strategy.worker_rank() * 2 + context.replica_id_in_sync_group();
           SparseGradient mine;
-          // Replica g gives g rows (none from replica 0): uneven sizes.
-          for (int k = 0; k < global; ++k) {
-            mine.ids.push_back(global * 10 + k);
-            mine.rows.push_back(static_cast<float>(global));
+          // Replica g >= 2 gives g rows; worker 0's replicas give none, so
+          // it learns the rows' width from the others' parts.
+          for (int k = 0; global >= 2 && k < global; ++k) {
+            const int64_t id = global * 10 + k;
+            mine.ids.push_back(id);
+            for (int j = 0; j < kWidth; ++j) {
+              mine.rows.push_back(static_cast<float>(id) + 0.25f * j);
+            }
           }
           absl::StatusOr<std::shared_ptr<const SparseGradient>> all =
               context.AllGather(std::move(mine));
           if (!all.ok()) return all.status();
-          if ((*all)->rows.size() != (*all)->ids.size()) {
-            return absl::InternalError("rows and ids differ in number");
-          }
           if (context.replica_id_in_sync_group() == 0) {
-            gathered[strategy.worker_rank()] = (*all)->ids;
+            gathered[strategy.worker_rank()] = **all;
           }
           return absl::OkStatus();
         });
       });
   for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
-  const std::vector<int64_t> want = {10, 20, 21, 30, 31, 32, 40, 41,
-                                     42, 43, 50, 51, 52, 53, 54};
-  for (int w = 0; w < kWorkers; ++w) EXPECT_EQ(gathered[w], want) << w;
+  const std::vector<int64_t> want_ids = {20, 21, 30, 31, 32, 40, 41,
+                                         42, 43, 50, 51, 52, 53, 54};
+  std::vector<float> want_rows;
+  for (int64_t id : want_ids) {
+    for (int j = 0; j < kWidth; ++j) {
+      want_rows.push_back(static_cast<float>(id) + 0.25f * j);
+    }
+  }
+  for (int w = 0; w < kWorkers; ++w) {
+    EXPECT_EQ(gathered[w].ids, want_ids) << w;
+    EXPECT_EQ(gathered[w].rows, want_rows) << w;
+  }
 }
 
 TEST(MultiWorkerMirroredStrategyTest, ALostWorkerFailsTheOthersStep) {
