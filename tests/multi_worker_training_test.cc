@@ -347,5 +347,37 @@ TEST_F(LostWorkerTest, AKilledChiefStopsTheWorkersNamingIt) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(40));
 }
 
+TEST_F(LostWorkerTest, ATaskThatFailsByItselfTellsTheOthersWhy) {
+  // Only the chief uses --checkpoint_dir, and this one is a file: it fails
+  // after joining the others, who wait for its broadcast.
+  const std::string not_a_dir = dir_.path() + "/not_a_dir";
+  std::ofstream(not_a_dir) << "x";
+  std::vector<std::string> flags = Flags();
+  flags.push_back("--checkpoint_dir=" + not_a_dir);
+  Job job(2, flags);
+  ASSERT_EQ(job.size(), 3);
+  std::vector<SubprocessResult> results = job.Wait(absl::Seconds(60));
+  EXPECT_EQ(results[0].exit_code, 1) << results[0].stderr_text;
+  EXPECT_THAT(results[0].stderr_text, HasSubstr(not_a_dir));
+  for (int t = 1; t < 3; ++t) {
+    EXPECT_EQ(results[t].exit_code, 1) << results[t].stderr_text;
+    EXPECT_THAT(results[t].stderr_text, HasSubstr("chief:0 failed: "));
+    EXPECT_THAT(results[t].stderr_text, HasSubstr(not_a_dir));
+  }
+}
+
+TEST_F(LostWorkerTest, AGlobalBatchThatDoesNotSplitIsRefusedByEveryTask) {
+  std::vector<std::string> flags = Flags();
+  flags.push_back("--global_batch_size=31");
+  Job job(2, flags);
+  ASSERT_EQ(job.size(), 3);
+  for (const SubprocessResult& r : job.Wait(absl::Seconds(60))) {
+    EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+    EXPECT_THAT(r.stderr_text,
+                HasSubstr("--global_batch_size=31 does not split evenly over "
+                          "3 workers x 1 replicas; use a multiple of 3"));
+  }
+}
+
 }  // namespace
 }  // namespace distrt::testing

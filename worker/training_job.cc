@@ -77,6 +77,31 @@ absl::Status StepFailed(Job& job, const absl::Status& failure) {
   return job.workers->ExplainFailure(failure);
 }
 
+// This worker's share of --global_batch_size: all of it, except under the
+// multi-worker mirrored strategy, where the workers split it evenly
+// (CheckMultiWorkerBatch).
+int64_t WorkerBatchSize(const Job& job) {
+  const int64_t global = job.options.global_batch_size;
+  if (!IsMultiWorker(job)) return global;
+  return global / job.workers->size();
+}
+
+// Multi-worker mirrored: the global batch must split evenly over every
+// replica of every worker. Checked by every task alike before it joins the
+// others (replica counts are checked equal after), so that all refuse the
+// same flags instead of some failing while others wait for them.
+absl::Status CheckMultiWorkerBatch(const Job& job, int replicas) {
+  const int64_t all = int64_t{job.num_pipelines} * replicas;
+  const int64_t batch = job.options.global_batch_size;
+  if (batch % all == 0) return absl::OkStatus();
+  const int64_t lower = std::max(all, batch / all * all);
+  return absl::InvalidArgumentError(
+      absl::StrCat("--global_batch_size=", batch,
+                   " does not split evenly over ", job.num_pipelines,
+                   " workers x ", replicas, " replicas; use a multiple of ",
+                   all, " (e.g. ", lower, " or ", lower + all, ")"));
+}
+
 absl::Status MakeStrategy(Job& job, const TfConfig& config) {
   StrategyKind kind = job.options.strategy;
   if (kind == StrategyKind::kAuto) {
@@ -131,6 +156,11 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
       break;
     }
     case StrategyKind::kMultiWorkerMirrored: {
+      if (absl::Status s =
+              CheckMultiWorkerBatch(job, static_cast<int>(pointers.size()));
+          !s.ok()) {
+        return s;
+      }
       WorkerGroup::Options group_options;
       group_options.bind_host = job.options.bind_host;
       group_options.join_timeout = Secs(job.options.wait_secs);
@@ -142,7 +172,10 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
       job.workers = *std::move(workers);
       job.log(absl::StrCat("joined the ", job.workers->size(),
                            " training tasks as rank ", job.workers->rank()));
-      options.collective_timeout = Secs(job.options.collective_timeout_secs);
+      // Local replicas wait for replica 0 while it waits for the other
+      // workers: their bound must not end before its.
+      options.collective_timeout =
+          2 * Secs(job.options.collective_timeout_secs) + absl::Minutes(1);
       strategy = MultiWorkerMirroredStrategy::Create(
           pointers, &job.workers->collective(), options,
           job.options.all_reduce_bucket_bytes);
@@ -296,25 +329,16 @@ absl::Status SaveCheckpoint(Job& job, int64_t step) {
   return absl::OkStatus();
 }
 
-// This worker's share of --global_batch_size: all of it, except under the
-// multi-worker mirrored strategy, where the workers split it as the input
-// pipeline splits a worker's batch over its replicas (contiguous shares
-// differing by at most one, earlier ranks larger).
-int64_t WorkerBatchSize(const Job& job) {
-  const int64_t global = job.options.global_batch_size;
-  if (!IsMultiWorker(job)) return global;
-  const int64_t workers = job.workers->size();
-  return global / workers + (job.workers->rank() < global % workers ? 1 : 0);
-}
-
 // Multi-worker mirrored: every step is a collective of all workers, so all
 // must run the same number. Returns the fewest steps any worker's data
 // allows (its shard's steps per epoch times --epochs); no limit otherwise.
 absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job,
                                          const InputPipeline& pipeline) {
   constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
-  const int64_t mine = job.options.epochs > 0
-                           ? pipeline.steps_per_epoch() * job.options.epochs
+  const int64_t epochs = job.options.epochs;
+  const int64_t per_epoch = pipeline.steps_per_epoch();
+  const int64_t mine = epochs > 0 && per_epoch <= kNoLimit / epochs
+                           ? per_epoch * epochs
                            : kNoLimit;
   if (!IsMultiWorker(job)) return mine;
   absl::StatusOr<std::vector<int64_t>> all =
@@ -465,13 +489,10 @@ absl::Status WaitForOtherWorkers(Job& job) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
-                                            const TfConfig& tf_config,
-                                            const LogFn& log) {
-  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) return s;
-  Job job{options, log};
+// The training job of RunTrainingJob, in `job`.
+absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
+  const WorkerOptions& options = job.options;
+  const LogFn& log = job.log;
   job.role = ResolveTaskRole(tf_config);
   if (tf_config.task.has_value() && tf_config.task->type != kChiefJob &&
       tf_config.task->type != kWorkerJob) {
@@ -519,11 +540,7 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
                    shard->by_record ? " (sharded by record)" : ""));
 
   if (absl::Status s = MakeStrategy(job, tf_config); !s.ok()) return s;
-  if (absl::Status s = SetUpVariables(job); !s.ok()) {
-    // The others wait at the broadcast for the chief: free them at once.
-    if (IsMultiWorker(job)) job.workers->collective().Close();
-    return s;
-  }
+  if (absl::Status s = SetUpVariables(job); !s.ok()) return s;
   if (IsMultiWorker(job)) {
     if (absl::Status s = BroadcastFromChief(job); !s.ok()) return s;
   }
@@ -568,6 +585,22 @@ absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
     }
   }
   if (absl::Status s = job.strategy->Finalize(); !s.ok()) return s;
+  return metrics;
+}
+
+}  // namespace
+
+absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
+                                            const TfConfig& tf_config,
+                                            const LogFn& log) {
+  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) return s;
+  Job job{options, log};
+  absl::StatusOr<FinalMetrics> metrics = RunJob(job, tf_config);
+  // A multi-worker task that fails by itself tells the others why and
+  // frees them at once (after a failed collective it already has).
+  if (!metrics.ok() && IsMultiWorker(job)) {
+    return job.workers->Abandon(metrics.status());
+  }
   return metrics;
 }
 

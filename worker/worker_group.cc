@@ -4,8 +4,10 @@
 #include <utility>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "rpc/rendezvous_client.h"
@@ -21,6 +23,7 @@ namespace {
 constexpr char kGlooPrefix[] = "mwms/gloo";
 constexpr char kSurvivorPrefix[] = "mwms/survivors/";
 constexpr char kExplainedPrefix[] = "mwms/explained/";
+constexpr char kErrorPrefix[] = "mwms/errors/";
 
 // How long a task waits to reach the store while explaining a failure: the
 // chief is either there (it answers at once) or gone.
@@ -43,12 +46,13 @@ std::string HostOf(absl::string_view address) {
 }  // namespace
 
 std::vector<std::string> WorkerGroup::TaskNamesByRank(const TfConfig& config) {
+  // TF's id_in_cluster order: the chief, then the workers by index (a
+  // sparse job's indices need not start at 0 or be contiguous).
   std::vector<std::string> names;
-  for (int i = 0; i < config.cluster.NumTasks(kChiefJob); ++i) {
-    names.push_back(absl::StrCat(kChiefJob, ":", i));
-  }
-  for (int i = 0; i < config.cluster.NumTasks(kWorkerJob); ++i) {
-    names.push_back(absl::StrCat(kWorkerJob, ":", i));
+  for (absl::string_view job : {kChiefJob, kWorkerJob}) {
+    for (int index : config.cluster.TaskIndices(job)) {
+      names.push_back(absl::StrCat(job, ":", index));
+    }
   }
   if (names.empty()) names.push_back("local");
   return names;
@@ -81,16 +85,27 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
     }
     const std::string me =
         absl::StrCat(config.task->type, ":", config.task->index);
-    for (size_t r = 0; r < names.size(); ++r) {
-      if (names[r] == me) rank = static_cast<int>(r);
+    const auto found = absl::c_find(names, me);
+    if (found == names.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("TF_CONFIG's task ", me,
+                       " is not in its cluster's chief and worker "
+                       "jobs"));
     }
+    rank = static_cast<int>(found - names.begin());
     absl::StatusOr<std::string> own =
         config.cluster.TaskAddress(config.task->type, config.task->index);
     if (!own.ok()) return own.status();
     own_address = *own;
-    const bool has_chief = config.cluster.NumTasks(kChiefJob) > 0;
+    // Rank 0's task serves the rendezvous.
+    const std::vector<std::string> first = absl::StrSplit(names[0], ':');
+    int first_index = 0;
+    if (first.size() != 2 || !absl::SimpleAtoi(first[1], &first_index)) {
+      return absl::InternalError(
+          absl::StrCat("bad task name \"", names[0], "\""));
+    }
     absl::StatusOr<std::string> chief =
-        config.cluster.TaskAddress(has_chief ? kChiefJob : kWorkerJob, 0);
+        config.cluster.TaskAddress(first[0], first_index);
     if (!chief.ok()) return chief.status();
     chief_address = *chief;
   }
@@ -147,50 +162,92 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
   return group;
 }
 
+KvStore* WorkerGroup::FailureStore(std::unique_ptr<KvStore>* holder) const {
+  if (server_ != nullptr) return store_;
+  rpc::RendezvousClient::Options client_options;
+  client_options.address = chief_address_;
+  client_options.connect_timeout = kStoreReachTimeout;
+  client_options.rpc_timeout = options_.survivor_wait + kChiefLinger;
+  *holder = std::make_unique<rpc::RendezvousClient>(client_options);
+  return holder->get();
+}
+
+void WorkerGroup::ServeUntilExplained(const std::vector<std::string>& lost,
+                                      absl::Time until) {
+  for (int r = 1; r < size(); ++r) {
+    if (absl::c_linear_search(lost, task_names_[r])) continue;
+    store_
+        ->Get({absl::StrCat(kExplainedPrefix, r)},
+              std::max(until - absl::Now(), absl::ZeroDuration()))
+        .status()
+        .IgnoreError();
+  }
+}
+
+absl::Status WorkerGroup::Abandon(const absl::Status& failure) {
+  if (failed_ || size() == 1) {
+    group_->Close();
+    return failure;
+  }
+  failed_ = true;
+  std::unique_ptr<KvStore> client;
+  KvStore* store = FailureStore(&client);
+  // Best effort: with the chief gone there is nobody to tell.
+  store
+      ->Set(absl::StrCat(kErrorPrefix, rank()),
+            absl::StrCat(absl::StatusCodeToString(failure.code()), ": ",
+                         failure.message()))
+      .IgnoreError();
+  group_->Close();
+  if (server_ != nullptr) {
+    ServeUntilExplained(
+        {}, absl::Now() + options_.survivor_wait + kChiefLinger + kChiefLinger);
+  }
+  return failure;
+}
+
 absl::Status WorkerGroup::ExplainFailure(const absl::Status& failure) {
   group_->Close();
-  if (size() == 1) return failure;
+  if (failed_ || size() == 1) return failure;
+  failed_ = true;
   const std::string what = std::string(failure.message());
 
   // Reach the store with a short connect timeout: the chief answers at once
   // or is gone.
   std::unique_ptr<KvStore> client;
-  KvStore* store = store_;
-  if (server_ == nullptr) {
-    rpc::RendezvousClient::Options client_options;
-    client_options.address = chief_address_;
-    client_options.connect_timeout = kStoreReachTimeout;
-    client_options.rpc_timeout = options_.survivor_wait + kChiefLinger;
-    client = std::make_unique<rpc::RendezvousClient>(client_options);
-    store = client.get();
-  }
+  KvStore* store = FailureStore(&client);
   auto lost_chief = [&] {
     return absl::Status(
         failure.code(),
         absl::StrCat("lost contact with the chief (", task_names_[0], " at ",
-                     chief_address_, "); the step failed: ", what));
+                     chief_address_,
+                     "); this task's step then failed: ", what));
   };
   if (!store->Set(absl::StrCat(kSurvivorPrefix, rank()), task_name()).ok()) {
     return lost_chief();
   }
   // Every survivor reports within moments of the failure (closing
   // connections spreads it at once); a task that has not reported by the
-  // deadline is gone, or stopped.
+  // deadline is gone, stopped, or busy elsewhere for that long. A task that
+  // failed by itself left its error.
   const absl::Time deadline =
       absl::Now() + options_.survivor_wait +
       (server_ != nullptr ? kChiefLinger : absl::ZeroDuration());
   std::vector<std::string> lost;
+  std::vector<std::string> errors;
   for (int r = 0; r < size(); ++r) {
     if (r == rank()) continue;
     absl::StatusOr<std::vector<std::string>> reported =
         store->Get({absl::StrCat(kSurvivorPrefix, r)},
                    std::max(deadline - absl::Now(), absl::ZeroDuration()));
     if (reported.ok()) continue;
-    if (absl::IsDeadlineExceeded(reported.status())) {
-      lost.push_back(task_names_[r]);
-      continue;
+    if (!absl::IsDeadlineExceeded(reported.status())) return lost_chief();
+    lost.push_back(task_names_[r]);
+    absl::StatusOr<std::vector<std::string>> error =
+        store->Get({absl::StrCat(kErrorPrefix, r)}, absl::ZeroDuration());
+    if (error.ok()) {
+      errors.push_back(absl::StrCat(task_names_[r], " failed: ", (*error)[0]));
     }
-    return lost_chief();
   }
   if (server_ == nullptr) {
     // Done with the store: the chief may stop serving it.
@@ -199,20 +256,17 @@ absl::Status WorkerGroup::ExplainFailure(const absl::Status& failure) {
   } else {
     // The others may still be reading; serve until they say they are done
     // (bounded: a survivor that cannot say so is not waited for long).
-    const absl::Time until = deadline + kChiefLinger;
-    for (int r = 1; r < size(); ++r) {
-      if (absl::c_linear_search(lost, task_names_[r])) continue;
-      store
-          ->Get({absl::StrCat(kExplainedPrefix, r)},
-                std::max(until - absl::Now(), absl::ZeroDuration()))
-          .status()
-          .IgnoreError();
-    }
+    ServeUntilExplained(lost, deadline + kChiefLinger);
+  }
+  if (!errors.empty()) {
+    return absl::Status(failure.code(),
+                        absl::StrCat(absl::StrJoin(errors, "; "),
+                                     "; this task's step then failed: ", what));
   }
   if (lost.empty()) {
     return absl::Status(
         failure.code(),
-        absl::StrCat("the step failed, and every training task is still "
+        absl::StrCat("a collective failed, and every training task is still "
                      "there: ",
                      what));
   }
@@ -221,8 +275,8 @@ absl::Status WorkerGroup::ExplainFailure(const absl::Status& failure) {
       absl::StrCat("lost ", absl::StrJoin(lost, ", "),
                    " (it did not report within ",
                    absl::FormatDuration(options_.survivor_wait),
-                   " of the failure: it died, hung or lost the network); the "
-                   "step failed: ",
+                   " of the failure: it died, hung, lost the network or was "
+                   "busy elsewhere); this task's step then failed: ",
                    what));
 }
 

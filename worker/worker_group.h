@@ -78,9 +78,26 @@ class WorkerGroup {
   // that is known. Call once; the group is unusable afterwards.
   absl::Status ExplainFailure(const absl::Status& failure);
 
+  // A failure of this task's own rather than of a collective (a bad
+  // checkpoint, a full disk, bad data): tells the others why (in the store,
+  // so that their ExplainFailure quotes it as "worker:1 failed: ..."),
+  // closes this task's connections so that they stop at once, and returns
+  // `failure`. The chief then keeps serving the store until the others
+  // have read it (bounded). Does nothing but return `failure` after
+  // ExplainFailure or Abandon.
+  absl::Status Abandon(const absl::Status& failure);
+
  private:
   WorkerGroup(const Options& options, std::vector<std::string> task_names,
               std::string chief_address);
+
+  // The store for explaining a failure: the chief's own, or a client that
+  // gives up on an unreachable chief quickly (kept in *holder).
+  KvStore* FailureStore(std::unique_ptr<KvStore>* holder) const;
+  // The chief: serves the store until every rank not in `lost` says it has
+  // read what it needed, or `until`.
+  void ServeUntilExplained(const std::vector<std::string>& lost,
+                           absl::Time until);
 
   const Options options_;
   const std::vector<std::string> task_names_;
@@ -89,6 +106,7 @@ class WorkerGroup {
   std::unique_ptr<KvStore> client_;                // on the others
   KvStore* store_ = nullptr;  // the server's store, or client_
   std::unique_ptr<GlooGroup> group_;
+  bool failed_ = false;  // ExplainFailure or Abandon ran
 };
 
 }  // namespace distrt

@@ -80,8 +80,10 @@ absl::Status MultiWorkerMirroredStrategy::GatherFromOtherWorkers(
   mine[0] = static_cast<int64_t>(ids);
   mine[1] = ids > 0 ? static_cast<int64_t>(floats / ids) : 0;
   std::copy(gathered.ids.begin(), gathered.ids.end(), mine.begin() + 2);
-  std::memcpy(mine.data() + 2 + ids, gathered.rows.data(),
-              floats * sizeof(float));
+  if (floats > 0) {
+    std::memcpy(mine.data() + 2 + ids, gathered.rows.data(),
+                floats * sizeof(float));
+  }
   absl::StatusOr<std::vector<int64_t>> all =
       workers_->AllGather(absl::MakeConstSpan(mine));
   if (!all.ok()) return all.status();
@@ -118,11 +120,18 @@ absl::Status MultiWorkerMirroredStrategy::GatherFromOtherWorkers(
       return damaged(rank, absl::StrCat(words, " words of rows expected, ",
                                         all->size() - at, " left"));
     }
-    const size_t old_size = result.rows.size();
-    result.rows.resize(old_size + row_floats);
-    std::memcpy(result.rows.data() + old_size, all->data() + at,
-                row_floats * sizeof(float));
+    if (row_floats > 0) {
+      const size_t old_size = result.rows.size();
+      result.rows.resize(old_size + row_floats);
+      std::memcpy(result.rows.data() + old_size, all->data() + at,
+                  row_floats * sizeof(float));
+    }
     at += words;
+  }
+  if (at != all->size()) {
+    return absl::InternalError(
+        absl::StrCat("a gathered sparse gradient has ", all->size() - at,
+                     " values beyond the last worker's part"));
   }
   gathered = std::move(result);
   return absl::OkStatus();
