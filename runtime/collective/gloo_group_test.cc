@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/collective/kv_store.h"
+#include "runtime/collective/test_group_prefix.h"
 
 // LeakSanitizer suppressions (--config=asan), looked up by name; other
 // builds never call this. Gloo 2022-05's CreateDeviceAttr does not free its
@@ -27,16 +28,6 @@ namespace distrt {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A prefix no other test in this process uses, so groups never see each
-// other's keys in a shared store.
-std::string NewPrefix() {
-  static std::atomic<int> next{0};
-  const testing::TestInfo* test =
-      testing::UnitTest::GetInstance()->current_test_info();
-  return absl::StrCat(test->test_suite_name(), ".", test->name(), "#",
-                      next.fetch_add(1));
-}
 
 // Runs `body` for ranks 0 ... size - 1, each on its own thread with its own
 // GlooGroup over `store`, and returns each rank's status (the Create error,
@@ -81,7 +72,7 @@ class GlooGroupCollectiveTest
   size_t elements() const { return std::get<1>(GetParam()); }
   GlooGroup::Options BaseOptions() const {
     GlooGroup::Options options;
-    options.prefix = NewPrefix();
+    options.prefix = UniqueGroupPrefix();
     options.timeout = absl::Seconds(30);
     options.max_segment_bytes = std::get<2>(GetParam());
     return options;
@@ -229,7 +220,7 @@ TEST(GlooGroupTest, NobodyPassesABarrierBeforeEveryoneArrived) {
   constexpr int kRounds = 20;
   InMemoryKvStore store;
   GlooGroup::Options options;
-  options.prefix = NewPrefix();
+  options.prefix = UniqueGroupPrefix();
   options.timeout = absl::Seconds(30);
   std::atomic<int> arrivals{0};
   std::vector<absl::Status> statuses =
@@ -275,7 +266,7 @@ TEST(GlooGroupTest, AHostThatIsNotOursIsUnavailable) {
   InMemoryKvStore store;
   GlooGroup::Options options;
   options.host = "192.0.2.1";  // TEST-NET-1: never an address of this host
-  options.prefix = NewPrefix();
+  options.prefix = UniqueGroupPrefix();
   absl::StatusOr<std::unique_ptr<GlooGroup>> group =
       GlooGroup::Create(&store, options);
   EXPECT_EQ(group.status().code(), absl::StatusCode::kUnavailable)
@@ -288,7 +279,7 @@ TEST(GlooGroupTest, AHostThatIsNotOursIsUnavailable) {
 TEST(GlooGroupTest, BroadcastRootOutOfRange) {
   InMemoryKvStore store;
   GlooGroup::Options options;
-  options.prefix = NewPrefix();
+  options.prefix = UniqueGroupPrefix();
   absl::StatusOr<std::unique_ptr<GlooGroup>> group =
       GlooGroup::Create(&store, options);
   ASSERT_TRUE(group.ok()) << group.status();
@@ -307,7 +298,7 @@ constexpr absl::Duration kMustFailWithin = absl::Seconds(20);
 TEST(GlooGroupTest, ARankThatNeverJoinsFailsCreateNamingIt) {
   InMemoryKvStore store;
   GlooGroup::Options options;
-  options.prefix = NewPrefix();
+  options.prefix = UniqueGroupPrefix();
   options.timeout = kFailureTimeout;
   std::vector<absl::Status> statuses(2);
   const absl::Time start = absl::Now();
@@ -341,7 +332,7 @@ TEST(GlooGroupTest, ARankThatLeavesFailsTheOthersCollective) {
   InMemoryKvStore store;
   for (int round = 0; round < kRounds; ++round) {
     GlooGroup::Options options;
-    options.prefix = NewPrefix();
+    options.prefix = UniqueGroupPrefix();
     options.timeout = kFailureTimeout;
     const absl::Time start = absl::Now();
     std::vector<absl::Status> later(3);
@@ -378,7 +369,7 @@ TEST(GlooGroupTest, ARankThatLeavesFailsTheOthersCollective) {
 TEST(GlooGroupTest, ARankThatStopsCallingIsADeadlineNotAHang) {
   InMemoryKvStore store;
   GlooGroup::Options options;
-  options.prefix = NewPrefix();
+  options.prefix = UniqueGroupPrefix();
   options.timeout = kFailureTimeout;
   absl::Notification others_done;
   std::atomic<int> others_left{2};
@@ -415,7 +406,7 @@ TEST(GlooGroupTest, ARankThatStopsCallingIsADeadlineNotAHang) {
 TEST(GlooGroupTest, ARankThatClosesFailsTheOthersBeforeTheirTimeout) {
   InMemoryKvStore store;
   GlooGroup::Options options;
-  options.prefix = NewPrefix();
+  options.prefix = UniqueGroupPrefix();
   options.timeout = absl::Seconds(60);  // far beyond what the test waits
   absl::Notification others_done;
   std::atomic<int> others_left{2};
@@ -444,31 +435,50 @@ TEST(GlooGroupTest, ARankThatClosesFailsTheOthersBeforeTheirTimeout) {
   }
 }
 
-TEST(GlooGroupTest, JoiningMayTakeLongerThanACollective) {
+// Joining and collectives have separate bounds: a long join allowance must
+// not stretch the collectives' timeout, and a short collective timeout must
+// not cut joining short. Each bound is shown failing well before the other
+// would have.
+TEST(GlooGroupTest, TheConnectTimeoutBoundsJoining) {
   InMemoryKvStore store;
   GlooGroup::Options options;
-  options.prefix = NewPrefix();
-  options.timeout = absl::Milliseconds(300);
-  options.connect_timeout = absl::Seconds(30);
-  std::vector<absl::Status> statuses(2);
-  std::thread late([&] {
-    // Joins well after the collective timeout; the other rank still waits.
-    absl::SleepFor(absl::Seconds(1));
-    GlooGroup::Options mine = options;
-    mine.rank = 1;
-    mine.size = 2;
-    absl::StatusOr<std::unique_ptr<GlooGroup>> group =
-        GlooGroup::Create(&store, mine);
-    statuses[1] = group.ok() ? (*group)->Barrier() : group.status();
-  });
-  GlooGroup::Options mine = options;
-  mine.rank = 0;
-  mine.size = 2;
+  options.prefix = UniqueGroupPrefix();
+  options.rank = 0;
+  options.size = 2;  // rank 1 never comes
+  options.timeout = absl::Seconds(60);
+  options.connect_timeout = absl::Milliseconds(500);
+  const absl::Time start = absl::Now();
   absl::StatusOr<std::unique_ptr<GlooGroup>> group =
-      GlooGroup::Create(&store, mine);
-  statuses[0] = group.ok() ? (*group)->Barrier() : group.status();
-  late.join();
-  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+      GlooGroup::Create(&store, options);
+  EXPECT_EQ(group.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << group.status();
+  EXPECT_LT(absl::Now() - start, kMustFailWithin);
+}
+
+TEST(GlooGroupTest, TheCollectiveTimeoutHoldsAfterALongConnectTimeout) {
+  InMemoryKvStore store;
+  GlooGroup::Options options;
+  options.prefix = UniqueGroupPrefix();
+  options.timeout = absl::Milliseconds(500);
+  options.connect_timeout = absl::Seconds(60);
+  absl::Notification rank0_done;
+  absl::Time start;
+  std::vector<absl::Status> statuses =
+      RunRanks(&store, 2, options, [&](GlooGroup& group) {
+        if (group.rank() == 1) {
+          // Connected, but never comes to the barrier.
+          rank0_done.WaitForNotification();
+          return absl::OkStatus();
+        }
+        start = absl::Now();
+        absl::Status s = group.Barrier();
+        EXPECT_LT(absl::Now() - start, kMustFailWithin);
+        rank0_done.Notify();
+        return s;
+      });
+  EXPECT_EQ(statuses[0].code(), absl::StatusCode::kDeadlineExceeded)
+      << statuses[0];
+  EXPECT_TRUE(statuses[1].ok()) << statuses[1];
 }
 
 }  // namespace

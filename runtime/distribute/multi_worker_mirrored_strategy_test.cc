@@ -4,7 +4,6 @@
 
 #include "runtime/distribute/multi_worker_mirrored_strategy.h"
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
+#include "runtime/collective/test_group_prefix.h"
 #include "runtime/device/local_devices.h"
 
 namespace distrt {
@@ -23,18 +23,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string NewPrefix() {
-  static std::atomic<int> next{0};
-  return absl::StrCat("mwms-test/", next.fetch_add(1));
-}
-
 // Runs body(strategy) on `replicas.size()` worker threads; worker w has
 // replicas[w] CPU replicas. Returns each worker's status.
 std::vector<absl::Status> RunWorkers(
     const std::vector<int>& replicas,
     const std::function<absl::Status(MultiWorkerMirroredStrategy&)>& body) {
   InMemoryKvStore store;
-  const std::string prefix = NewPrefix();
+  const std::string prefix = UniqueGroupPrefix();
   const int n = static_cast<int>(replicas.size());
   std::vector<absl::Status> statuses(n);
   std::vector<std::thread> threads;

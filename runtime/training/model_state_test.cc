@@ -12,7 +12,6 @@
 #include "runtime/training/model_state.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -34,6 +33,7 @@
 #include "runtime/checkpoint/test_dir.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
+#include "runtime/collective/test_group_prefix.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/strategy.h"
@@ -652,16 +652,6 @@ TEST(VariableStateTest, VariablesElsewhereCannotExportOrImport) {
 
 // --- BroadcastModelState over Gloo, one thread per rank ------------------
 
-// A prefix no other test in this process uses, so that groups never see
-// each other's keys in the shared store.
-std::string NewPrefix() {
-  static std::atomic<int> next{0};
-  const testing::TestInfo* test =
-      testing::UnitTest::GetInstance()->current_test_info();
-  return absl::StrCat(test->test_suite_name(), ".", test->name(), "#",
-                      next.fetch_add(1));
-}
-
 // What one rank saw.
 struct RankResult {
   absl::Status status;  // of BroadcastModelState
@@ -677,7 +667,7 @@ std::vector<RankResult> BroadcastAmongRanks(
     const std::function<absl::Status(int, Job&)>& train) {
   InMemoryKvStore store;
   GlooGroup::Options base;
-  base.prefix = NewPrefix();
+  base.prefix = UniqueGroupPrefix();
   base.timeout = absl::Seconds(30);
   std::vector<RankResult> results(size);
   std::vector<std::thread> threads;
@@ -823,7 +813,7 @@ TEST(BroadcastModelStateErrorsTest, ARootOutsideTheGroupIsInvalid) {
   ASSERT_TRUE(job.ok()) << job.status();
   InMemoryKvStore store;
   GlooGroup::Options options;
-  options.prefix = NewPrefix();
+  options.prefix = UniqueGroupPrefix();
   absl::StatusOr<std::unique_ptr<GlooGroup>> group =
       GlooGroup::Create(&store, options);
   ASSERT_TRUE(group.ok()) << group.status();
