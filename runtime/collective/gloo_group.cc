@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <utility>
@@ -255,12 +256,14 @@ absl::StatusOr<std::vector<T>> GlooGroup::AllGatherImpl(
   for (size_t n : elements) total += n;
   std::vector<T> all(total);
   if (total == 0) return all;
-  // allgatherv reads the input only through its own copy into the output
-  // (at this rank's offset); it takes a non-const pointer all the same.
-  std::vector<T> input(mine.begin(), mine.end());
+  // In place: this rank's values go straight to their offset in the output,
+  // which is all that allgatherv would do with a separate input (one copy,
+  // not two, on the sparse-gradient path of every step).
+  size_t offset = 0;
+  for (int rank = 0; rank < options_.rank; ++rank) offset += elements[rank];
+  std::copy(mine.begin(), mine.end(), all.begin() + offset);
   absl::Status s = Run("all-gather", [&] {
     gloo::AllgathervOptions opts(context_);
-    opts.setInput(input.data(), input.size());
     opts.setOutput(all.data(), elements);
     gloo::allgatherv(opts);
   });
