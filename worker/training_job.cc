@@ -249,18 +249,21 @@ absl::Status RestoreLatestCheckpoint(Job& job) {
   absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(dir);
   if (!index.ok()) return index.status();
   if (index->empty()) return absl::OkStatus();
+  std::string checkpoint;
+  int64_t step = 0;
   if (job.has_ps) {
     absl::StatusOr<CheckpointRestored> restored = job.client->Restore(dir);
     if (!restored.ok()) return restored.status();
-    job.log(absl::StrCat("restored ", restored->checkpoint, " (step ",
-                         restored->step, ")"));
-    return absl::OkStatus();
+    checkpoint = restored->checkpoint;
+    step = restored->step;
+  } else {
+    absl::StatusOr<ModelCheckpointRestored> restored =
+        RestoreModelCheckpoint(*job.variables, dir);
+    if (!restored.ok()) return restored.status();
+    checkpoint = restored->checkpoint;
+    step = restored->step;
   }
-  absl::StatusOr<ModelCheckpointRestored> restored =
-      RestoreModelCheckpoint(*job.variables, dir);
-  if (!restored.ok()) return restored.status();
-  job.log(absl::StrCat("restored ", restored->checkpoint, " (step ",
-                       restored->step, ")"));
+  job.log(absl::StrCat("restored ", checkpoint, " (step ", step, ")"));
   return absl::OkStatus();
 }
 
