@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "runtime/checkpoint/crc32c.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/distribute/variable.h"
 #include "runtime/optimizer/optimizer.h"
@@ -139,16 +140,10 @@ std::string OptimizerNameOf(int64_t kind) {
   return std::string(OptimizerName(static_cast<OptimizerKind>(kind)));
 }
 
-// 64-bit FNV-1a: the same in every process and on every machine, unlike
-// absl::Hash, which is seeded per process.
-int64_t Fingerprint(absl::string_view bytes) {
-  uint64_t hash = 0xcbf29ce484222325u;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3u;
-  }
-  return absl::bit_cast<int64_t>(hash);
-}
+// The checkpoints' CRC32C: the same in every process and on every machine,
+// unlike absl::Hash, which is seeded per process. It only has to tell
+// workers started with different flags apart.
+int64_t Fingerprint(absl::string_view bytes) { return Crc32c(bytes); }
 
 // Of every hyper-parameter, by its bits (as decimal text, so that byte
 // order does not matter): workers whose optimizers differ in any of them
