@@ -32,28 +32,28 @@ absl::Span<T> Allocate(ps::DataType dtype, int64_t num_elements,
 }
 
 template <typename T>
-absl::StatusOr<absl::Span<const T>> Elements(const ps::Tensor& tensor,
+absl::StatusOr<absl::Span<const T>> Elements(const TensorView& tensor,
                                              ps::DataType dtype,
                                              absl::string_view what,
                                              std::vector<T>* scratch) {
-  if (tensor.dtype() != dtype) {
+  if (tensor.dtype != dtype) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, " is ", DataTypeName(tensor.dtype()), ", expected ",
+        absl::StrCat(what, " is ", DataTypeName(tensor.dtype), ", expected ",
                      DataTypeName(dtype)));
   }
-  const std::string& data = tensor.data();
+  const absl::Span<const char> data = tensor.data;
   if (data.size() % sizeof(T) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " has ", data.size(), " bytes, not a whole number ",
                      "of ", sizeof(T), "-byte elements"));
   }
   const int64_t num_elements = data.size() / sizeof(T);
-  if (tensor.shape_size() > 0) {
-    absl::StatusOr<int64_t> shape_elements = CountElements(tensor.shape());
+  if (!tensor.shape.empty()) {
+    absl::StatusOr<int64_t> shape_elements = CountElements(tensor.shape);
     if (!shape_elements.ok() || *shape_elements != num_elements) {
       return absl::InvalidArgumentError(
-          absl::StrCat(what, " has shape ", ShapeString(tensor.shape()),
-                       " but ", num_elements, " elements"));
+          absl::StrCat(what, " has shape ", ShapeString(tensor.shape), " but ",
+                       num_elements, " elements"));
     }
   }
   if (reinterpret_cast<uintptr_t>(data.data()) % alignof(T) == 0) {
@@ -66,6 +66,14 @@ absl::StatusOr<absl::Span<const T>> Elements(const ps::Tensor& tensor,
 }
 
 }  // namespace
+
+TensorView ViewOf(const ps::Tensor& tensor) {
+  TensorView view;
+  view.dtype = tensor.dtype();
+  view.shape.assign(tensor.shape().begin(), tensor.shape().end());
+  view.data = tensor.data();
+  return view;
+}
 
 absl::Span<float> AllocateFloat32(int64_t num_elements,
                                   std::vector<int64_t> shape,
@@ -94,15 +102,27 @@ void EncodeInt64(absl::Span<const int64_t> values, std::vector<int64_t> shape,
 }
 
 absl::StatusOr<absl::Span<const float>> Float32Elements(
-    const ps::Tensor& tensor, absl::string_view what,
+    const TensorView& tensor, absl::string_view what,
     std::vector<float>* scratch) {
   return Elements<float>(tensor, ps::FLOAT32, what, scratch);
 }
 
 absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
-    const ps::Tensor& tensor, absl::string_view what,
+    const TensorView& tensor, absl::string_view what,
     std::vector<int64_t>* scratch) {
   return Elements<int64_t>(tensor, ps::INT64, what, scratch);
+}
+
+absl::StatusOr<absl::Span<const float>> Float32Elements(
+    const ps::Tensor& tensor, absl::string_view what,
+    std::vector<float>* scratch) {
+  return Float32Elements(ViewOf(tensor), what, scratch);
+}
+
+absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
+    const ps::Tensor& tensor, absl::string_view what,
+    std::vector<int64_t>* scratch) {
+  return Int64Elements(ViewOf(tensor), what, scratch);
 }
 
 }  // namespace distrt::rpc

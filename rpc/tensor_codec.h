@@ -24,6 +24,16 @@ namespace distrt::rpc {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the wire format is little-endian; this host is not");
 
+// A tensor as read off the wire: dtype, shape and the elements' bytes,
+// borrowed from whatever holds them (a decoded message, a pooled buffer).
+struct TensorView {
+  ps::DataType dtype = ps::DATA_TYPE_UNSPECIFIED;
+  std::vector<int64_t> shape;
+  absl::Span<const char> data;
+};
+
+TensorView ViewOf(const ps::Tensor& tensor);
+
 // Sizes `tensor` for `num_elements` elements of the type and returns where
 // to write them, so a pull writes straight into the message.
 absl::Span<float> AllocateFloat32(int64_t num_elements,
@@ -42,6 +52,12 @@ void EncodeInt64(absl::Span<const int64_t> values, std::vector<int64_t> shape,
 // suitably aligned (the usual case) and copied into `scratch` otherwise;
 // either way the span lives as long as `tensor` and `scratch`.
 // INVALID_ARGUMENT when the dtype differs or the byte length does not match.
+absl::StatusOr<absl::Span<const float>> Float32Elements(
+    const TensorView& tensor, absl::string_view what,
+    std::vector<float>* scratch);
+absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
+    const TensorView& tensor, absl::string_view what,
+    std::vector<int64_t>* scratch);
 absl::StatusOr<absl::Span<const float>> Float32Elements(
     const ps::Tensor& tensor, absl::string_view what,
     std::vector<float>* scratch);
