@@ -11,10 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/grpc_status.h"
 #include "rpc/tensor_codec.h"
+#include "rpc/wire_message.h"
 #include "runtime/ps/spec_proto.h"
 
 namespace distrt {
@@ -35,7 +37,30 @@ struct Call {
   // a contiguous run (dense) or one position per id (sparse).
   int64_t offset = 0;
   std::vector<size_t> positions;
+
+  // RPCs that carry tensors go as message bytes (rpc/wire_message.h):
+  // `request` holds the other fields, the tensors travel beside it.
+  grpc::ByteBuffer wire_request;
+  grpc::ByteBuffer wire_response;
+  // Decoding the response, run as it arrives.
+  absl::Status decoded;
+  // Sparse requests: the ids at `positions`, and the rows pulled for them
+  // or the gradients pushed.
+  std::vector<int64_t> ids;
+  std::vector<float> rows;
 };
+
+// The bytes of a tensor's elements.
+template <typename T>
+absl::Span<const char> BytesOf(absl::Span<const T> values) {
+  return {reinterpret_cast<const char*>(values.data()),
+          values.size() * sizeof(T)};
+}
+
+template <typename T>
+constexpr ps::DataType WireDType() {
+  return std::is_same_v<T, float> ? ps::FLOAT32 : ps::INT64;
+}
 
 template <typename Request, typename Response>
 using Calls = std::vector<std::unique_ptr<Call<Request, Response>>>;
@@ -93,10 +118,8 @@ absl::StatusOr<Calls<Request, Response>> GroupIds(absl::Span<const int64_t> ids,
           std::make_unique<Call<Request, Response>>(task_of_shard(shard));
       call->positions.assign(positions.begin() + begin,
                              positions.begin() + end);
-      std::vector<int64_t> chunk_ids;
-      for (size_t p : call->positions) chunk_ids.push_back(ids[p]);
-      rpc::EncodeInt64(chunk_ids, {static_cast<int64_t>(chunk_ids.size())},
-                       call->request.mutable_ids());
+      call->ids.reserve(call->positions.size());
+      for (size_t p : call->positions) call->ids.push_back(ids[p]);
       calls.push_back(std::move(call));
     }
   }
@@ -121,8 +144,10 @@ class PsClient::Impl {
     // Responses are bounded by the servers' own limit.
     args.SetMaxReceiveMessageSize(-1);
     for (const std::string& address : addresses_) {
-      stubs_.push_back(ps::ParameterServer::NewStub(grpc::CreateCustomChannel(
-          address, grpc::InsecureChannelCredentials(), args)));
+      std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+          address, grpc::InsecureChannelCredentials(), args);
+      stubs_.push_back(ps::ParameterServer::NewStub(channel));
+      wire_stubs_.push_back(std::make_unique<grpc::GenericStub>(channel));
     }
   }
 
@@ -154,6 +179,80 @@ class PsClient::Impl {
     }
     pending.Wait();
     return FirstError(rpc, calls);
+  }
+
+  // Like RunAll, for RPCs whose calls carry `wire_request` and get
+  // `wire_response`: `decode(call)` runs as each response arrives (on a
+  // gRPC thread, so responses are decoded in parallel) and its error counts
+  // as the call's.
+  template <typename Request, typename Response, typename Decode>
+  absl::Status RunWire(absl::string_view rpc, Calls<Request, Response>& calls,
+                       Decode decode) {
+    if (calls.empty()) return absl::OkStatus();
+    const std::string method =
+        absl::StrCat("/", ps::ParameterServer::service_full_name(), "/", rpc);
+    absl::BlockingCounter pending(calls.size());
+    const auto deadline = std::chrono::system_clock::now() +
+                          absl::ToChronoMilliseconds(options_.rpc_timeout);
+    for (auto& call : calls) {
+      Call<Request, Response>* c = call.get();
+      c->context.set_deadline(deadline);
+      wire_stubs_[c->ps_task]->UnaryCall(
+          &c->context, method, grpc::StubOptions(), &c->wire_request,
+          &c->wire_response, [c, &pending, &decode](grpc::Status status) {
+            c->status = std::move(status);
+            if (c->status.ok()) c->decoded = decode(*c);
+            pending.DecrementCount();
+          });
+    }
+    pending.Wait();
+    if (absl::Status s = FirstError(rpc, calls); !s.ok()) return s;
+    for (const auto& call : calls) {
+      if (!call->decoded.ok()) return call->decoded;
+    }
+    return absl::OkStatus();
+  }
+
+  // Decodes a pull's response, whose field 1 is `bytes` bytes of elements
+  // of type T, into `destination`. INTERNAL naming the ps task when it sent
+  // another size, type or shape.
+  template <typename T, typename Request, typename Response>
+  absl::Status DecodePulled(Call<Request, Response>& call,
+                            absl::string_view what, T* destination,
+                            int64_t elements) {
+    rpc::IncomingTensor values(1);
+    const int64_t expected = elements * int64_t{sizeof(T)};
+    const auto wrong = [&](absl::string_view detail) {
+      return absl::InternalError(
+          absl::StrCat(TaskName(call.ps_task), " sent ", what, " ", detail));
+    };
+    values.destination = [&](int64_t bytes) -> absl::StatusOr<char*> {
+      if (bytes != expected) {
+        return wrong(absl::StrCat("of ", bytes, " bytes, expected ", expected));
+      }
+      return reinterpret_cast<char*>(destination);
+    };
+    Response fields;
+    if (absl::Status s = rpc::DecodeWithTensors(
+            &call.wire_response,
+            absl::StrCat(what, " from ", TaskName(call.ps_task)), &fields,
+            {&values});
+        !s.ok()) {
+      return s;
+    }
+    if (values.bytes != expected) {
+      return wrong(
+          absl::StrCat("of ", values.bytes, " bytes, expected ", expected));
+    }
+    std::vector<T> unused;
+    absl::StatusOr<absl::Span<const T>> checked;
+    if constexpr (std::is_same_v<T, float>) {
+      checked = rpc::Float32Elements(values.view(), what, &unused);
+    } else {
+      checked = rpc::Int64Elements(values.view(), what, &unused);
+    }
+    if (!checked.ok()) return wrong(checked.status().message());
+    return absl::OkStatus();
   }
 
   template <typename Request, typename Response>
@@ -222,32 +321,17 @@ class PsClient::Impl {
     }
     auto calls =
         SplitRows<ps::PullDenseRequest, ps::PullDenseResponse>(variable, rows);
-    absl::Status s =
-        RunAll("PullDense", calls, options_.rpc_timeout,
-               [](auto* async, auto... args) { async->PullDense(args...); });
-    if (!s.ok()) return s;
     const int64_t width = RowWidth(variable.spec);
-    for (const auto& call : calls) {
-      std::vector<T> scratch;
-      const std::string what =
-          absl::StrCat("the rows of \"", variable.spec.name, "\" from ",
-                       TaskName(call->ps_task));
-      absl::StatusOr<absl::Span<const T>> values;
-      if constexpr (std::is_same_v<T, float>) {
-        values = rpc::Float32Elements(call->response.values(), what, &scratch);
-      } else {
-        values = rpc::Int64Elements(call->response.values(), what, &scratch);
-      }
-      if (!values.ok()) return values.status();
-      const RowRange piece = RowRangeFromProto(call->request.rows());
-      if (static_cast<int64_t>(values->size()) != piece.size() * width) {
-        return absl::InternalError(absl::StrCat(
-            what, ": ", values->size(), " elements for rows ",
-            RowRangeString(piece), ", expected ", piece.size() * width));
-      }
-      std::copy(values->begin(), values->end(), out.begin() + call->offset);
+    for (auto& call : calls) {
+      call->wire_request = rpc::EncodeWithTensors(call->request, {});
     }
-    return absl::OkStatus();
+    return RunWire("PullDense", calls, [&](auto& call) {
+      const RowRange piece = RowRangeFromProto(call.request.rows());
+      return DecodePulled(call,
+                          absl::StrCat("rows ", RowRangeString(piece), " of \"",
+                                       variable.spec.name, "\""),
+                          out.data() + call.offset, piece.size() * width);
+    });
   }
 
   template <typename T>
@@ -264,16 +348,15 @@ class PsClient::Impl {
     for (auto& call : calls) {
       const RowRange piece = RowRangeFromProto(call->request.rows());
       auto part = values.subspan(call->offset, piece.size() * width);
-      if constexpr (std::is_same_v<T, float>) {
-        rpc::EncodeFloat32(part, {static_cast<int64_t>(part.size())},
-                           call->request.mutable_values());
-      } else {
-        rpc::EncodeInt64(part, {static_cast<int64_t>(part.size())},
-                         call->request.mutable_values());
-      }
+      // Sent from `values` itself: the call ends before this returns.
+      call->wire_request = rpc::EncodeWithTensors(
+          call->request, {{3,
+                           WireDType<T>(),
+                           {static_cast<int64_t>(part.size())},
+                           BytesOf(part),
+                           nullptr}});
     }
-    return RunAll("PushDense", calls, options_.rpc_timeout,
-                  [](auto* async, auto... args) { async->PushDense(args...); });
+    return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
   }
 
   int64_t MaxIdsPerRequest(int64_t width) const {
@@ -282,46 +365,75 @@ class PsClient::Impl {
                std::max<int64_t>(1, width * int64_t{sizeof(float)}));
   }
 
-  // Scatters the rows each call pulled back to their positions in `out`.
+  // Pulls the rows of every call's ids through `rpc` and puts each where
+  // its id was in the caller's list, in `out`.
   template <typename Calls>
-  absl::Status ScatterRows(Calls& calls, int64_t width, absl::string_view name,
-                           absl::Span<float> out) const {
-    for (const auto& call : calls) {
-      std::vector<float> scratch;
-      absl::StatusOr<absl::Span<const float>> values =
-          rpc::Float32Elements(call->response.values(),
-                               absl::StrCat("the rows of \"", name, "\" from ",
-                                            TaskName(call->ps_task)),
-                               &scratch);
-      if (!values.ok()) return values.status();
-      if (values->size() != call->positions.size() * width) {
-        return absl::InternalError(absl::StrCat(
-            TaskName(call->ps_task), " sent ", values->size(), " elements for ",
-            call->positions.size(), " rows of \"", name, "\", expected ",
-            call->positions.size() * width));
-      }
-      for (size_t i = 0; i < call->positions.size(); ++i) {
-        std::copy_n(values->begin() + i * width, width,
-                    out.begin() + call->positions[i] * width);
-      }
+  absl::Status PullRowsById(absl::string_view rpc, Calls& calls, int64_t width,
+                            absl::string_view name, absl::Span<float> out) {
+    for (auto& call : calls) {
+      call->wire_request = rpc::EncodeWithTensors(
+          call->request, {{2,
+                           ps::INT64,
+                           {static_cast<int64_t>(call->ids.size())},
+                           BytesOf(absl::MakeConstSpan(call->ids)),
+                           nullptr}});
     }
-    return absl::OkStatus();
+    return RunWire(rpc, calls, [&](auto& call) {
+      const std::string what =
+          absl::StrCat(call.ids.size(), " rows of \"", name, "\"");
+      const int64_t elements = call.ids.size() * width;
+      if (IsContiguous(call.positions)) {  // straight into place
+        return DecodePulled(
+            call, what, out.data() + call.positions.front() * width, elements);
+      }
+      call.rows.resize(elements);
+      absl::Status s = DecodePulled(call, what, call.rows.data(), elements);
+      if (!s.ok()) return s;
+      for (size_t i = 0; i < call.positions.size(); ++i) {
+        std::copy_n(call.rows.begin() + i * width, width,
+                    out.begin() + call.positions[i] * width);
+      }
+      return absl::OkStatus();
+    });
   }
 
-  // Fills each call's gradients from `grads` at its positions.
+  // Pushes `grads` (one row per id of the caller's list) through `rpc`,
+  // each call with the rows at its positions.
   template <typename Calls>
-  void GatherGradients(Calls& calls, int64_t width,
-                       absl::Span<const float> grads) const {
+  absl::Status PushRowsById(absl::string_view rpc, Calls& calls, int64_t width,
+                            absl::Span<const float> grads) {
     for (auto& call : calls) {
-      absl::Span<float> out = rpc::AllocateFloat32(
-          call->positions.size() * width,
-          {static_cast<int64_t>(call->positions.size()), width},
-          call->request.mutable_gradients());
-      for (size_t i = 0; i < call->positions.size(); ++i) {
-        std::copy_n(grads.begin() + call->positions[i] * width, width,
-                    out.begin() + i * width);
+      const size_t n = call->positions.size();
+      absl::Span<const float> rows;
+      if (IsContiguous(call->positions)) {  // sent from `grads` itself
+        rows = grads.subspan(call->positions.front() * width, n * width);
+      } else {
+        call->rows.resize(n * width);
+        for (size_t i = 0; i < n; ++i) {
+          std::copy_n(grads.begin() + call->positions[i] * width, width,
+                      call->rows.begin() + i * width);
+        }
+        rows = call->rows;
       }
+      call->wire_request = rpc::EncodeWithTensors(
+          call->request, {{2,
+                           ps::INT64,
+                           {static_cast<int64_t>(n)},
+                           BytesOf(absl::MakeConstSpan(call->ids)),
+                           nullptr},
+                          {3,
+                           ps::FLOAT32,
+                           {static_cast<int64_t>(n), width},
+                           BytesOf(rows),
+                           nullptr}});
     }
+    return RunWire(rpc, calls, [](auto&) { return absl::OkStatus(); });
+  }
+
+  // Whether `positions` (ascending) are one run, e.g. every id on one task.
+  static bool IsContiguous(const std::vector<size_t>& positions) {
+    return !positions.empty() &&
+           positions.back() - positions.front() + 1 == positions.size();
   }
 
   template <typename Request, typename Response>
@@ -355,6 +467,8 @@ class PsClient::Impl {
   Options options_;
   const std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<Stub>> stubs_;
+  // The same channels, for the RPCs that carry tensors as message bytes.
+  std::vector<std::unique_ptr<grpc::GenericStub>> wire_stubs_;
 
   absl::Mutex placer_mu_;
   VariablePlacer placer_ ABSL_GUARDED_BY(placer_mu_);
@@ -669,13 +783,8 @@ absl::Status PsClient::PullSparse(const VariablePlacement& variable,
       impl_->GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
           variable, ids);
   if (!calls.ok()) return calls.status();
-  if (absl::Status s = impl_->RunAll(
-          "PullSparse", *calls, impl_->options_.rpc_timeout,
-          [](auto* async, auto... args) { async->PullSparse(args...); });
-      !s.ok()) {
-    return s;
-  }
-  return impl_->ScatterRows(*calls, width, variable.spec.name, out);
+  return impl_->PullRowsById("PullSparse", *calls, width, variable.spec.name,
+                             out);
 }
 
 absl::Status PsClient::PushSparse(const VariablePlacement& variable,
@@ -691,10 +800,7 @@ absl::Status PsClient::PushSparse(const VariablePlacement& variable,
       impl_->GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(
           variable, ids);
   if (!calls.ok()) return calls.status();
-  impl_->GatherGradients(*calls, width, grads);
-  return impl_->RunAll(
-      "PushSparse", *calls, impl_->options_.rpc_timeout,
-      [](auto* async, auto... args) { async->PushSparse(args...); });
+  return impl_->PushRowsById("PushSparse", *calls, width, grads);
 }
 
 absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {
@@ -719,13 +825,7 @@ absl::Status PsClient::PullHash(const HashEmbeddingSpec& table,
       impl_->GroupHashIds<ps::PullSparseRequest, ps::PullSparseResponse>(table,
                                                                          ids);
   if (!calls.ok()) return calls.status();
-  if (absl::Status s = impl_->RunAll(
-          "PullHash", *calls, impl_->options_.rpc_timeout,
-          [](auto* async, auto... args) { async->PullHash(args...); });
-      !s.ok()) {
-    return s;
-  }
-  return impl_->ScatterRows(*calls, table.dim, table.name, out);
+  return impl_->PullRowsById("PullHash", *calls, table.dim, table.name, out);
 }
 
 absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
@@ -740,10 +840,7 @@ absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
       impl_->GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(table,
                                                                          ids);
   if (!calls.ok()) return calls.status();
-  impl_->GatherGradients(*calls, table.dim, grads);
-  return impl_->RunAll(
-      "PushHash", *calls, impl_->options_.rpc_timeout,
-      [](auto* async, auto... args) { async->PushHash(args...); });
+  return impl_->PushRowsById("PushHash", *calls, table.dim, grads);
 }
 
 absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {

@@ -15,6 +15,8 @@
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/ps_request_handler.h"
+#include "rpc/wire_message.h"
+#include "runtime/util/buffer_pool.h"
 
 namespace distrt::rpc {
 namespace {
@@ -67,7 +69,9 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
         start_time_(absl::Now()),
         handler_(PsRequestHandler::Options{options.task_index,
                                            options.max_message_bytes,
-                                           options.max_variable_bytes}) {}
+                                           options.max_variable_bytes}) {
+    ServeTensorMethods();
+  }
 
   grpc::Status GetStatus(grpc::ServerContext*, const ps::GetStatusRequest*,
                          ps::GetStatusResponse* response) override {
@@ -110,41 +114,11 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     handler_.ListVariables(response);
     return Count(kListVariables, absl::OkStatus());
   }
-  grpc::Status PullDense(grpc::ServerContext*,
-                         const ps::PullDenseRequest* request,
-                         ps::PullDenseResponse* response) override {
-    return Count(kPullDense, handler_.PullDense(*request, response));
-  }
-  grpc::Status PushDense(grpc::ServerContext*,
-                         const ps::PushDenseRequest* request,
-                         ps::PushDenseResponse*) override {
-    return Count(kPushDense, handler_.PushDense(*request));
-  }
-  grpc::Status PullSparse(grpc::ServerContext*,
-                          const ps::PullSparseRequest* request,
-                          ps::PullSparseResponse* response) override {
-    return Count(kPullSparse, handler_.PullSparse(*request, response));
-  }
-  grpc::Status PushSparse(grpc::ServerContext*,
-                          const ps::PushSparseRequest* request,
-                          ps::PushSparseResponse*) override {
-    return Count(kPushSparse, handler_.PushSparse(*request));
-  }
   grpc::Status CreateHashTable(grpc::ServerContext*,
                                const ps::CreateHashTableRequest* request,
                                ps::HashTableInfo* response) override {
     return Count(kCreateHashTable,
                  handler_.CreateHashTable(*request, response));
-  }
-  grpc::Status PullHash(grpc::ServerContext*,
-                        const ps::PullSparseRequest* request,
-                        ps::PullSparseResponse* response) override {
-    return Count(kPullHash, handler_.PullHash(*request, response));
-  }
-  grpc::Status PushHash(grpc::ServerContext*,
-                        const ps::PushSparseRequest* request,
-                        ps::PushSparseResponse*) override {
-    return Count(kPushHash, handler_.PushHash(*request));
   }
   grpc::Status Save(grpc::ServerContext*, const ps::SaveRequest* request,
                     ps::SaveResponse* response) override {
@@ -207,6 +181,159 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(stop_mu_);
 
  private:
+  using RawStreamer =
+      grpc::ServerUnaryStreamer<grpc::ByteBuffer, grpc::ByteBuffer>;
+
+  // The methods that carry tensors take and give message bytes
+  // (rpc/wire_message.h) instead of parsed messages: tensors are decoded
+  // once into pooled buffers and pulled rows are sent from the buffer they
+  // were copied into. gRPC's "streamed unary" handler is the one that hands
+  // a synchronous method its raw bytes; clients see plain unary RPCs.
+  void ServeTensorMethods() {
+    ServeRaw(kPullDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+      ps::PullDenseRequest request;
+      if (absl::Status s =
+              DecodeWithTensors(in, "PullDense request", &request, {});
+          !s.ok()) {
+        return s;
+      }
+      return Respond<ps::PullDenseResponse>(
+          out, [&](PsRequestHandler::ResponseTensor values) {
+            return handler_.PullDense(request, values);
+          });
+    });
+    ServeRaw(kPushDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+      ps::PushDenseRequest request;
+      PooledTensor values(3, pool_);
+      if (absl::Status s = DecodeWithTensors(in, "PushDense request", &request,
+                                             {&values.tensor});
+          !s.ok()) {
+        return s;
+      }
+      *out = EncodeWithTensors(ps::PushDenseResponse(), {});
+      return handler_.PushDense(request, values.tensor.view());
+    });
+    ServeRaw(kPullSparse, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+      return PullRowsById(
+          "PullSparse request", in, out,
+          [this](const ps::PullSparseRequest& request, const TensorView& ids,
+                 PsRequestHandler::ResponseTensor values) {
+            return handler_.PullSparse(request, ids, values);
+          });
+    });
+    ServeRaw(kPullHash, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+      return PullRowsById(
+          "PullHash request", in, out,
+          [this](const ps::PullSparseRequest& request, const TensorView& ids,
+                 PsRequestHandler::ResponseTensor values) {
+            return handler_.PullHash(request, ids, values);
+          });
+    });
+    ServeRaw(kPushSparse, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+      return PushRowsById(
+          "PushSparse request", in, out,
+          [this](const ps::PushSparseRequest& request, const TensorView& ids,
+                 const TensorView& gradients) {
+            return handler_.PushSparse(request, ids, gradients);
+          });
+    });
+    ServeRaw(kPushHash, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+      return PushRowsById(
+          "PushHash request", in, out,
+          [this](const ps::PushSparseRequest& request, const TensorView& ids,
+                 const TensorView& gradients) {
+            return handler_.PushHash(request, ids, gradients);
+          });
+    });
+  }
+
+  // Serves `method` with `serve(request bytes, response bytes)`.
+  template <typename Serve>
+  void ServeRaw(Method method, Serve serve) {
+    MarkMethodStreamed(
+        method, new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer,
+                                                         grpc::ByteBuffer>(
+                    [this, method, serve](grpc::ServerContext*,
+                                          RawStreamer* stream) -> grpc::Status {
+                      grpc::ByteBuffer request;
+                      grpc::ByteBuffer response;
+                      if (!stream->Read(&request)) {
+                        return Count(method,
+                                     absl::CancelledError("no request read"));
+                      }
+                      absl::Status status = serve(&request, &response);
+                      if (status.ok()) stream->Write(response);
+                      return Count(method, status);
+                    }));
+  }
+
+  // A tensor of a request, decoded into a buffer from the pool.
+  struct PooledTensor {
+    PooledTensor(int field, BufferPool& pool) : tensor(field) {
+      tensor.destination = [this, &pool](int64_t bytes) {
+        buffer = pool.Get(bytes);
+        return absl::StatusOr<char*>(buffer.data());
+      };
+    }
+    PooledTensor(const PooledTensor&) = delete;
+    PooledTensor& operator=(const PooledTensor&) = delete;
+
+    IncomingTensor tensor;
+    BufferPool::Buffer buffer;
+  };
+
+  // Runs `pull(values)` with a pooled buffer for the result and encodes a
+  // Response whose field 1 is that result, sent from the buffer.
+  template <typename Response, typename Pull>
+  absl::Status Respond(grpc::ByteBuffer* out, Pull pull) {
+    BufferPool::Buffer buffer;
+    ps::DataType dtype = ps::DATA_TYPE_UNSPECIFIED;
+    std::vector<int64_t> shape;
+    absl::Status status =
+        pull([&](ps::DataType d, const std::vector<int64_t>& s,
+                 int64_t bytes) -> char* {
+          dtype = d;
+          shape = s;
+          buffer = pool_.Get(bytes);
+          return buffer.data();
+        });
+    if (!status.ok()) return status;
+    auto owner = std::make_shared<BufferPool::Buffer>(std::move(buffer));
+    *out = EncodeWithTensors(
+        Response(), {{1, dtype, std::move(shape), owner->span(), owner}});
+    return absl::OkStatus();
+  }
+
+  template <typename Pull>
+  absl::Status PullRowsById(absl::string_view what, grpc::ByteBuffer* in,
+                            grpc::ByteBuffer* out, Pull pull) {
+    ps::PullSparseRequest request;
+    PooledTensor ids(2, pool_);
+    if (absl::Status s = DecodeWithTensors(in, what, &request, {&ids.tensor});
+        !s.ok()) {
+      return s;
+    }
+    return Respond<ps::PullSparseResponse>(
+        out, [&](PsRequestHandler::ResponseTensor values) {
+          return pull(request, ids.tensor.view(), values);
+        });
+  }
+
+  template <typename Push>
+  absl::Status PushRowsById(absl::string_view what, grpc::ByteBuffer* in,
+                            grpc::ByteBuffer* out, Push push) {
+    ps::PushSparseRequest request;
+    PooledTensor ids(2, pool_);
+    PooledTensor gradients(3, pool_);
+    if (absl::Status s = DecodeWithTensors(in, what, &request,
+                                           {&ids.tensor, &gradients.tensor});
+        !s.ok()) {
+      return s;
+    }
+    *out = EncodeWithTensors(ps::PushSparseResponse(), {});
+    return push(request, ids.tensor.view(), gradients.tensor.view());
+  }
+
   grpc::Status Count(Method method, const absl::Status& status) {
     requests_[method].fetch_add(1, std::memory_order_relaxed);
     if (!status.ok()) failed_.fetch_add(1, std::memory_order_relaxed);
@@ -214,6 +341,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   PsRequestHandler handler_;
+  BufferPool pool_;
   std::array<std::atomic<int64_t>, kNumMethods> requests_{};
   std::atomic<int64_t> failed_{0};
 };

@@ -40,19 +40,28 @@ struct SparseGradients {
   absl::Span<const float> grads;
 };
 
-absl::Status DecodeSparseGradients(const ps::PushSparseRequest& request,
+absl::Status DecodeSparseGradients(const TensorView& id_tensor,
+                                   const TensorView& grad_tensor,
                                    absl::string_view owner,
                                    SparseGradients* out) {
   absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
-      request.ids(), absl::StrCat("the ids of ", owner), &out->id_scratch);
+      id_tensor, absl::StrCat("the ids of ", owner), &out->id_scratch);
   if (!ids.ok()) return ids.status();
-  absl::StatusOr<absl::Span<const float>> grads = Float32Elements(
-      request.gradients(), absl::StrCat("the gradients of ", owner),
-      &out->grad_scratch);
+  absl::StatusOr<absl::Span<const float>> grads =
+      Float32Elements(grad_tensor, absl::StrCat("the gradients of ", owner),
+                      &out->grad_scratch);
   if (!grads.ok()) return grads.status();
   out->ids = *ids;
   out->grads = *grads;
   return absl::OkStatus();
+}
+
+template <typename T>
+absl::Span<T> Allocate(PsRequestHandler::ResponseTensor values,
+                       ps::DataType dtype, const std::vector<int64_t>& shape,
+                       int64_t elements) {
+  char* data = values(dtype, shape, elements * int64_t{sizeof(T)});
+  return absl::MakeSpan(reinterpret_cast<T*>(data), elements);
 }
 
 }  // namespace
@@ -121,9 +130,8 @@ void PsRequestHandler::ListVariables(
   }
 }
 
-absl::Status PsRequestHandler::PullDense(
-    const ps::PullDenseRequest& request,
-    ps::PullDenseResponse* response) const {
+absl::Status PsRequestHandler::PullDense(const ps::PullDenseRequest& request,
+                                         ResponseTensor values) const {
   absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
   if (!info.ok()) return info.status();
   absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
@@ -137,16 +145,17 @@ absl::Status PsRequestHandler::PullDense(
     return s;
   }
   std::vector<int64_t> shape = ShapeOfRows(info->spec, rows->size());
-  ps::Tensor* values = response->mutable_values();
   if (info->spec.dtype == DType::kInt64) {
-    return store_.PullInt64(request.name(), *rows,
-                            AllocateInt64(elements, shape, values));
+    return store_.PullInt64(
+        request.name(), *rows,
+        Allocate<int64_t>(values, ps::INT64, shape, elements));
   }
   return store_.PullRows(request.name(), *rows,
-                         AllocateFloat32(elements, shape, values));
+                         Allocate<float>(values, ps::FLOAT32, shape, elements));
 }
 
-absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request) {
+absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request,
+                                         const TensorView& values) {
   absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
   if (!info.ok()) return info.status();
   absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
@@ -156,26 +165,26 @@ absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request) {
   if (info->spec.dtype == DType::kInt64) {
     std::vector<int64_t> scratch;
     absl::StatusOr<absl::Span<const int64_t>> delta =
-        Int64Elements(request.values(), what, &scratch);
+        Int64Elements(values, what, &scratch);
     if (!delta.ok()) return delta.status();
     return store_.AddInt64(request.name(), *rows, *delta);
   }
   std::vector<float> scratch;
   absl::StatusOr<absl::Span<const float>> grad =
-      Float32Elements(request.values(), what, &scratch);
+      Float32Elements(values, what, &scratch);
   if (!grad.ok()) return grad.status();
   return store_.PushRows(request.name(), *rows, *grad);
 }
 
-absl::Status PsRequestHandler::PullSparse(
-    const ps::PullSparseRequest& request,
-    ps::PullSparseResponse* response) const {
+absl::Status PsRequestHandler::PullSparse(const ps::PullSparseRequest& request,
+                                          const TensorView& id_tensor,
+                                          ResponseTensor values) const {
   absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
   if (!info.ok()) return info.status();
   std::vector<int64_t> scratch;
   absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
-      request.ids(),
-      absl::StrCat("the ids of variable \"", request.name(), "\""), &scratch);
+      id_tensor, absl::StrCat("the ids of variable \"", request.name(), "\""),
+      &scratch);
   if (!ids.ok()) return ids.status();
   const int64_t width = RowWidth(info->spec);
   const int64_t elements = static_cast<int64_t>(ids->size()) * width;
@@ -188,15 +197,17 @@ absl::Status PsRequestHandler::PullSparse(
   }
   return store_.PullSparse(
       request.name(), *ids,
-      AllocateFloat32(elements, {static_cast<int64_t>(ids->size()), width},
-                      response->mutable_values()));
+      Allocate<float>(values, ps::FLOAT32,
+                      {static_cast<int64_t>(ids->size()), width}, elements));
 }
 
-absl::Status PsRequestHandler::PushSparse(
-    const ps::PushSparseRequest& request) {
+absl::Status PsRequestHandler::PushSparse(const ps::PushSparseRequest& request,
+                                          const TensorView& ids,
+                                          const TensorView& gradients) {
   SparseGradients decoded;
   if (absl::Status s = DecodeSparseGradients(
-          request, absl::StrCat("variable \"", request.name(), "\""), &decoded);
+          ids, gradients, absl::StrCat("variable \"", request.name(), "\""),
+          &decoded);
       !s.ok()) {
     return s;
   }
@@ -216,12 +227,13 @@ absl::Status PsRequestHandler::CreateHashTable(
 }
 
 absl::Status PsRequestHandler::PullHash(const ps::PullSparseRequest& request,
-                                        ps::PullSparseResponse* response) {
+                                        const TensorView& id_tensor,
+                                        ResponseTensor values) {
   absl::StatusOr<HashEmbeddingTable*> table = tables_.Find(request.name());
   if (!table.ok()) return table.status();
   std::vector<int64_t> scratch;
   absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
-      request.ids(),
+      id_tensor,
       absl::StrCat("the ids of hash embedding table \"", request.name(), "\""),
       &scratch);
   if (!ids.ok()) return ids.status();
@@ -238,16 +250,19 @@ absl::Status PsRequestHandler::PullHash(const ps::PullSparseRequest& request,
     return s;
   }
   return (*table)->Pull(
-      *ids, AllocateFloat32(elements, {static_cast<int64_t>(ids->size()), dim},
-                            response->mutable_values()));
+      *ids,
+      Allocate<float>(values, ps::FLOAT32,
+                      {static_cast<int64_t>(ids->size()), dim}, elements));
 }
 
-absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request) {
+absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request,
+                                        const TensorView& ids,
+                                        const TensorView& gradients) {
   absl::StatusOr<HashEmbeddingTable*> table = tables_.Find(request.name());
   if (!table.ok()) return table.status();
   SparseGradients decoded;
   if (absl::Status s = DecodeSparseGradients(
-          request,
+          ids, gradients,
           absl::StrCat("hash embedding table \"", request.name(), "\""),
           &decoded);
       !s.ok()) {

@@ -9,11 +9,19 @@
 // names are NOT_FOUND, wrong shapes, dtypes, ranges and lengths are
 // INVALID_ARGUMENT naming the variable and both sizes, and a response that
 // would exceed the message limit is RESOURCE_EXHAUSTED. Thread-safe.
+//
+// Tensors travel apart from their messages (rpc/wire_message.h): a request's
+// tensor fields are left unset and passed as TensorViews, and a pull writes
+// its result into memory the transport provides (ResponseTensor), so neither
+// passes through a protobuf copy.
 
 #include <cstdint>
+#include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "proto/ps_service.pb.h"
+#include "rpc/tensor_codec.h"
 #include "runtime/ps/hash_table_set.h"
 #include "runtime/ps/variable_store.h"
 
@@ -32,6 +40,13 @@ class PsRequestHandler {
 
   explicit PsRequestHandler(const Options& options);
 
+  // Where a pull writes its result: called once, with the tensor's dtype,
+  // shape and size in bytes, before any element is written; returns memory
+  // for that many bytes (aligned for the dtype), valid until the response is
+  // sent.
+  using ResponseTensor = absl::FunctionRef<char*(
+      ps::DataType dtype, const std::vector<int64_t>& shape, int64_t bytes)>;
+
   absl::Status CreateVariable(const ps::CreateVariableRequest& request,
                               ps::VariableInfo* response);
   absl::Status LookupVariable(const ps::LookupVariableRequest& request,
@@ -39,17 +54,20 @@ class PsRequestHandler {
   void ListVariables(ps::ListVariablesResponse* response) const;
 
   absl::Status PullDense(const ps::PullDenseRequest& request,
-                         ps::PullDenseResponse* response) const;
-  absl::Status PushDense(const ps::PushDenseRequest& request);
+                         ResponseTensor values) const;
+  absl::Status PushDense(const ps::PushDenseRequest& request,
+                         const TensorView& values);
   absl::Status PullSparse(const ps::PullSparseRequest& request,
-                          ps::PullSparseResponse* response) const;
-  absl::Status PushSparse(const ps::PushSparseRequest& request);
+                          const TensorView& ids, ResponseTensor values) const;
+  absl::Status PushSparse(const ps::PushSparseRequest& request,
+                          const TensorView& ids, const TensorView& gradients);
 
   absl::Status CreateHashTable(const ps::CreateHashTableRequest& request,
                                ps::HashTableInfo* response);
   absl::Status PullHash(const ps::PullSparseRequest& request,
-                        ps::PullSparseResponse* response);
-  absl::Status PushHash(const ps::PushSparseRequest& request);
+                        const TensorView& ids, ResponseTensor values);
+  absl::Status PushHash(const ps::PushSparseRequest& request,
+                        const TensorView& ids, const TensorView& gradients);
 
   absl::Status Save(const ps::SaveRequest& request,
                     ps::SaveResponse* response) const;
