@@ -214,36 +214,20 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
       return handler_.PushDense(request, values.tensor.view());
     });
     ServeRaw(kPullSparse, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
-      return PullRowsById(
-          "PullSparse request", in, out,
-          [this](const ps::PullSparseRequest& request, const TensorView& ids,
-                 PsRequestHandler::ResponseTensor values) {
-            return handler_.PullSparse(request, ids, values);
-          });
+      return PullRowsById("PullSparse request", in, out,
+                          &PsRequestHandler::PullSparse);
     });
     ServeRaw(kPullHash, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
-      return PullRowsById(
-          "PullHash request", in, out,
-          [this](const ps::PullSparseRequest& request, const TensorView& ids,
-                 PsRequestHandler::ResponseTensor values) {
-            return handler_.PullHash(request, ids, values);
-          });
+      return PullRowsById("PullHash request", in, out,
+                          &PsRequestHandler::PullHash);
     });
     ServeRaw(kPushSparse, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
-      return PushRowsById(
-          "PushSparse request", in, out,
-          [this](const ps::PushSparseRequest& request, const TensorView& ids,
-                 const TensorView& gradients) {
-            return handler_.PushSparse(request, ids, gradients);
-          });
+      return PushRowsById("PushSparse request", in, out,
+                          &PsRequestHandler::PushSparse);
     });
     ServeRaw(kPushHash, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
-      return PushRowsById(
-          "PushHash request", in, out,
-          [this](const ps::PushSparseRequest& request, const TensorView& ids,
-                 const TensorView& gradients) {
-            return handler_.PushHash(request, ids, gradients);
-          });
+      return PushRowsById("PushHash request", in, out,
+                          &PsRequestHandler::PushHash);
     });
   }
 
@@ -315,7 +299,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     }
     return Respond<ps::PullSparseResponse>(
         out, [&](PsRequestHandler::ResponseTensor values) {
-          return pull(request, ids.tensor.view(), values);
+          return (handler_.*pull)(request, ids.tensor.view(), values);
         });
   }
 
@@ -331,7 +315,8 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
       return s;
     }
     *out = EncodeWithTensors(ps::PushSparseResponse(), {});
-    return push(request, ids.tensor.view(), gradients.tensor.view());
+    return (handler_.*push)(request, ids.tensor.view(),
+                            gradients.tensor.view());
   }
 
   grpc::Status Count(Method method, const absl::Status& status) {
