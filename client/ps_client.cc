@@ -1,7 +1,9 @@
 #include "client/ps_client.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -194,17 +196,27 @@ class PsClient::Impl {
     absl::BlockingCounter pending(calls.size());
     const auto deadline = std::chrono::system_clock::now() +
                           absl::ToChronoMilliseconds(options_.rpc_timeout);
-    for (auto& call : calls) {
-      Call<Request, Response>* c = call.get();
+    // Calls are started in order, at most max_requests_in_flight at a time:
+    // each answer starts the next one not started yet.
+    std::atomic<size_t> next_to_start{0};
+    std::function<void()> start_next = [&] {
+      const size_t index = next_to_start.fetch_add(1);
+      if (index >= calls.size()) return;
+      Call<Request, Response>* c = calls[index].get();
       c->context.set_deadline(deadline);
       wire_stubs_[c->ps_task]->UnaryCall(
           &c->context, method, grpc::StubOptions(), &c->wire_request,
-          &c->wire_response, [c, &pending, &decode](grpc::Status status) {
+          &c->wire_response,
+          [c, &pending, &decode, &start_next](grpc::Status status) {
             c->status = std::move(status);
             if (c->status.ok()) c->decoded = decode(*c);
+            start_next();
             pending.DecrementCount();
           });
-    }
+    };
+    const size_t window = std::min<size_t>(
+        calls.size(), std::max(1, options_.max_requests_in_flight));
+    for (size_t i = 0; i < window; ++i) start_next();
     pending.Wait();
     if (absl::Status s = FirstError(rpc, calls); !s.ok()) return s;
     for (const auto& call : calls) {
@@ -506,6 +518,10 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
   if (!placer.ok()) return placer.status();
   if (options.max_request_bytes < 1) {
     return absl::InvalidArgumentError("max_request_bytes must be positive");
+  }
+  if (options.max_requests_in_flight < 1) {
+    return absl::InvalidArgumentError(
+        "max_requests_in_flight must be positive");
   }
   return std::unique_ptr<PsClient>(new PsClient(std::make_unique<Impl>(
       std::move(options), std::move(addresses), *std::move(placer))));

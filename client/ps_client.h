@@ -69,8 +69,13 @@ class PsClient {
     absl::Duration checkpoint_timeout = absl::Minutes(30);
     PlacementStrategy placement = PlacementStrategy::kRoundRobin;
     // Requests carrying more tensor bytes are split into several; keep it
-    // below the servers' message limit (ps_server --max_message_mb).
-    int64_t max_request_bytes = int64_t{32} << 20;
+    // below the servers' message limit (ps_server --max_message_mb). Pieces
+    // of a few MiB let a ps task apply one piece while the next arrives, and
+    // bound the memory that requests in flight take on both sides.
+    int64_t max_request_bytes = int64_t{4} << 20;
+    // Requests of one operation sent at once (over all ps tasks); the next
+    // goes as soon as one is answered.
+    int max_requests_in_flight = 8;
     // Where progress messages go (e.g. which ps task is awaited); stderr
     // when unset.
     std::function<void(absl::string_view)> log;
