@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev googletest       # unit and integration tests
   libbenchmark-dev       # bench/
   libisal-dev            # CRC32C of checkpoint tensors (ISA-L crc32_iscsi)
+  liblinear-tools        # bench/: time_to_accuracy's baseline (liblinear-train)
   python3-grpcio python3-protobuf            # cross-language client test
   python3-yaml           # Kubernetes manifests test (deploy/kubernetes)
 )

@@ -1,0 +1,142 @@
+// //bench: every benchmark family of the project in one run, each against a
+// baseline measured in the same run (see README "Performance").
+//
+//   bazel run //bench -- [--quick] [--json FILE] [--only a,b]
+//
+// --quick runs the one-minute subset; --json writes every figure as a list
+// of {name, value, unit, baseline, baseline_value, ratio}; --only runs the
+// named families. A family that cannot run (e.g. liblinear-train missing) is
+// reported and the others still run; the exit status is 1 when any failed.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/allreduce_bench.h"
+#include "bench/bench_family.h"
+#include "bench/bench_report.h"
+#include "bench/dense_transport_bench.h"
+#include "bench/end_to_end_bench.h"
+#include "bench/ps_memory_bench.h"
+#include "bench/sparse_bench.h"
+#include "bench/time_to_accuracy_bench.h"
+
+ABSL_FLAG(bool, quick, false,
+          "run the one-minute subset (1 MiB and 16 MiB dense, one sparse "
+          "case, one all-reduce case)");
+ABSL_FLAG(std::string, json, "",
+          "also write every figure to this file as JSON (relative paths are "
+          "relative to where `bazel run` was started)");
+ABSL_FLAG(std::vector<std::string>, only, {},
+          "run only these families (dense, sparse, allreduce, end_to_end, "
+          "time_to_accuracy, ps_memory)");
+
+namespace distrt::bench {
+namespace {
+
+struct Family {
+  const char* name;
+  absl::Status (*run)(const BenchConfig&, BenchReport*);
+};
+
+constexpr Family kFamilies[] = {
+    {"dense", RunDenseTransportBench},
+    {"sparse", RunSparseBench},
+    {"allreduce", RunAllReduceBench},
+    {"end_to_end", RunEndToEndBench},
+    {"time_to_accuracy", RunTimeToAccuracyBench},
+    {"ps_memory", RunPsMemoryBench},
+};
+
+// `bazel run` starts us in the runfiles tree; a relative --json means the
+// directory the user typed the command in.
+std::string UserPath(const std::string& path) {
+  const char* user_dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || user_dir == nullptr) return path;
+  return std::string(user_dir) + "/" + path;
+}
+
+int Main() {
+  std::vector<std::string> only = absl::GetFlag(FLAGS_only);
+  for (const std::string& name : only) {
+    bool known = false;
+    for (const Family& family : kFamilies) known |= name == family.name;
+    if (!known) {
+      std::vector<std::string> names;
+      for (const Family& family : kFamilies) names.push_back(family.name);
+      std::fprintf(stderr, "--only: unknown family \"%s\" (families: %s)\n",
+                   name.c_str(), absl::StrJoin(names, ", ").c_str());
+      return 2;
+    }
+  }
+
+  BenchConfig config;
+  config.quick = absl::GetFlag(FLAGS_quick);
+  std::string scratch_template =
+      (std::filesystem::temp_directory_path() / "distrt_bench.XXXXXX").string();
+  if (mkdtemp(scratch_template.data()) == nullptr) {
+    std::perror("bench: cannot create a scratch directory");
+    return 1;
+  }
+  config.scratch_dir = scratch_template;
+
+  std::printf(
+      "distrt bench%s: every figure beside a baseline measured in "
+      "this run; ratio = value / baseline\n",
+      config.quick ? " (--quick)" : "");
+  BenchReport report;
+  std::vector<std::string> failed;
+  for (const Family& family : kFamilies) {
+    if (!only.empty() &&
+        std::find(only.begin(), only.end(), family.name) == only.end()) {
+      continue;
+    }
+    const absl::Time start = absl::Now();
+    absl::Status status = family.run(config, &report);
+    if (!status.ok()) {
+      std::printf("   FAILED: %s\n", std::string(status.message()).c_str());
+      failed.push_back(family.name);
+    }
+    std::printf("   (%s: %.1f s)\n", family.name,
+                absl::ToDoubleSeconds(absl::Now() - start));
+    std::fflush(stdout);
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(config.scratch_dir, ignored);
+
+  const std::string json = absl::GetFlag(FLAGS_json);
+  if (!json.empty()) {
+    if (absl::Status s = report.WriteJson(UserPath(json)); !s.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    std::printf("\nwrote %zu figures to %s\n", report.figures().size(),
+                UserPath(json).c_str());
+  }
+  if (!failed.empty()) {
+    std::printf("families that failed: %s\n",
+                absl::StrJoin(failed, ", ").c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace distrt::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return distrt::bench::Main();
+}

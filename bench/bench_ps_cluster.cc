@@ -1,0 +1,41 @@
+#include "bench/bench_ps_cluster.h"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+
+namespace distrt::bench {
+
+absl::StatusOr<BenchPsCluster> StartBenchPsCluster(
+    int num_ps, const std::vector<std::string>& extra_flags,
+    PsClient::Options options) {
+  // StartPsProcesses runs this path relative to the working directory; say
+  // what is missing rather than let every start fail with exec's error.
+  std::error_code error;
+  if (!std::filesystem::exists(testing::kPsServerBinary, error)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        testing::kPsServerBinary, " is not under the working directory ",
+        std::filesystem::current_path(error).string(),
+        " (run the bench with `bazel run`; its target must list "
+        "//ps_server in data)"));
+  }
+  BenchPsCluster cluster;
+  absl::StatusOr<std::vector<testing::PsProcess>> tasks =
+      testing::StartPsProcesses(num_ps, extra_flags);
+  if (!tasks.ok()) return tasks.status();
+  cluster.tasks = *std::move(tasks);
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(testing::AddressesOf(cluster.tasks), std::move(options));
+  if (!client.ok()) return client.status();
+  cluster.client = *std::move(client);
+  if (absl::Status s = cluster.client->WaitForServers(absl::Seconds(30));
+      !s.ok()) {
+    return s;
+  }
+  return cluster;
+}
+
+}  // namespace distrt::bench

@@ -1,0 +1,57 @@
+#include "bench/bench_report.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace distrt::bench {
+namespace {
+
+TEST(BenchReportTest, RatioIsValueOverBaselineAndZeroWithoutOne) {
+  BenchReport report;
+  std::FILE* sink = std::tmpfile();
+  report.set_output(sink);
+  report.BeginFamily("family", "how to read");
+  report.Add("a", 3.0, "GB/s", "grpc", 4.0);
+  report.Add("b", 5.0, "us", "none", 0.0);
+  std::fclose(sink);
+  ASSERT_EQ(report.figures().size(), 2u);
+  EXPECT_DOUBLE_EQ(report.figures()[0].ratio, 0.75);
+  EXPECT_DOUBLE_EQ(report.figures()[1].ratio, 0.0);
+}
+
+TEST(BenchReportTest, WritesEveryFigureAsJson) {
+  BenchReport report;
+  std::FILE* sink = std::tmpfile();
+  report.set_output(sink);
+  report.Add("dense/push/1ps/1MiB", 1.5, "GB/s", "grpc_bytebuffer", 2.0);
+  std::fclose(sink);
+  const std::string path =
+      std::string(std::getenv("TEST_TMPDIR")) + "/figures.json";
+  ASSERT_TRUE(report.WriteJson(path).ok());
+  std::ifstream file(path);
+  nlohmann::json json = nlohmann::json::parse(file);
+  ASSERT_EQ(json.size(), 1u);
+  EXPECT_EQ(json[0]["name"], "dense/push/1ps/1MiB");
+  EXPECT_EQ(json[0]["unit"], "GB/s");
+  EXPECT_EQ(json[0]["baseline"], "grpc_bytebuffer");
+  EXPECT_DOUBLE_EQ(json[0]["value"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(json[0]["baseline_value"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(json[0]["ratio"].get<double>(), 0.75);
+}
+
+TEST(BenchReportTest, AnUnwritablePathIsAnErrorNamingIt) {
+  BenchReport report;
+  absl::Status s = report.WriteJson("/nonexistent-dir/figures.json");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_NE(s.message().find("/nonexistent-dir/figures.json"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace distrt::bench

@@ -1,0 +1,15 @@
+#ifndef DISTRT_BENCH_DENSE_TRANSPORT_BENCH_H_
+#define DISTRT_BENCH_DENSE_TRANSPORT_BENCH_H_
+
+#include "absl/status/status.h"
+#include "bench/bench_family.h"
+#include "bench/bench_report.h"
+
+namespace distrt::bench {
+
+absl::Status RunDenseTransportBench(const BenchConfig& config,
+                                    BenchReport* report);
+
+}  // namespace distrt::bench
+
+#endif  // DISTRT_BENCH_DENSE_TRANSPORT_BENCH_H_

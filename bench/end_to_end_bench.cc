@@ -1,0 +1,291 @@
+// The end_to_end family: what a user of the whole system sees.
+//
+//  (a) examples/s of `logreg` trained on a large generated sparse data set
+//      through `launch`, with 1 worker and 1 ps task and with 2 workers and
+//      2 ps tasks, against the same model trained on the same data in one
+//      worker process without ps tasks (launch --ps=0 --workers=1: the
+//      mirrored strategy over that process's one CPU device).
+//  (b) the per-step overhead of a 1 MiB model on a real ps_server process:
+//      one PsClient Pull and one SGD Push of a float32[262144] variable,
+//      against the same bytes as two bare gRPC calls (GrpcBaselineClient:
+//      a pull answered with 1 MiB, a push carrying 1 MiB).
+
+#include "bench/end_to_end_bench.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "bench/call_timer.h"
+#include "bench/grpc_bytebuffer_baseline.h"
+#include "bench/local_jobs.h"
+#include "client/ps_client.h"
+#include "runtime/checkpoint/file_system.h"
+#include "runtime/optimizer/optimizer.h"
+#include "runtime/ps/initializer.h"
+#include "runtime/ps/variable_spec.h"
+#include "tests/util/ps_processes.h"
+
+namespace distrt::bench {
+namespace {
+
+// The data and the length of every training job of (a).
+struct ThroughputSize {
+  int64_t rows;  // all of them training rows (gen_data --eval_fraction=0)
+  int64_t features;
+  int64_t features_per_row;
+  // The global step every job stops at: under parameter servers it counts
+  // every worker's steps, so every job trains the same number of examples.
+  int64_t train_steps;
+  // Runs of every job shape, interleaved so that a burst of load from
+  // elsewhere on the machine hits one run of each at most; the best run of
+  // each shape is reported.
+  int runs;
+};
+
+// About 12 s per job on a 2-core machine (3 s of it reading 350 MB of
+// LIBSVM), 3 shapes x 2 runs: the family takes about 2 minutes.
+constexpr ThroughputSize kFullSize = {1000000, 1000000, 30, 3000, 2};
+// One job of each needed shape, about 4 s each.
+constexpr ThroughputSize kQuickSize = {200000, 1000000, 30, 600, 1};
+
+// As deploy/run_local.sh's job, doubled: a step of 256 sparse rows is long
+// enough that the per-step RPCs do not hide the training itself.
+constexpr int64_t kBatchSize = 256;
+
+struct JobShape {
+  const char* name;  // the figure's last part, or the baseline's name
+  int num_ps;
+  // Training tasks; worker 0 acts as the chief (launch adds no --chief).
+  int num_workers;
+};
+
+constexpr JobShape kOneProcess = {"one_process", 0, 1};
+constexpr JobShape kOneWorkerOnePs = {"1w_1ps", 1, 1};
+constexpr JobShape kTwoWorkersTwoPs = {"2w_2ps", 2, 2};
+
+// A job is killed (with its tasks) when it takes longer than this.
+constexpr absl::Duration kJobTimeout = absl::Minutes(4);
+
+// (b): 262144 float32 elements, 1 MiB.
+constexpr int64_t kStepModelFloats = int64_t{1} << 18;
+constexpr int64_t kStepModelBytes = kStepModelFloats * sizeof(float);
+
+// How (b) times its steps: about a second of them after a short warm-up
+// (connections, the server's first allocations); the cap only bounds the
+// loop, a step takes far longer than 1 s / 100000.
+TimingOptions StepTiming() {
+  TimingOptions options;
+  options.warmup_calls = 10;
+  options.min_time = absl::Seconds(1);
+  options.max_calls = 100000;
+  options.min_calls = 10;
+  return options;
+}
+
+// Runs one training job of `shape` on `train_file` and returns the
+// examples/s of the whole job: global step x batch size / the chief's
+// training seconds. The chief's own examples_per_sec in metrics.json counts
+// only the examples it trained, but under parameter servers the global step
+// counts every worker's steps (each of kBatchSize examples), and every
+// worker stops when it reaches --train_steps, so together they give the
+// job's rate. For one process the two are the same figure.
+absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
+                                         const JobShape& shape,
+                                         const ThroughputSize& size,
+                                         const std::string& train_file,
+                                         const std::string& job_dir) {
+  const std::vector<std::string> launch_flags = {
+      absl::StrCat("--ps=", shape.num_ps),
+      absl::StrCat("--workers=", shape.num_workers),
+      "--job_dir=" + job_dir,
+      "--stop_secs=5",
+  };
+  const std::vector<std::string> task_flags = {
+      "--model=logreg",
+      "--train_data=" + train_file,
+      // Given, so that no task first scans all of the data to count them.
+      absl::StrCat("--num_features=", size.features),
+      absl::StrCat("--train_steps=", size.train_steps),
+      absl::StrCat("--global_batch_size=", kBatchSize),
+      "--log_every_secs=30",
+      "--wait_secs=120",
+  };
+  if (absl::Status s = RunLaunch(
+          LaunchCommand(binaries, launch_flags, task_flags, kJobTimeout));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<JobMetrics> metrics =
+      ReadJobMetrics(JoinPath(job_dir, "metrics.json"));
+  if (!metrics.ok()) return metrics.status();
+  if (metrics->wall_secs <= 0 || metrics->global_step < size.train_steps) {
+    return absl::InternalError(
+        absl::StrCat("the ", shape.name, " job in ", job_dir,
+                     " reports global step ", metrics->global_step, " of ",
+                     size.train_steps, " in ", metrics->wall_secs, " s"));
+  }
+  // Checkpoints (8 MB each) are not needed once the figure is read.
+  if (absl::Status s = RemoveDirectoryTree(job_dir); !s.ok()) return s;
+  return static_cast<double>(metrics->global_step) * kBatchSize /
+         metrics->wall_secs;
+}
+
+// (a): the best run of every shape, then a row per distributed shape.
+absl::Status RunThroughputCases(const BenchConfig& config,
+                                const ProjectBinaries& binaries,
+                                BenchReport* report) {
+  const ThroughputSize& size = config.quick ? kQuickSize : kFullSize;
+  const std::string dir = JoinPath(config.scratch_dir, "end_to_end");
+  absl::StatusOr<std::string> generated = GenerateData(
+      binaries,
+      {"--task=binary", absl::StrCat("--rows=", size.rows),
+       absl::StrCat("--features=", size.features),
+       absl::StrCat("--features_per_row=", size.features_per_row),
+       "--eval_fraction=0", "--seed=7", "--out_dir=" + dir, "--prefix=e2e"},
+      absl::Minutes(2));
+  if (!generated.ok()) return generated.status();
+  const std::string train_file = JoinPath(dir, "e2e.train.svm");
+
+  std::vector<JobShape> shapes = {kOneProcess, kOneWorkerOnePs};
+  if (!config.quick) shapes.push_back(kTwoWorkersTwoPs);
+  std::vector<double> best(shapes.size(), 0);
+  for (int run = 0; run < size.runs; ++run) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      absl::StatusOr<double> rate = JobExamplesPerSec(
+          binaries, shapes[i], size, train_file,
+          JoinPath(dir, absl::StrCat("job-", shapes[i].name, "-", run)));
+      if (!rate.ok()) return rate.status();
+      best[i] = std::max(best[i], *rate);
+    }
+  }
+  for (size_t i = 1; i < shapes.size(); ++i) {
+    report->Add(absl::StrCat("end_to_end/logreg/", shapes[i].name), best[i],
+                "examples/s", kOneProcess.name, best[0]);
+  }
+  report->Note(absl::StrFormat(
+      "logreg on %d rows x %d features (%d per row), batch %d, %d global "
+      "steps per job, best of %d run(s); examples/s = global step x batch / "
+      "the chief's training seconds, from each job's metrics.json (the "
+      "chief's own examples_per_sec counts only its examples); one_process "
+      "is launch --ps=0 --workers=1",
+      size.rows, size.features, size.features_per_row, kBatchSize,
+      size.train_steps, size.runs));
+  if (config.quick) report->Note("--quick: 2w_2ps skipped");
+  // 450 MB in the full run; the other families need not share the disk.
+  return RemoveDirectoryTree(dir);
+}
+
+absl::StatusOr<absl::Duration> PsClientStepP50() {
+  // From ps_server/ps_server in the working directory: the runfiles tree
+  // under `bazel run`, where binaries_dir points too.
+  absl::StatusOr<testing::PsProcess> ps = testing::StartPsProcess(0, 1);
+  if (!ps.ok()) return ps.status();
+  PsClient::Options options;
+  options.rpc_timeout = absl::Seconds(30);
+  options.log = [](absl::string_view) {};  // nothing to say in a table
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(std::vector<std::string>{ps->address()}, options);
+  if (!client.ok()) return client.status();
+  if (absl::Status s = (*client)->WaitForServers(absl::Seconds(30)); !s.ok()) {
+    return s;
+  }
+  VariableSpec spec;
+  spec.name = "bench/step_overhead";
+  spec.shape = {kStepModelFloats};
+  spec.initializer.kind = InitializerSpec::Kind::kZeros;
+  spec.optimizer.kind = OptimizerKind::kSgd;
+  spec.optimizer.learning_rate = 0.01f;
+  absl::StatusOr<VariablePlacement> variable = (*client)->CreateVariable(spec);
+  if (!variable.ok()) return variable.status();
+
+  std::vector<float> values(kStepModelFloats);
+  const std::vector<float> gradient(kStepModelFloats, 1e-3f);
+  absl::StatusOr<CallTimes> times =
+      TimeCalls(StepTiming(), [&](int64_t) -> absl::Status {
+        if (absl::Status s = (*client)->Pull(*variable, absl::MakeSpan(values));
+            !s.ok()) {
+          return s;
+        }
+        return (*client)->Push(*variable, gradient);
+      });
+  // The ps task exits when asked; if it does not, PsProcess kills it.
+  const absl::Status shutdown = (*client)->Shutdown("benchmark finished");
+  if (shutdown.ok()) {
+    (void)ps->process->Wait(absl::Seconds(10));
+  }
+  if (!times.ok()) return times.status();
+  return times->P50();
+}
+
+absl::StatusOr<absl::Duration> BareGrpcStepP50() {
+  GrpcBaselineServer::Options server_options;
+  server_options.max_pull_bytes = kStepModelBytes;
+  absl::StatusOr<std::unique_ptr<GrpcBaselineServer>> server =
+      GrpcBaselineServer::Start(server_options);
+  if (!server.ok()) return server.status();
+  std::unique_ptr<GrpcBaselineClient> client = GrpcBaselineClient::Create(
+      (*server)->address(), GrpcBaselineClient::Options());
+  std::vector<char> pulled(kStepModelBytes);
+  const std::vector<char> pushed(kStepModelBytes, 1);
+  absl::StatusOr<CallTimes> times =
+      TimeCalls(StepTiming(), [&](int64_t) -> absl::Status {
+        if (absl::Status s = client->Pull(absl::MakeSpan(pulled)); !s.ok()) {
+          return s;
+        }
+        return client->Push(pushed);
+      });
+  if (!times.ok()) return times.status();
+  return times->P50();
+}
+
+// (b).
+absl::Status RunStepOverheadCase(BenchReport* report) {
+  absl::StatusOr<absl::Duration> bare = BareGrpcStepP50();
+  if (!bare.ok()) return bare.status();
+  absl::StatusOr<absl::Duration> ps = PsClientStepP50();
+  if (!ps.ok()) return ps.status();
+  report->Add("end_to_end/step_overhead/1MB", absl::ToDoubleMicroseconds(*ps),
+              "us", "grpc_bytebuffer", absl::ToDoubleMicroseconds(*bare));
+  report->Note(
+      "step_overhead: p50 over ~1 s of steps of one PsClient Pull + one SGD "
+      "Push of a float32[262144] variable on 1 ps_server process, against "
+      "one 1 MiB pull + one 1 MiB push of bare gRPC (generic ByteBuffer "
+      "calls to a server inside the bench process), both over 127.0.0.1");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunEndToEndBench(const BenchConfig& config, BenchReport* report) {
+  report->BeginFamily(
+      "end_to_end: logreg through launch, and a 1 MiB model's step overhead",
+      "examples/s: higher is better (ratio > 1: faster than one process); "
+      "step_overhead us: lower is better (ratio: times two bare gRPC calls)");
+  absl::StatusOr<ProjectBinaries> binaries = FindProjectBinaries(config);
+  if (!binaries.ok()) return binaries.status();
+  // Each part reports what it measured even when the other fails; the
+  // error names every part that failed, with the first one's code.
+  absl::Status failed;
+  std::vector<std::string> failures;
+  if (absl::Status s = RunThroughputCases(config, *binaries, report); !s.ok()) {
+    failed.Update(s);
+    failures.push_back(absl::StrCat("examples/s: ", s.message()));
+  }
+  if (absl::Status s = RunStepOverheadCase(report); !s.ok()) {
+    failed.Update(s);
+    failures.push_back(absl::StrCat("step_overhead: ", s.message()));
+  }
+  if (failed.ok()) return failed;
+  return absl::Status(failed.code(), absl::StrJoin(failures, "; "));
+}
+
+}  // namespace distrt::bench
