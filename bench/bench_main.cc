@@ -32,6 +32,7 @@
 #include "bench/ps_memory_bench.h"
 #include "bench/sparse_bench.h"
 #include "bench/time_to_accuracy_bench.h"
+#include "runtime/util/malloc_tuning.h"
 
 ABSL_FLAG(bool, quick, false,
           "run the one-minute subset (1 MiB and 16 MiB dense, one sparse "
@@ -137,6 +138,7 @@ int Main() {
 }  // namespace distrt::bench
 
 int main(int argc, char** argv) {
+  distrt::KeepLargeAllocationsInHeap();
   absl::ParseCommandLine(argc, argv);
   return distrt::bench::Main();
 }

@@ -26,6 +26,7 @@
 #include "rpc/ps_grpc_server.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/tf_config.h"
+#include "runtime/util/malloc_tuning.h"
 
 ABSL_FLAG(int, port, -1,
           "Port to listen on instead of the one in this task's cluster "
@@ -160,4 +161,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace distrt
 
-int main(int argc, char** argv) { return distrt::Main(argc, argv); }
+int main(int argc, char** argv) {
+  distrt::KeepLargeAllocationsInHeap();
+  return distrt::Main(argc, argv);
+}

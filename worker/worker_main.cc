@@ -16,6 +16,7 @@
 #include "rpc/grpc_logging.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"
+#include "runtime/util/malloc_tuning.h"
 #include "worker/evaluator_job.h"
 #include "worker/training_job.h"
 #include "worker/worker_options.h"
@@ -196,4 +197,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace distrt
 
-int main(int argc, char** argv) { return distrt::Main(argc, argv); }
+int main(int argc, char** argv) {
+  distrt::KeepLargeAllocationsInHeap();
+  return distrt::Main(argc, argv);
+}

@@ -1,0 +1,21 @@
+#include "runtime/util/malloc_tuning.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace distrt {
+
+bool KeepLargeAllocationsInHeap() {
+#if defined(__GLIBC__)
+  // glibc's largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 64-bit).
+  constexpr int kMmapThreshold = 32 << 20;
+  constexpr int kTrimThreshold = 256 << 20;
+  return mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 &&
+         mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1;
+#else
+  return false;
+#endif
+}
+
+}  // namespace distrt
