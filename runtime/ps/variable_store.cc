@@ -330,24 +330,32 @@ absl::Status VariableStore::PushSparse(absl::string_view name,
   Variable& v = **found;
   // Sum the gradients of repeated ids, outside the lock.
   absl::flat_hash_map<int64_t, size_t> slot_of_id;
+  slot_of_id.reserve(ids.size());
   std::vector<int64_t> unique_ids;
+  unique_ids.reserve(ids.size());
   std::vector<float> summed;
+  summed.reserve(ids.size() * v.width);
   for (size_t i = 0; i < ids.size(); ++i) {
     auto [it, inserted] = slot_of_id.emplace(ids[i], unique_ids.size());
+    const float* grad = grads.data() + i * v.width;
     if (inserted) {
       unique_ids.push_back(ids[i]);
-      summed.insert(summed.end(), grads.begin() + i * v.width,
-                    grads.begin() + (i + 1) * v.width);
+      summed.insert(summed.end(), grad, grad + v.width);
     } else {
       float* row = summed.data() + it->second * v.width;
-      for (int64_t k = 0; k < v.width; ++k) row[k] += grads[i * v.width + k];
+      for (int64_t k = 0; k < v.width; ++k) row[k] += grad[k];
     }
   }
   absl::MutexLock lock(&v.mu);
   ++v.step;
+  // One vector of slot spans reused for every row, not one allocated per
+  // row: rows are short (an embedding's width), so that would show.
+  std::vector<absl::Span<float>> slots(v.slots.size());
   for (size_t u = 0; u < unique_ids.size(); ++u) {
     const int64_t offset = v.Offset(unique_ids[u]);
-    std::vector<absl::Span<float>> slots = SlotSpans(v.slots, offset, v.width);
+    for (size_t k = 0; k < slots.size(); ++k) {
+      slots[k] = absl::MakeSpan(v.slots[k]).subspan(offset, v.width);
+    }
     ApplyOptimizer(v.spec.optimizer, v.step,
                    absl::MakeConstSpan(summed).subspan(u * v.width, v.width),
                    absl::MakeSpan(v.values).subspan(offset, v.width), slots);
