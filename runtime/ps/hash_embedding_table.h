@@ -9,6 +9,14 @@
 // A row's initial values depend only on (seed, id), so every ps task, and
 // every run, creates the same row for the same id. Each row keeps its own
 // optimizer slots. Thread-safe; each pull or push is atomic.
+//
+// Memory: rows are numbered in the order they are created, and their values
+// and each optimizer slot lie in "arenas" of fixed-size blocks (by default as
+// many rows as make 4 MiB of values), so a row costs its floats plus 27-55
+// bytes of index and step, not a heap allocation per array. Growing adds
+// one block per arena: rows never move and are never held twice. Up to one
+// block per arena is allocated ahead of the rows; bytes() leaves it out (its
+// untouched pages are not resident either).
 
 #include <cstdint>
 #include <memory>
@@ -49,6 +57,18 @@ class HashEmbeddingTable {
   static absl::StatusOr<std::unique_ptr<HashEmbeddingTable>> Create(
       const HashEmbeddingSpec& spec);
 
+  struct Options {
+    // Rows per block of every arena. 0 (the default) picks as many as make
+    // 4 MiB of values, and at least 1: a fixed row count would make blocks of
+    // wide rows enormous (16384 rows of dim 2^20 are 64 GiB). Tests shrink it
+    // so that a few rows span several blocks.
+    int64_t rows_per_block = 0;
+  };
+  // As above; also INVALID_ARGUMENT naming the table for rows_per_block
+  // outside 0..2^24.
+  static absl::StatusOr<std::unique_ptr<HashEmbeddingTable>> Create(
+      const HashEmbeddingSpec& spec, const Options& options);
+
   const HashEmbeddingSpec& spec() const { return spec_; }
 
   // Rows of `ids` into `out` (ids.size() * dim values), creating missing
@@ -72,26 +92,50 @@ class HashEmbeddingTable {
   absl::Status Replace(HashTableState state);
 
   int64_t num_rows() const;
-  // Memory of values and slots: in all, and of one row.
+  // Memory of values and slots: in all (of the rows held, not counting the
+  // blocks allocated ahead), and of one row (dim * 4 * (1 + slots)).
   int64_t bytes() const;
   int64_t bytes_per_row() const;
 
  private:
-  struct Row {
-    std::vector<float> values;
-    std::vector<std::vector<float>> slots;
-    int64_t step = 0;
+  // One array of dim floats per row (the values, or one optimizer slot), in
+  // blocks of rows_per_block_ rows: row r starts at element
+  // (r % rows_per_block_) * dim of block r / rows_per_block_. A block is
+  // allocated when its first row is created and never moves, so a pointer
+  // into a row stays valid while rows are added.
+  using Arena = std::vector<std::unique_ptr<float[]>>;
+
+  // The rows: each row's data at its row number in the arenas, and an index
+  // from id to row number. Rows are only appended; Replace builds a new Rows
+  // and swaps it in.
+  struct Rows {
+    // A uint32_t row number would pad to the same 16-byte slot.
+    absl::flat_hash_map<int64_t, int64_t> index;
+    // [0]: the values; [1 + s]: slot s, in SlotNames order.
+    std::vector<Arena> arenas;
+    // Per row number: the pushes applied to the row. Its size is the number
+    // of rows.
+    std::vector<int64_t> steps;
   };
 
-  explicit HashEmbeddingTable(HashEmbeddingSpec spec)
-      : spec_(std::move(spec)) {}
+  HashEmbeddingTable(HashEmbeddingSpec spec, int64_t rows_per_block);
   absl::Status CheckSize(absl::string_view what, size_t ids,
                          size_t values) const;
-  Row& FindOrCreate(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Rows EmptyRows() const;
+  float* RowIn(Arena& arena, int64_t row) const;
+  // Adds a row after the last, allocating a block in every arena when the
+  // last ones are full, with step 0 and its data unset; returns its number.
+  int64_t AppendRow() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The row number of `id`, created from the initializer if missing.
+  int64_t FindOrCreate(int64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Constant after construction.
   const HashEmbeddingSpec spec_;
+  const int64_t rows_per_block_;
+  const std::vector<float> slot_initial_values_;  // SlotNames order
+
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<int64_t, Row> rows_ ABSL_GUARDED_BY(mu_);
+  Rows rows_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace distrt
