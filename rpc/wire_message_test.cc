@@ -109,9 +109,9 @@ TEST(WireMessageTest, RoundTripsSeveralTensorsAndAnEmptyOne) {
   const std::vector<int64_t> ids = {1, 2, 3};
   ps::PushSparseRequest fields;
   fields.set_name("t");
-  grpc::ByteBuffer buffer = EncodeWithTensors(
-      fields, {{2, ps::INT64, {3}, BytesOf(ids), nullptr},
-               {3, ps::FLOAT32, {3, 0}, {}, nullptr}});
+  grpc::ByteBuffer buffer =
+      EncodeWithTensors(fields, {{2, ps::INT64, {3}, BytesOf(ids), nullptr},
+                                 {3, ps::FLOAT32, {3, 0}, {}, nullptr}});
   std::vector<int64_t> got_ids;
   std::vector<float> got_grads;
   int grad_calls = 0;
