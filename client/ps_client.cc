@@ -263,7 +263,10 @@ class PsClient::Impl {
     } else {
       checked = rpc::Int64Elements(values.view(), what, &unused);
     }
-    if (!checked.ok()) return wrong(checked.status().message());
+    if (!checked.ok()) {  // the message names `what` already
+      return absl::InternalError(absl::StrCat(TaskName(call.ps_task), ": ",
+                                              checked.status().message()));
+    }
     return absl::OkStatus();
   }
 

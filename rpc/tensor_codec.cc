@@ -75,29 +75,17 @@ TensorView ViewOf(const ps::Tensor& tensor) {
   return view;
 }
 
-absl::Span<float> AllocateFloat32(int64_t num_elements,
-                                  std::vector<int64_t> shape,
-                                  ps::Tensor* tensor) {
-  return Allocate<float>(ps::FLOAT32, num_elements, std::move(shape), tensor);
-}
-
-absl::Span<int64_t> AllocateInt64(int64_t num_elements,
-                                  std::vector<int64_t> shape,
-                                  ps::Tensor* tensor) {
-  return Allocate<int64_t>(ps::INT64, num_elements, std::move(shape), tensor);
-}
-
 void EncodeFloat32(absl::Span<const float> values, std::vector<int64_t> shape,
                    ps::Tensor* tensor) {
   absl::Span<float> out =
-      AllocateFloat32(values.size(), std::move(shape), tensor);
+      Allocate<float>(ps::FLOAT32, values.size(), std::move(shape), tensor);
   std::copy(values.begin(), values.end(), out.begin());
 }
 
 void EncodeInt64(absl::Span<const int64_t> values, std::vector<int64_t> shape,
                  ps::Tensor* tensor) {
   absl::Span<int64_t> out =
-      AllocateInt64(values.size(), std::move(shape), tensor);
+      Allocate<int64_t>(ps::INT64, values.size(), std::move(shape), tensor);
   std::copy(values.begin(), values.end(), out.begin());
 }
 
@@ -111,18 +99,6 @@ absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
     const TensorView& tensor, absl::string_view what,
     std::vector<int64_t>* scratch) {
   return Elements<int64_t>(tensor, ps::INT64, what, scratch);
-}
-
-absl::StatusOr<absl::Span<const float>> Float32Elements(
-    const ps::Tensor& tensor, absl::string_view what,
-    std::vector<float>* scratch) {
-  return Float32Elements(ViewOf(tensor), what, scratch);
-}
-
-absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
-    const ps::Tensor& tensor, absl::string_view what,
-    std::vector<int64_t>* scratch) {
-  return Int64Elements(ViewOf(tensor), what, scratch);
 }
 
 }  // namespace distrt::rpc

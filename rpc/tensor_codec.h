@@ -1,11 +1,11 @@
 #ifndef DISTRT_RPC_TENSOR_CODEC_H_
 #define DISTRT_RPC_TENSOR_CODEC_H_
 
-// The one place where tensors are put into and taken out of the wire format
-// (ps::Tensor in proto/variable.proto): elements as raw little-endian bytes
-// in a `bytes` field. Keeping every encode and decode here lets the
-// transport change (e.g. to zero-copy byte buffers) without touching
-// callers.
+// Tensors in the wire format (ps::Tensor in proto/variable.proto): elements
+// as raw little-endian bytes in a `bytes` field. The services move tensors
+// without building these messages (rpc/wire_message.h) and check what they
+// receive here, as TensorViews; Encode* build the messages for clients that
+// use the generated stubs (tests, tools).
 //
 // Decoding checks the dtype and that the bytes are a whole number of
 // elements matching the shape, and names `what` (e.g. "the gradient of
@@ -32,16 +32,8 @@ struct TensorView {
   absl::Span<const char> data;
 };
 
+// A view of a message's tensor; valid while `tensor` is.
 TensorView ViewOf(const ps::Tensor& tensor);
-
-// Sizes `tensor` for `num_elements` elements of the type and returns where
-// to write them, so a pull writes straight into the message.
-absl::Span<float> AllocateFloat32(int64_t num_elements,
-                                  std::vector<int64_t> shape,
-                                  ps::Tensor* tensor);
-absl::Span<int64_t> AllocateInt64(int64_t num_elements,
-                                  std::vector<int64_t> shape,
-                                  ps::Tensor* tensor);
 
 void EncodeFloat32(absl::Span<const float> values, std::vector<int64_t> shape,
                    ps::Tensor* tensor);
@@ -50,19 +42,13 @@ void EncodeInt64(absl::Span<const int64_t> values, std::vector<int64_t> shape,
 
 // The elements of `tensor`. They are read in place when the bytes are
 // suitably aligned (the usual case) and copied into `scratch` otherwise;
-// either way the span lives as long as `tensor` and `scratch`.
+// either way the span lives as long as the viewed bytes and `scratch`.
 // INVALID_ARGUMENT when the dtype differs or the byte length does not match.
 absl::StatusOr<absl::Span<const float>> Float32Elements(
     const TensorView& tensor, absl::string_view what,
     std::vector<float>* scratch);
 absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
     const TensorView& tensor, absl::string_view what,
-    std::vector<int64_t>* scratch);
-absl::StatusOr<absl::Span<const float>> Float32Elements(
-    const ps::Tensor& tensor, absl::string_view what,
-    std::vector<float>* scratch);
-absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
-    const ps::Tensor& tensor, absl::string_view what,
     std::vector<int64_t>* scratch);
 
 }  // namespace distrt::rpc

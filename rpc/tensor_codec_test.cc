@@ -19,7 +19,7 @@ TEST(TensorCodecTest, Float32RoundTripIsBitExact) {
   EXPECT_THAT(tensor.shape(), ElementsAre(2, 2));
   std::vector<float> scratch;
   absl::StatusOr<absl::Span<const float>> decoded =
-      Float32Elements(tensor, "t", &scratch);
+      Float32Elements(ViewOf(tensor), "t", &scratch);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   ASSERT_EQ(decoded->size(), values.size());
   EXPECT_EQ(std::memcmp(decoded->data(), values.data(), 16), 0);
@@ -40,7 +40,7 @@ TEST(TensorCodecTest, SurvivesSerialization) {
   ASSERT_TRUE(parsed.ParseFromString(tensor.SerializeAsString()));
   std::vector<int64_t> scratch;
   absl::StatusOr<absl::Span<const int64_t>> ids =
-      Int64Elements(parsed, "ids", &scratch);
+      Int64Elements(ViewOf(parsed), "ids", &scratch);
   ASSERT_TRUE(ids.ok()) << ids.status();
   EXPECT_THAT(*ids, ElementsAre(7, -9, 1LL << 40));
 }
@@ -50,7 +50,8 @@ TEST(TensorCodecTest, WrongDtypeNamesWhat) {
   EncodeInt64({1}, {1}, &tensor);
   std::vector<float> scratch;
   absl::Status s =
-      Float32Elements(tensor, "the gradient of \"w\"", &scratch).status();
+      Float32Elements(ViewOf(tensor), "the gradient of \"w\"", &scratch)
+          .status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("the gradient of \"w\" is int64"));
 }
@@ -60,7 +61,7 @@ TEST(TensorCodecTest, PartialElementIsRefused) {
   tensor.set_dtype(ps::FLOAT32);
   tensor.set_data("abcdefg");
   std::vector<float> scratch;
-  EXPECT_THAT(Float32Elements(tensor, "t", &scratch).status().message(),
+  EXPECT_THAT(Float32Elements(ViewOf(tensor), "t", &scratch).status().message(),
               HasSubstr("7 bytes"));
 }
 
@@ -68,13 +69,13 @@ TEST(TensorCodecTest, ShapeMustMatchTheBytes) {
   ps::Tensor tensor;
   EncodeFloat32({1, 2, 3}, {2, 2}, &tensor);
   std::vector<float> scratch;
-  EXPECT_THAT(Float32Elements(tensor, "t", &scratch).status().message(),
+  EXPECT_THAT(Float32Elements(ViewOf(tensor), "t", &scratch).status().message(),
               HasSubstr("shape [2, 2] but 3 elements"));
   tensor.mutable_shape()->Set(0, -1);
-  EXPECT_FALSE(Float32Elements(tensor, "t", &scratch).ok());
+  EXPECT_FALSE(Float32Elements(ViewOf(tensor), "t", &scratch).ok());
   tensor.mutable_shape()->Set(0, int64_t{1} << 62);
   tensor.mutable_shape()->Set(1, int64_t{1} << 62);
-  EXPECT_FALSE(Float32Elements(tensor, "t", &scratch).ok());
+  EXPECT_FALSE(Float32Elements(ViewOf(tensor), "t", &scratch).ok());
 }
 
 }  // namespace
