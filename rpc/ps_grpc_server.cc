@@ -27,7 +27,8 @@ uint64_t NewIncarnation() {
   return (high << 32) ^ device();
 }
 
-// The RPCs, for request counts.
+// The RPCs, for request counts, in the order of the service's definition
+// (the generated service numbers its methods so).
 enum Method {
   kGetStatus,
   kShutdown,
@@ -36,6 +37,8 @@ enum Method {
   kListVariables,
   kPullDense,
   kPushDense,
+  kPullDenseBatch,
+  kPushDenseBatch,
   kPullSparse,
   kPushSparse,
   kCreateHashTable,
@@ -48,10 +51,11 @@ enum Method {
 };
 
 constexpr std::array<const char*, kNumMethods> kMethodNames = {
-    "GetStatus",     "Shutdown",         "CreateVariable", "LookupVariable",
-    "ListVariables", "PullDense",        "PushDense",      "PullSparse",
-    "PushSparse",    "CreateHashTable",  "PullHash",       "PushHash",
-    "Save",          "CommitCheckpoint", "Restore"};
+    "GetStatus",      "Shutdown",   "CreateVariable", "LookupVariable",
+    "ListVariables",  "PullDense",  "PushDense",      "PullDenseBatch",
+    "PushDenseBatch", "PullSparse", "PushSparse",     "CreateHashTable",
+    "PullHash",       "PushHash",   "Save",           "CommitCheckpoint",
+    "Restore"};
 
 int ClampToInt(int64_t bytes) {
   return static_cast<int>(std::min<int64_t>(bytes, INT32_MAX));
@@ -113,6 +117,16 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
                              ps::ListVariablesResponse* response) override {
     handler_.ListVariables(response);
     return Count(kListVariables, absl::OkStatus());
+  }
+  grpc::Status PullDenseBatch(grpc::ServerContext*,
+                              const ps::PullDenseBatchRequest* request,
+                              ps::PullDenseBatchResponse* response) override {
+    return Count(kPullDenseBatch, handler_.PullDenseBatch(*request, response));
+  }
+  grpc::Status PushDenseBatch(grpc::ServerContext*,
+                              const ps::PushDenseBatchRequest* request,
+                              ps::PushDenseBatchResponse*) override {
+    return Count(kPushDenseBatch, handler_.PushDenseBatch(*request));
   }
   grpc::Status CreateHashTable(grpc::ServerContext*,
                                const ps::CreateHashTableRequest* request,
@@ -181,14 +195,15 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(stop_mu_);
 
  private:
-  using RawStreamer =
-      grpc::ServerUnaryStreamer<grpc::ByteBuffer, grpc::ByteBuffer>;
-
   // The methods that carry tensors take and give message bytes
-  // (rpc/wire_message.h) instead of parsed messages: tensors are decoded
-  // once into pooled buffers and pulled rows are sent from the buffer they
-  // were copied into. gRPC's "streamed unary" handler is the one that hands
-  // a synchronous method its raw bytes; clients see plain unary RPCs.
+  // (rpc/wire_message.h) instead of parsed messages: dense gradients are
+  // applied straight from the received slices, other tensors are decoded
+  // once into pooled buffers, and pulled rows are sent from the buffer they
+  // were copied into. They use gRPC's callback API, as raw-bytes unary
+  // methods: the handler runs on the gRPC thread that received the request
+  // and answers at once, with none of the hand-offs to the synchronous
+  // pool's threads (a small call costs about 30 us less than through the
+  // synchronous "streamed unary" handler). Clients see plain unary RPCs.
   void ServeTensorMethods() {
     ServeRaw(kPullDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       ps::PullDenseRequest request;
@@ -204,14 +219,16 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     });
     ServeRaw(kPushDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       ps::PushDenseRequest request;
-      PooledTensor values(3, pool_);
-      if (absl::Status s = DecodeWithTensors(in, "PushDense request", &request,
-                                             {&values.tensor});
+      // The gradient is applied from the received slices as it is read.
+      IncomingTensor values(3);
+      values.in_place = true;
+      if (absl::Status s =
+              DecodeWithTensors(in, "PushDense request", &request, {&values});
           !s.ok()) {
         return s;
       }
       *out = EncodeWithTensors(ps::PushDenseResponse(), {});
-      return handler_.PushDense(request, values.tensor.view());
+      return handler_.PushDense(request, values.view());
     });
     ServeRaw(kPullSparse, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       return PullRowsById("PullSparse request", in, out,
@@ -234,20 +251,19 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   // Serves `method` with `serve(request bytes, response bytes)`.
   template <typename Serve>
   void ServeRaw(Method method, Serve serve) {
-    MarkMethodStreamed(
-        method, new grpc::internal::StreamedUnaryHandler<grpc::ByteBuffer,
+    MarkMethodRawCallback(
+        method, new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer,
                                                          grpc::ByteBuffer>(
-                    [this, method, serve](grpc::ServerContext*,
-                                          RawStreamer* stream) -> grpc::Status {
-                      grpc::ByteBuffer request;
-                      grpc::ByteBuffer response;
-                      if (!stream->Read(&request)) {
-                        return Count(method,
-                                     absl::CancelledError("no request read"));
-                      }
-                      absl::Status status = serve(&request, &response);
-                      if (status.ok()) stream->Write(response);
-                      return Count(method, status);
+                    [this, method, serve](grpc::CallbackServerContext* context,
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) {
+                      // A copy of a ByteBuffer shares its slices; decoding
+                      // needs a mutable one.
+                      grpc::ByteBuffer in(*request);
+                      grpc::ServerUnaryReactor* reactor =
+                          context->DefaultReactor();
+                      reactor->Finish(Count(method, serve(&in, response)));
+                      return reactor;
                     }));
   }
 

@@ -169,11 +169,48 @@ absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request,
     if (!delta.ok()) return delta.status();
     return store_.AddInt64(request.name(), *rows, *delta);
   }
-  std::vector<float> scratch;
-  absl::StatusOr<absl::Span<const float>> grad =
-      Float32Elements(values, what, &scratch);
+  absl::StatusOr<std::vector<absl::Span<const char>>> grad =
+      Float32Pieces(values, what);
   if (!grad.ok()) return grad.status();
   return store_.PushRows(request.name(), *rows, *grad);
+}
+
+absl::Status PsRequestHandler::PullDenseBatch(
+    const ps::PullDenseBatchRequest& request,
+    ps::PullDenseBatchResponse* response) const {
+  int64_t total_bytes = 0;
+  for (const ps::PullDenseRequest& item : request.pulls()) {
+    ps::Tensor* tensor = response->add_pulls()->mutable_values();
+    absl::Status s = PullDense(
+        item,
+        [tensor](ps::DataType dtype, const std::vector<int64_t>& shape,
+                 int64_t bytes) -> char* {
+          tensor->set_dtype(dtype);
+          tensor->mutable_shape()->Assign(shape.begin(), shape.end());
+          // A string's storage is aligned for any scalar.
+          tensor->mutable_data()->resize(bytes);
+          return tensor->mutable_data()->data();
+        });
+    if (!s.ok()) return s;
+    total_bytes += static_cast<int64_t>(tensor->data().size());
+    if (s = CheckResponseSize(absl::StrCat("pulling ", request.pulls_size(),
+                                           " variables in one batch"),
+                              total_bytes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PsRequestHandler::PushDenseBatch(
+    const ps::PushDenseBatchRequest& request) {
+  for (const ps::PushDenseRequest& item : request.pushes()) {
+    if (absl::Status s = PushDense(item, ViewOf(item.values())); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PsRequestHandler::PullSparse(const ps::PullSparseRequest& request,

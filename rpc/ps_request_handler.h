@@ -57,6 +57,13 @@ class PsRequestHandler {
                          ResponseTensor values) const;
   absl::Status PushDense(const ps::PushDenseRequest& request,
                          const TensorView& values);
+  // Small variables several at a time, as protobuf messages (their tensors
+  // are small): each item as PullDense / PushDense. The pulls' total is
+  // bounded like one pull's; a push item that fails stops the batch, the
+  // items before it staying applied.
+  absl::Status PullDenseBatch(const ps::PullDenseBatchRequest& request,
+                              ps::PullDenseBatchResponse* response) const;
+  absl::Status PushDenseBatch(const ps::PushDenseBatchRequest& request);
   absl::Status PullSparse(const ps::PullSparseRequest& request,
                           const TensorView& ids, ResponseTensor values) const;
   absl::Status PushSparse(const ps::PushSparseRequest& request,

@@ -31,23 +31,23 @@ absl::Span<T> Allocate(ps::DataType dtype, int64_t num_elements,
   return absl::MakeSpan(reinterpret_cast<T*>(data->data()), num_elements);
 }
 
-template <typename T>
-absl::StatusOr<absl::Span<const T>> Elements(const TensorView& tensor,
-                                             ps::DataType dtype,
-                                             absl::string_view what,
-                                             std::vector<T>* scratch) {
+// The number of elements of `tensor`, after checking its dtype and that its
+// bytes are whole elements matching its shape.
+absl::StatusOr<int64_t> CheckedElements(const TensorView& tensor,
+                                        ps::DataType dtype, size_t element_size,
+                                        absl::string_view what) {
   if (tensor.dtype != dtype) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " is ", DataTypeName(tensor.dtype), ", expected ",
                      DataTypeName(dtype)));
   }
-  const absl::Span<const char> data = tensor.data;
-  if (data.size() % sizeof(T) != 0) {
+  const int64_t bytes = tensor.bytes();
+  if (bytes % element_size != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, " has ", data.size(), " bytes, not a whole number ",
-                     "of ", sizeof(T), "-byte elements"));
+        absl::StrCat(what, " has ", bytes, " bytes, not a whole number ", "of ",
+                     element_size, "-byte elements"));
   }
-  const int64_t num_elements = data.size() / sizeof(T);
+  const int64_t num_elements = bytes / element_size;
   if (!tensor.shape.empty()) {
     absl::StatusOr<int64_t> shape_elements = CountElements(tensor.shape);
     if (!shape_elements.ok() || *shape_elements != num_elements) {
@@ -56,16 +56,43 @@ absl::StatusOr<absl::Span<const T>> Elements(const TensorView& tensor,
                        num_elements, " elements"));
     }
   }
-  if (reinterpret_cast<uintptr_t>(data.data()) % alignof(T) == 0) {
+  return num_elements;
+}
+
+template <typename T>
+absl::StatusOr<absl::Span<const T>> Elements(const TensorView& tensor,
+                                             ps::DataType dtype,
+                                             absl::string_view what,
+                                             std::vector<T>* scratch) {
+  absl::StatusOr<int64_t> num_elements =
+      CheckedElements(tensor, dtype, sizeof(T), what);
+  if (!num_elements.ok()) return num_elements.status();
+  const absl::Span<const char> data = tensor.data;
+  if (tensor.pieces.empty() &&
+      reinterpret_cast<uintptr_t>(data.data()) % alignof(T) == 0) {
     return absl::MakeConstSpan(reinterpret_cast<const T*>(data.data()),
-                               num_elements);
+                               *num_elements);
   }
-  scratch->resize(num_elements);
-  std::memcpy(scratch->data(), data.data(), data.size());
+  scratch->resize(*num_elements);
+  char* to = reinterpret_cast<char*>(scratch->data());
+  if (tensor.pieces.empty()) {
+    std::memcpy(to, data.data(), data.size());
+  } else {
+    for (absl::Span<const char> piece : tensor.pieces) {
+      std::memcpy(to, piece.data(), piece.size());
+      to += piece.size();
+    }
+  }
   return absl::MakeConstSpan(*scratch);
 }
 
 }  // namespace
+
+int64_t TensorView::bytes() const {
+  int64_t total = static_cast<int64_t>(data.size());
+  for (absl::Span<const char> piece : pieces) total += piece.size();
+  return total;
+}
 
 TensorView ViewOf(const ps::Tensor& tensor) {
   TensorView view;
@@ -99,6 +126,17 @@ absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
     const TensorView& tensor, absl::string_view what,
     std::vector<int64_t>* scratch) {
   return Elements<int64_t>(tensor, ps::INT64, what, scratch);
+}
+
+absl::StatusOr<std::vector<absl::Span<const char>>> Float32Pieces(
+    const TensorView& tensor, absl::string_view what) {
+  absl::StatusOr<int64_t> num_elements =
+      CheckedElements(tensor, ps::FLOAT32, sizeof(float), what);
+  if (!num_elements.ok()) return num_elements.status();
+  if (!tensor.pieces.empty()) return tensor.pieces;
+  std::vector<absl::Span<const char>> pieces;
+  if (!tensor.data.empty()) pieces.push_back(tensor.data);
+  return pieces;
 }
 
 }  // namespace distrt::rpc

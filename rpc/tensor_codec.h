@@ -25,11 +25,18 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the wire format is little-endian; this host is not");
 
 // A tensor as read off the wire: dtype, shape and the elements' bytes,
-// borrowed from whatever holds them (a decoded message, a pooled buffer).
+// borrowed from whatever holds them (a decoded message, a pooled buffer, or
+// the received message's own slices).
 struct TensorView {
   ps::DataType dtype = ps::DATA_TYPE_UNSPECIFIED;
   std::vector<int64_t> shape;
+  // The elements: contiguous in `data`, or, when `pieces` is not empty, in
+  // `pieces` one after the other (a message's slices: any length, any
+  // alignment, an element possibly split between two).
   absl::Span<const char> data;
+  std::vector<absl::Span<const char>> pieces;
+
+  int64_t bytes() const;
 };
 
 // A view of a message's tensor; valid while `tensor` is.
@@ -41,7 +48,7 @@ void EncodeInt64(absl::Span<const int64_t> values, std::vector<int64_t> shape,
                  ps::Tensor* tensor);
 
 // The elements of `tensor`. They are read in place when the bytes are
-// suitably aligned (the usual case) and copied into `scratch` otherwise;
+// contiguous and suitably aligned and copied into `scratch` otherwise;
 // either way the span lives as long as the viewed bytes and `scratch`.
 // INVALID_ARGUMENT when the dtype differs or the byte length does not match.
 absl::StatusOr<absl::Span<const float>> Float32Elements(
@@ -50,6 +57,12 @@ absl::StatusOr<absl::Span<const float>> Float32Elements(
 absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
     const TensorView& tensor, absl::string_view what,
     std::vector<int64_t>* scratch);
+
+// The bytes of a float32 tensor's elements where they lie, in pieces (one
+// when contiguous), for consumers that stream through them instead of
+// needing one aligned array. Checks as Float32Elements does.
+absl::StatusOr<std::vector<absl::Span<const char>>> Float32Pieces(
+    const TensorView& tensor, absl::string_view what);
 
 }  // namespace distrt::rpc
 

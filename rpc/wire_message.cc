@@ -123,6 +123,24 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
       }
       have_data = true;
       if (bytes == 0) continue;
+      if (tensor->in_place) {
+        // Each direct buffer of the stream is one received slice (gRPC does
+        // not decompress into the reader: messages arrive decompressed).
+        uint32_t left = bytes;
+        while (left > 0) {
+          const void* piece = nullptr;
+          int size = 0;
+          if (!input.GetDirectBufferPointer(&piece, &size) || size <= 0) {
+            return malformed("elements cut short");
+          }
+          const uint32_t take = std::min<uint32_t>(left, size);
+          tensor->pieces.emplace_back(static_cast<const char*>(piece), take);
+          if (!input.Skip(take)) return malformed("elements cut short");
+          left -= take;
+        }
+        tensor->bytes = bytes;
+        continue;
+      }
       absl::StatusOr<char*> destination =
           tensor->destination ? tensor->destination(bytes)
                               : absl::InternalError("no destination");

@@ -57,15 +57,23 @@ struct IncomingTensor {
   // Called once, when the length of the elements is known and before they
   // are read: where to put `bytes` bytes. An error refuses the message.
   std::function<absl::StatusOr<char*>(int64_t bytes)> destination;
+  // Instead of copying them to a destination, leave the elements where they
+  // were received and record where that is in `pieces` (the message's
+  // slices: valid while the decoded ByteBuffer lives). For consumers that
+  // read the elements once, e.g. a gradient applied as it is read.
+  bool in_place = false;
 
   // What was received. A tensor absent from the message reads as an empty
   // tensor of unspecified dtype.
   ps::DataType dtype = ps::DATA_TYPE_UNSPECIFIED;
   std::vector<int64_t> shape;
   char* data = nullptr;
+  std::vector<absl::Span<const char>> pieces;  // when in_place
   int64_t bytes = 0;
 
-  TensorView view() const { return {dtype, shape, {data, size_t(bytes)}}; }
+  TensorView view() const {
+    return {dtype, shape, {data, size_t(data == nullptr ? 0 : bytes)}, pieces};
+  }
 };
 
 // Parses `buffer` into `fields` (every field that is not one of `tensors`)

@@ -128,6 +128,70 @@ TEST(WireMessageTest, RoundTripsSeveralTensorsAndAnEmptyOne) {
   EXPECT_EQ(grad_tensor->shape, std::vector<int64_t>({3, 0}));
 }
 
+TEST(WireMessageTest, InPlaceTensorsAreLeftInTheReceivedSlices) {
+  std::vector<float> grad(1000);
+  for (size_t i = 0; i < grad.size(); ++i) grad[i] = 0.5f * i;
+  ps::PushDenseRequest fields;
+  fields.set_name("w");
+  const std::string bytes = Flatten(EncodeWithTensors(
+      fields, {{3, ps::FLOAT32, {1000}, BytesOf(grad), nullptr}}));
+  // As received: slices of odd sizes, so that elements are split between
+  // slices and no slice starts on an element's boundary. (The last takes
+  // the rest: gRPC keeps slices of a few bytes inside the buffer itself.)
+  std::vector<grpc::Slice> slices;
+  for (size_t at = 0; at < bytes.size();) {
+    const size_t n = bytes.size() - at < 666 ? bytes.size() - at : 333;
+    slices.emplace_back(bytes.substr(at, n));
+    at += n;
+  }
+  grpc::ByteBuffer buffer(slices.data(), slices.size());
+
+  IncomingTensor tensor(3);
+  tensor.in_place = true;
+  ps::PushDenseRequest decoded;
+  ASSERT_TRUE(DecodeWithTensors(&buffer, "request", &decoded, {&tensor}).ok());
+  EXPECT_EQ(decoded.name(), "w");
+  EXPECT_EQ(tensor.bytes, 4000);
+  EXPECT_EQ(tensor.data, nullptr);
+  EXPECT_GT(tensor.pieces.size(), 10u);
+  std::string joined;
+  for (absl::Span<const char> piece : tensor.pieces) {
+    // Each piece lies inside one of the buffer's own slices: not a copy.
+    bool inside = false;
+    for (const grpc::Slice& slice : slices) {
+      const char* begin = reinterpret_cast<const char*>(slice.begin());
+      inside |= piece.data() >= begin &&
+                piece.data() + piece.size() <= begin + slice.size();
+    }
+    EXPECT_TRUE(inside);
+    joined.append(piece.data(), piece.size());
+  }
+  EXPECT_EQ(joined, std::string(BytesOf(grad).data(), BytesOf(grad).size()));
+
+  // The view reads the same elements, copied once when asked for an array.
+  std::vector<float> scratch;
+  absl::StatusOr<absl::Span<const float>> elements =
+      Float32Elements(tensor.view(), "the gradient", &scratch);
+  ASSERT_TRUE(elements.ok());
+  EXPECT_EQ(std::vector<float>(elements->begin(), elements->end()), grad);
+}
+
+TEST(WireMessageTest, AnInPlaceTensorCutShortIsRefused) {
+  const std::vector<float> grad(100, 1.0f);
+  ps::PushDenseRequest fields;
+  const std::string bytes = Flatten(EncodeWithTensors(
+      fields, {{3, ps::FLOAT32, {100}, BytesOf(grad), nullptr}}));
+  grpc::ByteBuffer buffer = BufferOf(bytes.substr(0, bytes.size() - 7));
+  IncomingTensor tensor(3);
+  tensor.in_place = true;
+  ps::PushDenseRequest decoded;
+  const absl::Status status =
+      DecodeWithTensors(&buffer, "PushDense request", &decoded, {&tensor});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("PushDense request"), std::string::npos)
+      << status;
+}
+
 TEST(WireMessageTest, AnOwnedTensorIsKeptUntilTheBufferIsGone) {
   auto values = std::make_shared<std::vector<float>>(1000, 2.0f);
   std::weak_ptr<std::vector<float>> watch = values;

@@ -1,6 +1,7 @@
 #include "runtime/ps/variable_store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -279,6 +280,59 @@ absl::Status VariableStore::PushRows(absl::string_view name, RowRange rows,
       SlotSpans(v.slots, offset, grad.size());
   ApplyOptimizer(v.spec.optimizer, v.step, grad,
                  absl::MakeSpan(v.values).subspan(offset, grad.size()), slots);
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::PushRows(
+    absl::string_view name, RowRange rows,
+    absl::Span<const absl::Span<const char>> grad_bytes) {
+  size_t bytes = 0;
+  for (absl::Span<const char> piece : grad_bytes) bytes += piece.size();
+  if (bytes % sizeof(float) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the gradient of variable \"", name, "\" has ", bytes,
+                     " bytes, not a whole number of float32 elements"));
+  }
+  const size_t elements = bytes / sizeof(float);
+  absl::StatusOr<std::shared_ptr<Variable>> found =
+      FindChecked(name, DType::kFloat32, rows, "the gradient", elements);
+  if (!found.ok()) return found.status();
+  Variable& v = **found;
+  // 16 KiB: the staged gradient, its values and slots stay in L1/L2 while
+  // the optimizer runs over them.
+  constexpr size_t kStageElements = 4096;
+  alignas(64) float stage[kStageElements];
+  absl::MutexLock lock(&v.mu);
+  ++v.step;
+  const int64_t offset = v.Offset(rows.begin);
+  const std::vector<absl::Span<float>> slots =
+      SlotSpans(v.slots, offset, elements);
+  std::vector<absl::Span<float>> stage_slots(slots.size());
+  auto piece = grad_bytes.begin();
+  size_t piece_at = 0;  // bytes of *piece already read
+  for (size_t done = 0; done < elements;) {
+    const size_t n = std::min(kStageElements, elements - done);
+    char* to = reinterpret_cast<char*>(stage);
+    for (size_t want = n * sizeof(float); want > 0;) {
+      if (piece_at == piece->size()) {
+        ++piece;
+        piece_at = 0;
+        continue;
+      }
+      const size_t take = std::min(want, piece->size() - piece_at);
+      std::memcpy(to, piece->data() + piece_at, take);
+      to += take;
+      piece_at += take;
+      want -= take;
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      stage_slots[i] = slots[i].subspan(done, n);
+    }
+    ApplyOptimizer(v.spec.optimizer, v.step, absl::MakeConstSpan(stage, n),
+                   absl::MakeSpan(v.values).subspan(offset + done, n),
+                   stage_slots);
+    done += n;
+  }
   return absl::OkStatus();
 }
 

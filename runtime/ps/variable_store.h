@@ -79,6 +79,12 @@ class VariableStore {
   // Applies the variable's optimizer to the rows with gradient `grad`.
   absl::Status PushRows(absl::string_view name, RowRange rows,
                         absl::Span<const float> grad);
+  // The same with the gradient's float32 bytes in pieces, one after the
+  // other, of any length and alignment (a received message's slices): they
+  // are read once, through a buffer that stays in cache, and applied as they
+  // are read, so a pushed gradient is never copied whole.
+  absl::Status PushRows(absl::string_view name, RowRange rows,
+                        absl::Span<const absl::Span<const char>> grad_bytes);
 
   // int64 variables (e.g. the global step): pull, and add `delta`.
   absl::Status PullInt64(absl::string_view name, RowRange rows,

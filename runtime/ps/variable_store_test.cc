@@ -1,5 +1,7 @@
 #include "runtime/ps/variable_store.h"
 
+#include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -108,6 +110,61 @@ TEST(VariableStoreTest, RowRangePushAppliesOnlyThere) {
   std::vector<float> values(6);
   ASSERT_TRUE(store.PullRows("w", {0, 3}, absl::MakeSpan(values)).ok());
   EXPECT_THAT(values, ElementsAre(0, 0, -1, 2, 0, 0));
+}
+
+// A gradient pushed as bytes in pieces of any length and alignment (as
+// received) updates exactly as the same gradient pushed as floats, for
+// optimizers with and without slots.
+TEST(VariableStoreTest, PushInPiecesEqualsPushOfTheWholeGradient) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam}) {
+    VariableSpec spec = Spec("w", {5000, 3}, 0.1f);  // over one 4096 stage
+    spec.optimizer.kind = kind;
+    VariableStore whole;
+    VariableStore pieces;
+    ASSERT_TRUE(whole.Create(spec, {0, 5000}).ok());
+    ASSERT_TRUE(pieces.Create(spec, {0, 5000}).ok());
+    std::vector<float> grad(4000 * 3);
+    for (size_t i = 0; i < grad.size(); ++i)
+      grad[i] = 0.001f * (i % 97) - 0.03f;
+    // One byte of padding first, so that the gradient's bytes are not
+    // aligned for floats; pieces of 1 to 4999 bytes.
+    std::string bytes(1, '\0');
+    bytes.append(reinterpret_cast<const char*>(grad.data()),
+                 grad.size() * sizeof(float));
+    std::vector<absl::Span<const char>> cut;
+    size_t at = 1;
+    for (size_t size = 1; at < bytes.size(); size = size * 7 % 4999 + 1) {
+      const size_t n = std::min(size, bytes.size() - at);
+      cut.emplace_back(bytes.data() + at, n);
+      at += n;
+    }
+    for (int step = 0; step < 2; ++step) {
+      ASSERT_TRUE(whole.PushRows("w", {1000, 5000}, grad).ok());
+      ASSERT_TRUE(pieces.PushRows("w", {1000, 5000}, cut).ok());
+    }
+    std::vector<float> want(5000 * 3);
+    std::vector<float> got(5000 * 3);
+    ASSERT_TRUE(whole.PullRows("w", {0, 5000}, absl::MakeSpan(want)).ok());
+    ASSERT_TRUE(pieces.PullRows("w", {0, 5000}, absl::MakeSpan(got)).ok());
+    EXPECT_EQ(got, want);
+    EXPECT_NE(want[3000 * 3 + 1], 0.0f);  // the push did something
+  }
+}
+
+TEST(VariableStoreTest, APushInPiecesOfTheWrongSizeChangesNothing) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Spec("w", {2, 2}), {0, 2}).ok());
+  const std::string bytes(15, '\1');
+  const std::vector<absl::Span<const char>> odd = {{bytes.data(), 15}};
+  EXPECT_EQ(store.PushRows("w", {0, 2}, odd).message(),
+            "the gradient of variable \"w\" has 15 bytes, not a whole number "
+            "of float32 elements");
+  const std::vector<absl::Span<const char>> short_by_one = {{bytes.data(), 12}};
+  EXPECT_EQ(store.PushRows("w", {0, 2}, short_by_one).code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<float> values(4);
+  ASSERT_TRUE(store.PullRows("w", {0, 2}, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ElementsAre(0, 0, 0, 0));
 }
 
 TEST(VariableStoreTest, SparsePushSumsRepeatedIdsBeforeApplying) {
