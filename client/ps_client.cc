@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
+#include "client/id_repeats.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
@@ -20,36 +22,67 @@
 #include "rpc/tensor_codec.h"
 #include "rpc/wire_message.h"
 #include "runtime/ps/spec_proto.h"
+#include "runtime/tensor/shape.h"
 
 namespace distrt {
 namespace {
 
 using Stub = ps::ParameterServer::Stub;
 
-// One request of a batch sent in parallel.
-template <typename Request, typename Response>
-struct Call {
-  explicit Call(int task) : ps_task(task) {}
+// What every request has, whatever its messages: the ps task, the gRPC
+// call, and for the RPCs that carry tensors, the message bytes.
+struct CallBase {
+  explicit CallBase(int task) : ps_task(task) {}
   const int ps_task;
-  Request request;
-  Response response;
   grpc::ClientContext context;
   grpc::Status status;
+  // The RPC, when the calls sent together are of several (PullMany); empty
+  // when it is the one RunWire is given.
+  absl::string_view rpc;
+  // Said in errors after the RPC's name (e.g. " of \"w\""); may be empty.
+  std::string about;
+
+  // RPCs that carry tensors go as message bytes (rpc/wire_message.h): the
+  // other fields are encoded beside the tensors.
+  grpc::ByteBuffer wire_request;
+  grpc::ByteBuffer wire_response;
+  // Decoding the response, run as it arrives.
+  absl::Status decoded;
+};
+
+// One request of a batch sent in parallel.
+template <typename Request, typename Response>
+struct Call : CallBase {
+  using ResponseType = Response;
+  explicit Call(int task) : CallBase(task) {}
+  // For RPCs sent as message bytes, the fields that are not tensors.
+  Request request;
+  Response response;
   // Where the request's elements go in, or come from, the caller's buffer:
   // a contiguous run (dense) or one position per id (sparse).
   int64_t offset = 0;
   std::vector<size_t> positions;
 
-  // RPCs that carry tensors go as message bytes (rpc/wire_message.h):
-  // `request` holds the other fields, the tensors travel beside it.
-  grpc::ByteBuffer wire_request;
-  grpc::ByteBuffer wire_response;
-  // Decoding the response, run as it arrives.
-  absl::Status decoded;
   // Sparse requests: the ids at `positions`, and the rows pulled for them
   // or the gradients pushed.
   std::vector<int64_t> ids;
   std::vector<float> rows;
+};
+
+// Rows of the variable at `variable` in a PullMany / PushMany list.
+struct DensePiece {
+  size_t variable = 0;
+  RowRange rows;
+};
+
+// A request of PullMany / PushMany: one piece (PullDense / PushDense), or
+// several small ones in one batch (PullDenseBatch / PushDenseBatch).
+struct ManyCall : CallBase {
+  // A single piece's response, when decoded as PullDense's.
+  using ResponseType = ps::PullDenseResponse;
+  using CallBase::CallBase;
+  bool batch = false;
+  std::vector<DensePiece> pieces;  // in the request's order
 };
 
 // The bytes of a tensor's elements.
@@ -93,18 +126,19 @@ absl::Status SizeMismatch(absl::string_view variable, absl::string_view what,
                    " elements, expected ", expected));
 }
 
-// Ids grouped by the ps task (and part) that holds them, in requests of at
-// most `max_ids` ids. `shard_of(id)` is the part index, or -1 for an id
-// that is not a row.
+// Distinct ids grouped by the ps task (and part) that holds them, in
+// requests of at most `max_ids` ids; each call's positions are those of its
+// ids' first occurrences in `ids`, ascending. `shard_of(id)` is the part
+// index, or -1 for an id that is not a row.
 template <typename Request, typename Response, typename ShardOf,
           typename TaskOfShard>
-absl::StatusOr<Calls<Request, Response>> GroupIds(absl::Span<const int64_t> ids,
-                                                  int64_t max_ids,
-                                                  ShardOf shard_of,
-                                                  TaskOfShard task_of_shard,
-                                                  absl::string_view name) {
+absl::StatusOr<Calls<Request, Response>> GroupIds(
+    absl::Span<const int64_t> ids, const IdRepeats& repeats, int64_t max_ids,
+    ShardOf shard_of, TaskOfShard task_of_shard, absl::string_view name) {
   std::map<int, std::vector<size_t>> positions_by_shard;
-  for (size_t i = 0; i < ids.size(); ++i) {
+  const size_t num_distinct = repeats.any() ? repeats.first.size() : ids.size();
+  for (size_t d = 0; d < num_distinct; ++d) {
+    const size_t i = repeats.any() ? repeats.first[d] : d;
     const int shard = shard_of(ids[i]);
     if (shard < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -142,14 +176,25 @@ class PsClient::Impl {
         std::fprintf(stderr, "%s\n", std::string(message).c_str());
       };
     }
-    grpc::ChannelArguments args;
-    // Responses are bounded by the servers' own limit.
-    args.SetMaxReceiveMessageSize(-1);
     for (const std::string& address : addresses_) {
-      std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-          address, grpc::InsecureChannelCredentials(), args);
-      stubs_.push_back(ps::ParameterServer::NewStub(channel));
-      wire_stubs_.push_back(std::make_unique<grpc::GenericStub>(channel));
+      std::vector<std::unique_ptr<grpc::GenericStub>> stripes;
+      for (int stripe = 0; stripe < options_.connections_per_task; ++stripe) {
+        grpc::ChannelArguments args;
+        // Responses are bounded by the servers' own limit.
+        args.SetMaxReceiveMessageSize(-1);
+        // A TCP connection of its own for each stripe: channels with the
+        // same target and arguments would share one subchannel (and so one
+        // connection) through gRPC's global pool. A pool per channel and an
+        // argument that differs per stripe each prevent that.
+        args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+        args.SetInt("distrt.stripe", stripe);
+        std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+            address, grpc::InsecureChannelCredentials(), args);
+        if (stripe == 0)
+          stubs_.push_back(ps::ParameterServer::NewStub(channel));
+        stripes.push_back(std::make_unique<grpc::GenericStub>(channel));
+      }
+      wire_stubs_.push_back(std::move(stripes));
     }
   }
 
@@ -186,13 +231,28 @@ class PsClient::Impl {
   // Like RunAll, for RPCs whose calls carry `wire_request` and get
   // `wire_response`: `decode(call)` runs as each response arrives (on a
   // gRPC thread, so responses are decoded in parallel) and its error counts
-  // as the call's.
-  template <typename Request, typename Response, typename Decode>
-  absl::Status RunWire(absl::string_view rpc, Calls<Request, Response>& calls,
+  // as the call's. A call whose `rpc` is set is sent as that RPC instead of
+  // `rpc`. The calls to one ps task take its connections in turn.
+  template <typename CallType, typename Decode>
+  absl::Status RunWire(absl::string_view rpc,
+                       std::vector<std::unique_ptr<CallType>>& calls,
                        Decode decode) {
     if (calls.empty()) return absl::OkStatus();
-    const std::string method =
-        absl::StrCat("/", ps::ParameterServer::service_full_name(), "/", rpc);
+    const auto method_of = [](absl::string_view name) {
+      return absl::StrCat("/", ps::ParameterServer::service_full_name(), "/",
+                          name);
+    };
+    const std::string method = method_of(rpc);
+    // Per call: the RPC's method when not `method`, and the stripe (the
+    // connection to its ps task), round-robin over each task's calls.
+    std::vector<std::string> other_methods(calls.size());
+    std::vector<int> stripes(calls.size());
+    std::vector<int> calls_per_task(num_tasks(), 0);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const CallBase& c = *calls[i];
+      if (!c.rpc.empty() && c.rpc != rpc) other_methods[i] = method_of(c.rpc);
+      stripes[i] = calls_per_task[c.ps_task]++ % options_.connections_per_task;
+    }
     absl::BlockingCounter pending(calls.size());
     const auto deadline = std::chrono::system_clock::now() +
                           absl::ToChronoMilliseconds(options_.rpc_timeout);
@@ -202,11 +262,12 @@ class PsClient::Impl {
     std::function<void()> start_next = [&] {
       const size_t index = next_to_start.fetch_add(1);
       if (index >= calls.size()) return;
-      Call<Request, Response>* c = calls[index].get();
+      CallType* c = calls[index].get();
       c->context.set_deadline(deadline);
-      wire_stubs_[c->ps_task]->UnaryCall(
-          &c->context, method, grpc::StubOptions(), &c->wire_request,
-          &c->wire_response,
+      wire_stubs_[c->ps_task][stripes[index]]->UnaryCall(
+          &c->context,
+          other_methods[index].empty() ? method : other_methods[index],
+          grpc::StubOptions(), &c->wire_request, &c->wire_response,
           [c, &pending, &decode, &start_next](grpc::Status status) {
             c->status = std::move(status);
             if (c->status.ok()) c->decoded = decode(*c);
@@ -228,10 +289,9 @@ class PsClient::Impl {
   // Decodes a pull's response, whose field 1 is `bytes` bytes of elements
   // of type T, into `destination`. INTERNAL naming the ps task when it sent
   // another size, type or shape.
-  template <typename T, typename Request, typename Response>
-  absl::Status DecodePulled(Call<Request, Response>& call,
-                            absl::string_view what, T* destination,
-                            int64_t elements) {
+  template <typename T, typename CallType>
+  absl::Status DecodePulled(CallType& call, absl::string_view what,
+                            T* destination, int64_t elements) {
     rpc::IncomingTensor values(1);
     const int64_t expected = elements * int64_t{sizeof(T)};
     const auto wrong = [&](absl::string_view detail) {
@@ -244,7 +304,7 @@ class PsClient::Impl {
       }
       return reinterpret_cast<char*>(destination);
     };
-    Response fields;
+    typename CallType::ResponseType fields;
     if (absl::Status s = rpc::DecodeWithTensors(
             &call.wire_response,
             absl::StrCat(what, " from ", TaskName(call.ps_task)), &fields,
@@ -270,9 +330,9 @@ class PsClient::Impl {
     return absl::OkStatus();
   }
 
-  template <typename Request, typename Response>
+  template <typename CallType>
   absl::Status FirstError(absl::string_view rpc,
-                          const Calls<Request, Response>& calls,
+                          const std::vector<std::unique_ptr<CallType>>& calls,
                           bool ignore_not_found = false) const {
     for (const auto& call : calls) {
       if (call->status.ok()) continue;
@@ -281,7 +341,9 @@ class PsClient::Impl {
         continue;
       }
       return rpc::FromGrpcStatus(
-          call->status, absl::StrCat(rpc, " to ", TaskName(call->ps_task)));
+          call->status,
+          absl::StrCat(call->rpc.empty() ? rpc : call->rpc, call->about, " to ",
+                       TaskName(call->ps_task)));
     }
     return absl::OkStatus();
   }
@@ -292,24 +354,32 @@ class PsClient::Impl {
   Calls<Request, Response> SplitRows(const VariablePlacement& variable,
                                      RowRange rows) const {
     const int64_t width = RowWidth(variable.spec);
-    const int64_t row_bytes =
-        std::max<int64_t>(1, width * DTypeSize(variable.spec.dtype));
+    Calls<Request, Response> calls;
+    ForEachPiece(variable, rows, [&](int ps_task, RowRange piece) {
+      auto call = std::make_unique<Call<Request, Response>>(ps_task);
+      call->request.set_name(variable.spec.name);
+      *call->request.mutable_rows() = RowRangeToProto(piece);
+      call->offset = (piece.begin - rows.begin) * width;
+      calls.push_back(std::move(call));
+    });
+    return calls;
+  }
+
+  // Calls `piece(ps_task, rows)` for each piece of SplitRows, in order.
+  template <typename Piece>
+  void ForEachPiece(const VariablePlacement& variable, RowRange rows,
+                    Piece piece) const {
+    const int64_t row_bytes = std::max<int64_t>(
+        1, RowWidth(variable.spec) * DTypeSize(variable.spec.dtype));
     const int64_t max_rows =
         std::max<int64_t>(1, options_.max_request_bytes / row_bytes);
-    Calls<Request, Response> calls;
     for (const VariablePart& part : variable.parts) {
       const int64_t begin = std::max(rows.begin, part.rows.begin);
       const int64_t end = std::min(rows.end, part.rows.end);
       for (int64_t b = begin; b < end; b += max_rows) {
-        auto call = std::make_unique<Call<Request, Response>>(part.ps_task);
-        call->request.set_name(variable.spec.name);
-        *call->request.mutable_rows() =
-            RowRangeToProto({b, std::min(end, b + max_rows)});
-        call->offset = (b - rows.begin) * width;
-        calls.push_back(std::move(call));
+        piece(part.ps_task, RowRange{b, std::min(end, b + max_rows)});
       }
     }
-    return calls;
   }
 
   absl::Status CheckRows(const VariablePlacement& variable, RowRange rows,
@@ -374,6 +444,264 @@ class PsClient::Impl {
     return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
   }
 
+  // Checks an item of PullMany / PushMany: a float32 variable, and a buffer
+  // of all its elements (as Pull and Push check it).
+  absl::Status CheckManyItem(const VariablePlacement* variable, size_t index,
+                             size_t buffer, absl::string_view what) const {
+    if (variable == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("item ", index, " of the list has no variable"));
+    }
+    if (variable->spec.dtype != DType::kFloat32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("variable \"", variable->spec.name, "\" is ",
+                       DTypeName(variable->spec.dtype),
+                       "; PullMany and PushMany take float32 variables only"));
+    }
+    return CheckRows(*variable, {0, NumRows(variable->spec)}, buffer, what);
+  }
+
+  // The requests of PullMany / PushMany over whole `variables`. Per ps task:
+  // its parts of at most batch_below_bytes (and max_request_bytes) in
+  // batches of at most max_request_bytes, sent as `batch_rpc` (a batch of
+  // one as `single_rpc`), then the other parts in SplitRows's pieces, sent
+  // as `single_rpc`. The tasks' requests are interleaved, so that the first
+  // ones in flight go to every task.
+  std::vector<std::unique_ptr<ManyCall>> PlanMany(
+      const std::vector<const VariablePlacement*>& variables,
+      absl::string_view single_rpc, absl::string_view batch_rpc) const {
+    const int n = num_tasks();
+    const auto bytes_of = [&](const DensePiece& piece) {
+      return piece.rows.size() * RowWidth(variables[piece.variable]->spec) *
+             int64_t{sizeof(float)};
+    };
+    const int64_t batch_limit =
+        std::min(options_.batch_below_bytes, options_.max_request_bytes);
+    std::vector<std::vector<DensePiece>> small(n);
+    std::vector<std::vector<DensePiece>> large(n);
+    for (size_t v = 0; v < variables.size(); ++v) {
+      for (const VariablePart& part : variables[v]->parts) {
+        const int64_t bytes = bytes_of({v, part.rows});
+        if (bytes > 0 && bytes <= batch_limit) {
+          small[part.ps_task].push_back({v, part.rows});
+        } else {
+          ForEachPiece(*variables[v], part.rows, [&](int task, RowRange rows) {
+            large[task].push_back({v, rows});
+          });
+        }
+      }
+    }
+    std::vector<std::vector<std::unique_ptr<ManyCall>>> by_task(n);
+    for (int task = 0; task < n; ++task) {
+      const std::vector<DensePiece>& pieces = small[task];
+      for (size_t begin = 0; begin < pieces.size();) {
+        size_t end = begin + 1;
+        int64_t bytes = bytes_of(pieces[begin]);
+        while (end < pieces.size() &&
+               bytes + bytes_of(pieces[end]) <= options_.max_request_bytes) {
+          bytes += bytes_of(pieces[end++]);
+        }
+        auto call = std::make_unique<ManyCall>(task);
+        call->batch = end - begin > 1;
+        call->pieces.assign(pieces.begin() + begin, pieces.begin() + end);
+        by_task[task].push_back(std::move(call));
+        begin = end;
+      }
+      for (const DensePiece& piece : large[task]) {
+        by_task[task].push_back(std::make_unique<ManyCall>(task));
+        by_task[task].back()->pieces.push_back(piece);
+      }
+    }
+    std::vector<std::unique_ptr<ManyCall>> calls;
+    for (size_t round = 0;; ++round) {
+      const size_t before = calls.size();
+      for (auto& task_calls : by_task) {
+        if (round < task_calls.size()) {
+          calls.push_back(std::move(task_calls[round]));
+        }
+      }
+      if (calls.size() == before) break;
+    }
+    for (auto& call : calls) {
+      call->rpc = call->batch ? batch_rpc : single_rpc;
+      const auto name = [&](size_t i) -> const std::string& {
+        return variables[call->pieces[i].variable]->spec.name;
+      };
+      if (!call->batch) {
+        call->about =
+            absl::StrCat(" of rows ", RowRangeString(call->pieces[0].rows),
+                         " of \"", name(0), "\"");
+        continue;
+      }
+      // Errors name the batch's variables, the first few of many.
+      constexpr size_t kNamed = 4;
+      std::vector<absl::string_view> names;
+      for (size_t i = 0; i < call->pieces.size() && i < kNamed; ++i) {
+        names.push_back(name(i));
+      }
+      call->about =
+          absl::StrCat(" of \"", absl::StrJoin(names, "\", \""), "\"");
+      if (call->pieces.size() > kNamed) {
+        absl::StrAppend(&call->about, " and ", call->pieces.size() - kNamed,
+                        " more");
+      }
+    }
+    return calls;
+  }
+
+  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {
+    std::vector<const VariablePlacement*> variables;
+    for (size_t i = 0; i < pulls.size(); ++i) {
+      if (absl::Status s = CheckManyItem(pulls[i].variable, i,
+                                         pulls[i].out.size(), "the buffer");
+          !s.ok()) {
+        return s;
+      }
+      variables.push_back(pulls[i].variable);
+    }
+    std::vector<std::unique_ptr<ManyCall>> calls =
+        PlanMany(variables, "PullDense", "PullDenseBatch");
+    const auto request_of = [&](const DensePiece& piece,
+                                ps::PullDenseRequest* request) {
+      request->set_name(variables[piece.variable]->spec.name);
+      *request->mutable_rows() = RowRangeToProto(piece.rows);
+    };
+    for (auto& call : calls) {
+      if (call->batch) {
+        ps::PullDenseBatchRequest request;
+        for (const DensePiece& piece : call->pieces) {
+          request_of(piece, request.add_pulls());
+        }
+        call->wire_request = rpc::EncodeWithTensors(request, {});
+      } else {
+        ps::PullDenseRequest request;
+        request_of(call->pieces[0], &request);
+        call->wire_request = rpc::EncodeWithTensors(request, {});
+      }
+    }
+    return RunWire("PullDense", calls, [&](ManyCall& call) -> absl::Status {
+      if (call.batch) return DecodeBatchPulled(call, pulls);
+      const DensePiece& piece = call.pieces[0];
+      const VariableSpec& spec = variables[piece.variable]->spec;
+      const int64_t width = RowWidth(spec);
+      return DecodePulled(
+          call,
+          absl::StrCat("rows ", RowRangeString(piece.rows), " of \"", spec.name,
+                       "\""),
+          pulls[piece.variable].out.data() + piece.rows.begin * width,
+          piece.rows.size() * width);
+    });
+  }
+
+  // Decodes a PullDenseBatch response (a protobuf message: its tensors are
+  // small) into the buffers of `pulls`. INTERNAL naming the ps task and the
+  // variable when it sent another number of items, or an item of another
+  // dtype, shape or size.
+  absl::Status DecodeBatchPulled(ManyCall& call,
+                                 absl::Span<const DenseVariablePull> pulls) {
+    ps::PullDenseBatchResponse response;
+    if (absl::Status s =
+            rpc::DecodeWithTensors(&call.wire_response,
+                                   absl::StrCat("PullDenseBatch response from ",
+                                                TaskName(call.ps_task)),
+                                   &response, {});
+        !s.ok()) {
+      return s;
+    }
+    const auto what = [&](size_t i) {
+      const DensePiece& piece = call.pieces[i];
+      return absl::StrCat("rows ", RowRangeString(piece.rows), " of \"",
+                          pulls[piece.variable].variable->spec.name, "\"");
+    };
+    if (static_cast<size_t>(response.pulls_size()) != call.pieces.size()) {
+      return absl::InternalError(absl::StrCat(
+          TaskName(call.ps_task), " sent ", response.pulls_size(),
+          " tensors for a batch of ", call.pieces.size(), " pulls, from ",
+          what(0), " to ", what(call.pieces.size() - 1)));
+    }
+    for (size_t i = 0; i < call.pieces.size(); ++i) {
+      const DensePiece& piece = call.pieces[i];
+      const DenseVariablePull& pull = pulls[piece.variable];
+      const VariableSpec& spec = pull.variable->spec;
+      const ps::Tensor& values = response.pulls(i).values();
+      const auto wrong = [&](absl::string_view detail) {
+        return absl::InternalError(absl::StrCat(
+            TaskName(call.ps_task), " sent ", what(i), " ", detail));
+      };
+      if (values.dtype() != ps::FLOAT32) {
+        return wrong(absl::StrCat("of dtype ",
+                                  rpc::DataTypeName(values.dtype()),
+                                  ", expected float32"));
+      }
+      const std::vector<int64_t> expected_shape =
+          ShapeOfRows(spec, piece.rows.size());
+      if (!std::equal(values.shape().begin(), values.shape().end(),
+                      expected_shape.begin(), expected_shape.end())) {
+        return wrong(absl::StrCat("of shape ", ShapeString(values.shape()),
+                                  ", expected ", ShapeString(expected_shape)));
+      }
+      const int64_t width = RowWidth(spec);
+      const int64_t expected =
+          piece.rows.size() * width * int64_t{sizeof(float)};
+      if (static_cast<int64_t>(values.data().size()) != expected) {
+        return wrong(absl::StrCat("of ", values.data().size(),
+                                  " bytes, expected ", expected));
+      }
+      std::memcpy(pull.out.data() + piece.rows.begin * width,
+                  values.data().data(), expected);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) {
+    std::vector<const VariablePlacement*> variables;
+    for (size_t i = 0; i < pushes.size(); ++i) {
+      if (absl::Status s =
+              CheckManyItem(pushes[i].variable, i, pushes[i].grad.size(),
+                            "the pushed tensor");
+          !s.ok()) {
+        return s;
+      }
+      variables.push_back(pushes[i].variable);
+    }
+    std::vector<std::unique_ptr<ManyCall>> calls =
+        PlanMany(variables, "PushDense", "PushDenseBatch");
+    // The gradient of a piece, in the caller's buffer.
+    const auto grad_of = [&](const DensePiece& piece) {
+      const int64_t width = RowWidth(variables[piece.variable]->spec);
+      return pushes[piece.variable].grad.subspan(piece.rows.begin * width,
+                                                 piece.rows.size() * width);
+    };
+    for (auto& call : calls) {
+      if (call->batch) {  // copied into the message: the pieces are small
+        ps::PushDenseBatchRequest request;
+        for (const DensePiece& piece : call->pieces) {
+          ps::PushDenseRequest* item = request.add_pushes();
+          item->set_name(variables[piece.variable]->spec.name);
+          *item->mutable_rows() = RowRangeToProto(piece.rows);
+          const absl::Span<const float> grad = grad_of(piece);
+          rpc::EncodeFloat32(grad, {static_cast<int64_t>(grad.size())},
+                             item->mutable_values());
+        }
+        call->wire_request = rpc::EncodeWithTensors(request, {});
+        continue;
+      }
+      const DensePiece& piece = call->pieces[0];
+      ps::PushDenseRequest request;
+      request.set_name(variables[piece.variable]->spec.name);
+      *request.mutable_rows() = RowRangeToProto(piece.rows);
+      const absl::Span<const float> grad = grad_of(piece);
+      // Sent from the caller's buffer: the call ends before this returns.
+      call->wire_request =
+          rpc::EncodeWithTensors(request, {{3,
+                                            ps::FLOAT32,
+                                            {static_cast<int64_t>(grad.size())},
+                                            BytesOf(grad),
+                                            nullptr}});
+    }
+    return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
+  }
+
   int64_t MaxIdsPerRequest(int64_t width) const {
     return std::max<int64_t>(
         1, options_.max_request_bytes /
@@ -381,10 +709,11 @@ class PsClient::Impl {
   }
 
   // Pulls the rows of every call's ids through `rpc` and puts each where
-  // its id was in the caller's list, in `out`.
+  // its id was in the caller's list, in `out`, and where it repeats.
   template <typename Calls>
   absl::Status PullRowsById(absl::string_view rpc, Calls& calls, int64_t width,
-                            absl::string_view name, absl::Span<float> out) {
+                            absl::string_view name, const IdRepeats& repeats,
+                            absl::Span<float> out) {
     for (auto& call : calls) {
       call->wire_request = rpc::EncodeWithTensors(
           call->request, {{2,
@@ -393,7 +722,7 @@ class PsClient::Impl {
                            BytesOf(absl::MakeConstSpan(call->ids)),
                            nullptr}});
     }
-    return RunWire(rpc, calls, [&](auto& call) {
+    const absl::Status pulled = RunWire(rpc, calls, [&](auto& call) {
       const std::string what =
           absl::StrCat(call.ids.size(), " rows of \"", name, "\"");
       const int64_t elements = call.ids.size() * width;
@@ -410,17 +739,53 @@ class PsClient::Impl {
       }
       return absl::OkStatus();
     });
+    if (!pulled.ok()) return pulled;
+    if (repeats.any()) {  // rows were pulled for first occurrences only
+      for (size_t i = 0; i < repeats.distinct_of.size(); ++i) {
+        const size_t first = repeats.first[repeats.distinct_of[i]];
+        if (first != i) {
+          std::copy_n(out.begin() + first * width, width,
+                      out.begin() + i * width);
+        }
+      }
+    }
+    return absl::OkStatus();
   }
 
   // Pushes `grads` (one row per id of the caller's list) through `rpc`,
-  // each call with the rows at its positions.
+  // each call with the rows at its positions, or, where ids repeat, each
+  // distinct id's gradients summed in the order they appear.
   template <typename Calls>
   absl::Status PushRowsById(absl::string_view rpc, Calls& calls, int64_t width,
+                            const IdRepeats& repeats,
                             absl::Span<const float> grads) {
+    if (repeats.any()) {
+      // Each distinct id's row in its call, then every gradient added to it.
+      std::vector<float*> row_of(repeats.first.size());
+      for (auto& call : calls) {
+        call->rows.resize(call->positions.size() * width);
+        for (size_t k = 0; k < call->positions.size(); ++k) {
+          row_of[repeats.distinct_of[call->positions[k]]] =
+              call->rows.data() + k * width;
+        }
+      }
+      for (size_t i = 0; i < repeats.distinct_of.size(); ++i) {
+        const uint32_t d = repeats.distinct_of[i];
+        float* row = row_of[d];
+        const float* grad = grads.data() + i * width;
+        if (repeats.first[d] == i) {
+          std::copy_n(grad, width, row);
+        } else {
+          for (int64_t k = 0; k < width; ++k) row[k] += grad[k];
+        }
+      }
+    }
     for (auto& call : calls) {
       const size_t n = call->positions.size();
       absl::Span<const float> rows;
-      if (IsContiguous(call->positions)) {  // sent from `grads` itself
+      if (repeats.any()) {
+        rows = call->rows;                         // summed above
+      } else if (IsContiguous(call->positions)) {  // sent from `grads` itself
         rows = grads.subspan(call->positions.front() * width, n * width);
       } else {
         call->rows.resize(n * width);
@@ -453,9 +818,10 @@ class PsClient::Impl {
 
   template <typename Request, typename Response>
   absl::StatusOr<Calls<Request, Response>> GroupVariableIds(
-      const VariablePlacement& variable, absl::Span<const int64_t> ids) const {
+      const VariablePlacement& variable, absl::Span<const int64_t> ids,
+      const IdRepeats& repeats) const {
     auto calls = GroupIds<Request, Response>(
-        ids, MaxIdsPerRequest(RowWidth(variable.spec)),
+        ids, repeats, MaxIdsPerRequest(RowWidth(variable.spec)),
         [&variable](int64_t id) { return PartContainingRow(variable, id); },
         [&variable](int part) { return variable.parts[part].ps_task; },
         variable.spec.name);
@@ -467,10 +833,11 @@ class PsClient::Impl {
 
   template <typename Request, typename Response>
   absl::StatusOr<Calls<Request, Response>> GroupHashIds(
-      const HashEmbeddingSpec& table, absl::Span<const int64_t> ids) const {
+      const HashEmbeddingSpec& table, absl::Span<const int64_t> ids,
+      const IdRepeats& repeats) const {
     const int n = num_tasks();
     auto calls = GroupIds<Request, Response>(
-        ids, MaxIdsPerRequest(table.dim),
+        ids, repeats, MaxIdsPerRequest(table.dim),
         [n](int64_t id) { return HashShardOf(id, n); },
         [](int shard) { return shard; }, table.name);
     if (calls.ok()) {
@@ -481,9 +848,11 @@ class PsClient::Impl {
 
   Options options_;
   const std::vector<std::string> addresses_;
+  // Per ps task, for the RPCs without tensors: its first connection.
   std::vector<std::unique_ptr<Stub>> stubs_;
-  // The same channels, for the RPCs that carry tensors as message bytes.
-  std::vector<std::unique_ptr<grpc::GenericStub>> wire_stubs_;
+  // Per ps task and stripe (connections_per_task of them), for the RPCs
+  // that carry tensors as message bytes.
+  std::vector<std::vector<std::unique_ptr<grpc::GenericStub>>> wire_stubs_;
 
   absl::Mutex placer_mu_;
   VariablePlacer placer_ ABSL_GUARDED_BY(placer_mu_);
@@ -525,6 +894,12 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
   if (options.max_requests_in_flight < 1) {
     return absl::InvalidArgumentError(
         "max_requests_in_flight must be positive");
+  }
+  if (options.connections_per_task < 1) {
+    return absl::InvalidArgumentError("connections_per_task must be positive");
+  }
+  if (options.batch_below_bytes < 0) {
+    return absl::InvalidArgumentError("batch_below_bytes must not be negative");
   }
   return std::unique_ptr<PsClient>(new PsClient(std::make_unique<Impl>(
       std::move(options), std::move(addresses), *std::move(placer))));
@@ -778,6 +1153,14 @@ absl::Status PsClient::PushRows(const VariablePlacement& variable,
   return impl_->PushDense<float>(variable, rows, grad);
 }
 
+absl::Status PsClient::PullMany(absl::Span<const DenseVariablePull> pulls) {
+  return impl_->PullMany(pulls);
+}
+
+absl::Status PsClient::PushMany(absl::Span<const DenseVariablePush> pushes) {
+  return impl_->PushMany(pushes);
+}
+
 absl::Status PsClient::PullInt64(const VariablePlacement& variable,
                                  absl::Span<int64_t> out) {
   return impl_->PullDense<int64_t>(variable, {0, NumRows(variable.spec)}, out);
@@ -798,12 +1181,13 @@ absl::Status PsClient::PullSparse(const VariablePlacement& variable,
     return SizeMismatch(variable.spec.name, "the buffer", out.size(),
                         ids.size() * width);
   }
+  const IdRepeats repeats = FindRepeats(ids);
   auto calls =
       impl_->GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
-          variable, ids);
+          variable, ids, repeats);
   if (!calls.ok()) return calls.status();
   return impl_->PullRowsById("PullSparse", *calls, width, variable.spec.name,
-                             out);
+                             repeats, out);
 }
 
 absl::Status PsClient::PushSparse(const VariablePlacement& variable,
@@ -815,11 +1199,12 @@ absl::Status PsClient::PushSparse(const VariablePlacement& variable,
     return SizeMismatch(variable.spec.name, "the gradients", grads.size(),
                         ids.size() * width);
   }
+  const IdRepeats repeats = FindRepeats(ids);
   auto calls =
       impl_->GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(
-          variable, ids);
+          variable, ids, repeats);
   if (!calls.ok()) return calls.status();
-  return impl_->PushRowsById("PushSparse", *calls, width, grads);
+  return impl_->PushRowsById("PushSparse", *calls, width, repeats, grads);
 }
 
 absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {
@@ -840,11 +1225,13 @@ absl::Status PsClient::PullHash(const HashEmbeddingSpec& table,
     return SizeMismatch(table.name, "the buffer", out.size(),
                         ids.size() * table.dim);
   }
+  const IdRepeats repeats = FindRepeats(ids);
   auto calls =
-      impl_->GroupHashIds<ps::PullSparseRequest, ps::PullSparseResponse>(table,
-                                                                         ids);
+      impl_->GroupHashIds<ps::PullSparseRequest, ps::PullSparseResponse>(
+          table, ids, repeats);
   if (!calls.ok()) return calls.status();
-  return impl_->PullRowsById("PullHash", *calls, table.dim, table.name, out);
+  return impl_->PullRowsById("PullHash", *calls, table.dim, table.name, repeats,
+                             out);
 }
 
 absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
@@ -855,11 +1242,12 @@ absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
     return SizeMismatch(table.name, "the gradients", grads.size(),
                         ids.size() * table.dim);
   }
+  const IdRepeats repeats = FindRepeats(ids);
   auto calls =
-      impl_->GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(table,
-                                                                         ids);
+      impl_->GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(
+          table, ids, repeats);
   if (!calls.ok()) return calls.status();
-  return impl_->PushRowsById("PushHash", *calls, table.dim, grads);
+  return impl_->PushRowsById("PushHash", *calls, table.dim, repeats, grads);
 }
 
 absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {

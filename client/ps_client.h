@@ -8,7 +8,8 @@
 // in the same order agrees on where they live; a variable created elsewhere
 // is found with LookupVariable. Each operation is split into one request per
 // ps task part (and per chunk of at most Options::max_request_bytes), the
-// requests are sent in parallel, and the results are put back in order.
+// requests are sent in parallel (over Options::connections_per_task
+// connections to each task), and the results are put back in order.
 // Every request has a deadline; errors name the ps task and its address.
 //
 // Thread-safe: any number of threads may share one client (CreateVariable
@@ -60,6 +61,17 @@ struct CheckpointRestored {
   int64_t hash_table_rows_restored = 0;
 };
 
+// One variable's buffer in PsClient::PullMany / PushMany. The placement
+// and the buffer must outlive the call.
+struct DenseVariablePull {
+  const VariablePlacement* variable;
+  absl::Span<float> out;  // all its elements, as Pull takes them
+};
+struct DenseVariablePush {
+  const VariablePlacement* variable;
+  absl::Span<const float> grad;  // all its elements, as Push takes them
+};
+
 class PsClient {
  public:
   struct Options {
@@ -76,6 +88,21 @@ class PsClient {
     // Requests of one operation sent at once (over all ps tasks); the next
     // goes as soon as one is answered.
     int max_requests_in_flight = 8;
+    // TCP connections (gRPC channels) to each ps task, at least 1. The
+    // requests of one operation that carry tensors take a task's
+    // connections in turn; the others use the first. With one connection
+    // per task, every piece of a large pull or push goes through one socket
+    // (one HTTP/2 connection, its flow-control window) and is read by one
+    // gRPC thread on each side, so pieces in flight to the same task wait
+    // for each other instead of being received in parallel.
+    int connections_per_task = 2;
+    // PullMany / PushMany put every part of a variable (its rows on one ps
+    // task) of at most this many bytes, and more than 0, into one request
+    // per ps task (PullDenseBatch / PushDenseBatch, cut at
+    // max_request_bytes) instead of a request each: small variables
+    // (biases, norms) would otherwise cost a round trip each. Parts over
+    // max_request_bytes are never batched; 0 turns batching off.
+    int64_t batch_below_bytes = int64_t{64} << 10;
     // Where progress messages go (e.g. which ps task is awaited); stderr
     // when unset.
     std::function<void(absl::string_view)> log;
@@ -128,14 +155,30 @@ class PsClient {
                     absl::Span<const float> grad);
   absl::Status PushRows(const VariablePlacement& variable, RowRange rows,
                         absl::Span<const float> grad);
+  // Several float32 variables at once, as one step reads and updates a
+  // model: small parts are batched per ps task (Options::batch_below_bytes),
+  // the others split as Pull and Push split them, and every request goes
+  // out together (at most max_requests_in_flight at a time, each within
+  // rpc_timeout). Each push is applied as Push would. INVALID_ARGUMENT
+  // naming the variable, before anything is sent, for a variable that is
+  // not float32 or a buffer of the wrong size; any other error names the
+  // ps task and the variable(s), and pushes of other variables (or other
+  // parts) may have been applied. An empty list sends nothing.
+  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls);
+  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes);
   // int64 variables (e.g. the global step).
   absl::Status PullInt64(const VariablePlacement& variable,
                          absl::Span<int64_t> out);
   absl::Status AddInt64(const VariablePlacement& variable,
                         absl::Span<const int64_t> delta);
 
-  // Rows by id; `out` / `grads` hold ids.size() rows. Repeated ids are
-  // summed by the ps task holding them.
+  // Rows by id; `out` / `grads` hold ids.size() rows, in the order of
+  // `ids`. Each distinct id is sent once: a pull copies its row to every
+  // position that asked for it, a push sums the gradients of a repeated id
+  // (in float, in the order they appear) and sends that sum, so repeats
+  // cost no bandwidth and are applied as one update, as the ps would.
+  // INVALID_ARGUMENT naming the variable and the id for an id that is not
+  // one of its rows.
   absl::Status PullSparse(const VariablePlacement& variable,
                           absl::Span<const int64_t> ids, absl::Span<float> out);
   absl::Status PushSparse(const VariablePlacement& variable,
@@ -143,7 +186,8 @@ class PsClient {
                           absl::Span<const float> grads);
 
   // Hash embedding tables: a shard on every ps task, ids spread by
-  // HashShardOf(id, num_ps_tasks()).
+  // HashShardOf(id, num_ps_tasks()). Repeated ids are handled as in
+  // PullSparse / PushSparse.
   absl::Status CreateHashTable(const HashEmbeddingSpec& spec);
   absl::Status PullHash(const HashEmbeddingSpec& table,
                         absl::Span<const int64_t> ids, absl::Span<float> out);

@@ -24,14 +24,6 @@ absl::StatusOr<RowRange> RequestedRows(const Request& request,
   return rows;
 }
 
-// The shape of `rows` rows of the variable: its shape with the first
-// dimension replaced (a scalar stays a scalar).
-std::vector<int64_t> ShapeOfRows(const VariableSpec& spec, int64_t rows) {
-  std::vector<int64_t> shape = spec.shape;
-  if (!shape.empty()) shape[0] = rows;
-  return shape;
-}
-
 // The ids and gradients of a sparse push, decoded.
 struct SparseGradients {
   std::vector<int64_t> id_scratch;

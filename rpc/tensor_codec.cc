@@ -6,7 +6,6 @@
 #include "runtime/tensor/shape.h"
 
 namespace distrt::rpc {
-namespace {
 
 absl::string_view DataTypeName(int dtype) {
   switch (dtype) {
@@ -19,6 +18,8 @@ absl::string_view DataTypeName(int dtype) {
   }
   return "unknown";
 }
+
+namespace {
 
 template <typename T>
 absl::Span<T> Allocate(ps::DataType dtype, int64_t num_elements,

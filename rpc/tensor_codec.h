@@ -39,6 +39,10 @@ struct TensorView {
   int64_t bytes() const;
 };
 
+// "float32", "int64", "unspecified", or "unknown" for a value this build
+// does not know (a newer peer's).
+absl::string_view DataTypeName(int dtype);
+
 // A view of a message's tensor; valid while `tensor` is.
 TensorView ViewOf(const ps::Tensor& tensor);
 

@@ -3,6 +3,23 @@
 #include "runtime/distribute/ps_variable.h"
 
 namespace distrt {
+namespace {
+
+// `variable` as a float32 variable on the ps tasks of `client` whose copy
+// `copy` exists, which PullMany / PushMany can move; null for anything
+// else, which goes through the variable's own methods (and their errors).
+const PsVariable* BatchablePsVariable(const DistributedVariable* variable,
+                                      int copy, const PsClient* client) {
+  const auto* ps = dynamic_cast<const PsVariable*>(variable);
+  if (ps == nullptr || ps->client() != client ||
+      ps->spec().dtype != DType::kFloat32 || copy < 0 ||
+      copy >= ps->num_copies()) {
+    return nullptr;
+  }
+  return ps;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
 ParameterServerStrategy::Create(std::vector<Device*> devices, PsClient* client,
@@ -41,6 +58,53 @@ absl::StatusOr<std::unique_ptr<DistributedHashTable>>
 ParameterServerStrategy::MakeHashTable(const HashEmbeddingSpec& spec) {
   if (absl::Status s = client_->CreateHashTable(spec); !s.ok()) return s;
   return std::unique_ptr<DistributedHashTable>(new PsHashTable(spec, client_));
+}
+
+absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
+    absl::Span<const VariableCopy> copies) const {
+  std::vector<Tensor> values;
+  values.reserve(copies.size());
+  std::vector<DenseVariablePull> pulls;
+  for (const VariableCopy& c : copies) {
+    const PsVariable* ps = BatchablePsVariable(c.variable, c.copy, client_);
+    absl::StatusOr<Tensor> value =
+        ps == nullptr ? c.variable->ReadCopy(c.copy)
+                      : Tensor::Create(DType::kFloat32, ps->spec().shape);
+    if (!value.ok()) return value.status();
+    values.push_back(*std::move(value));
+    // The buffer stays put when `values` grows: a Tensor owns it.
+    if (ps != nullptr) {
+      pulls.push_back({&ps->placement(), values.back().flat<float>()});
+    }
+  }
+  if (pulls.empty()) return values;
+  // One variable goes as PsVariable::ReadCopy sends it (and errs as it).
+  absl::Status pulled = pulls.size() == 1
+                            ? client_->Pull(*pulls[0].variable, pulls[0].out)
+                            : client_->PullMany(pulls);
+  if (!pulled.ok()) return pulled;
+  return values;
+}
+
+absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
+    absl::Span<const CopyGradient> updates) {
+  std::vector<DenseVariablePush> pushes;
+  for (const CopyGradient& u : updates) {
+    if (const PsVariable* ps = BatchablePsVariable(u.variable, u.copy, client_);
+        ps != nullptr) {
+      pushes.push_back({&ps->placement(), u.grad});
+      continue;
+    }
+    if (absl::Status s = u.variable->ApplyGradient(u.copy, u.grad); !s.ok()) {
+      return s;
+    }
+  }
+  if (pushes.empty()) return absl::OkStatus();
+  // One variable goes as PsVariable::ApplyGradient sends it.
+  if (pushes.size() == 1) {
+    return client_->Push(*pushes[0].variable, pushes[0].grad);
+  }
+  return client_->PushMany(pushes);
 }
 
 }  // namespace distrt

@@ -39,6 +39,13 @@ class ParameterServerStrategy : public Strategy {
       const DistributedVariable* colocate_with) override;
   absl::StatusOr<std::unique_ptr<DistributedHashTable>> MakeHashTable(
       const HashEmbeddingSpec& spec) override;
+  // The float32 variables on this strategy's ps tasks go in one
+  // PsClient::PullMany / PushMany (small ones batched per ps task); others
+  // (int64, sync-on-read variables on the worker) one at a time.
+  absl::StatusOr<std::vector<Tensor>> ReadCopies(
+      absl::Span<const VariableCopy> copies) const override;
+  absl::Status ApplyGradientsToCopies(
+      absl::Span<const CopyGradient> updates) override;
 
  private:
   ParameterServerStrategy(std::vector<Device*> devices,

@@ -26,6 +26,9 @@ class PsVariable : public DistributedVariable {
         placement_(std::move(placement)) {}
 
   const VariablePlacement& placement() const { return placement_; }
+  // The client it is reached through, so that a strategy can read or update
+  // several variables of one client in one PsClient::PullMany / PushMany.
+  PsClient* client() const { return client_; }
 
   int num_copies() const override { return 1; }
   int CopyOfReplica(int) const override { return 0; }

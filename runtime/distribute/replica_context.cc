@@ -20,6 +20,16 @@ absl::Status ReplicaContext::ReadRows(const DistributedVariable& variable,
   return variable.ReadRows(variable.CopyOfReplica(replica_), ids, out);
 }
 
+absl::StatusOr<std::vector<Tensor>> ReplicaContext::ReadMany(
+    absl::Span<const DistributedVariable* const> variables) const {
+  std::vector<Strategy::VariableCopy> copies;
+  copies.reserve(variables.size());
+  for (const DistributedVariable* variable : variables) {
+    copies.push_back({variable, variable->CopyOfReplica(replica_)});
+  }
+  return strategy_->ReadCopies(copies);
+}
+
 bool ReplicaContext::UpdatesItsCopy(const DistributedVariable& variable) const {
   const int copy = variable.CopyOfReplica(replica_);
   for (int r = 0; r < replica_; ++r) {
@@ -128,6 +138,37 @@ absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
   }
   return SharesCopies(variable) ? group_->barrier().Wait("ApplyGradient")
                                 : absl::OkStatus();
+}
+
+absl::Status ReplicaContext::ApplyGradients(
+    absl::Span<DistributedVariable* const> variables,
+    absl::Span<const absl::Span<const float>> grads) {
+  if (variables.size() != grads.size()) {
+    // Every replica passes the same counts, so all return this error and
+    // nobody waits in a collective.
+    return absl::InvalidArgumentError(
+        absl::StrCat("ApplyGradients: ", variables.size(), " variables but ",
+                     grads.size(), " gradients"));
+  }
+  std::vector<Strategy::CopyGradient> updates;
+  bool shares_copies = false;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    DistributedVariable& variable = *variables[i];
+    if (UpdatesItsCopy(variable)) {
+      updates.push_back(
+          {&variable, variable.CopyOfReplica(replica_), grads[i]});
+    }
+    shares_copies = shares_copies || SharesCopies(variable);
+  }
+  if (!updates.empty()) {
+    if (absl::Status s = strategy_->ApplyGradientsToCopies(updates); !s.ok()) {
+      return s;
+    }
+  }
+  // One barrier for all: nobody reads a shared copy before every update of
+  // this call is in.
+  return shares_copies ? group_->barrier().Wait("ApplyGradient")
+                       : absl::OkStatus();
 }
 
 absl::Status ReplicaContext::ApplySparseGradient(DistributedVariable& variable,

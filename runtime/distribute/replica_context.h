@@ -73,6 +73,11 @@ class ReplicaContext {
   absl::Status ReadRows(const DistributedVariable& variable,
                         absl::Span<const int64_t> ids,
                         absl::Span<float> out) const;
+  // Read for each of `variables`, in order, at once: on parameter servers,
+  // the small variables of each ps task come in one request. The first
+  // error (with Read's message, for a variable read one at a time).
+  absl::StatusOr<std::vector<Tensor>> ReadMany(
+      absl::Span<const DistributedVariable* const> variables) const;
 
   // variable += delta, with the variable's aggregation: kSum / kMean
   // combine every replica's delta, kOnlyFirstReplica takes replica 0's, and
@@ -85,6 +90,14 @@ class ReplicaContext {
   // copy is updated once, by the first replica that computes with it.
   absl::Status ApplyGradient(DistributedVariable& variable,
                              absl::Span<const float> grad);
+  // ApplyGradient for each of `variables` with grads[i], at once (on
+  // parameter servers, the small variables of each ps task in one request),
+  // waiting for the other replicas once at the end instead of once per
+  // variable that replicas share. When an update fails, which of the other
+  // variables were updated is unspecified. INVALID_ARGUMENT, on every
+  // replica and before any update, when the counts differ.
+  absl::Status ApplyGradients(absl::Span<DistributedVariable* const> variables,
+                              absl::Span<const absl::Span<const float>> grads);
   absl::Status ApplySparseGradient(DistributedVariable& variable,
                                    const SparseGradient& grad);
 

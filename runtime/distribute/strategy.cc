@@ -211,6 +211,28 @@ absl::Status Strategy::Update(DistributedVariable& variable,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<Tensor>> Strategy::ReadCopies(
+    absl::Span<const VariableCopy> copies) const {
+  std::vector<Tensor> values;
+  values.reserve(copies.size());
+  for (const VariableCopy& c : copies) {
+    absl::StatusOr<Tensor> value = c.variable->ReadCopy(c.copy);
+    if (!value.ok()) return value.status();
+    values.push_back(*std::move(value));
+  }
+  return values;
+}
+
+absl::Status Strategy::ApplyGradientsToCopies(
+    absl::Span<const CopyGradient> updates) {
+  for (const CopyGradient& u : updates) {
+    if (absl::Status s = u.variable->ApplyGradient(u.copy, u.grad); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Strategy::ApplyGradient(DistributedVariable& variable,
                                      absl::Span<const float> grad) {
   for (int c = 0; c < variable.num_copies(); ++c) {

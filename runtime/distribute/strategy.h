@@ -183,7 +183,34 @@ class Strategy {
   // "CPU:0..CPU:3" or "CPU:0" for the devices.
   std::string DescribeDevices() const;
 
+  // Copy `copy` of `variable`, for the batched hooks below.
+  struct VariableCopy {
+    const DistributedVariable* variable;
+    int copy;
+  };
+  // A gradient for all elements of copy `copy` of `variable`.
+  struct CopyGradient {
+    DistributedVariable* variable;
+    int copy;
+    absl::Span<const float> grad;
+  };
+  // What ReplicaContext::ReadMany and ApplyGradients do once they know
+  // which copies this replica reads or updates: the value of each copy, in
+  // order (as ReadCopy gives it), and each copy's optimizer applied with
+  // its gradient (as ApplyGradient). The defaults call the variables one
+  // after another and stop at the first error. A strategy whose variables
+  // are remote overrides them to move many variables in few requests; the
+  // values and the variables' states afterwards must be the same; when an
+  // update fails, which of the others were applied is unspecified.
+  virtual absl::StatusOr<std::vector<Tensor>> ReadCopies(
+      absl::Span<const VariableCopy> copies) const;
+  virtual absl::Status ApplyGradientsToCopies(
+      absl::Span<const CopyGradient> updates);
+
  private:
+  // ReplicaContext reads and updates variables through the hooks above.
+  friend class ReplicaContext;
+
   const std::vector<Device*> devices_;
   const std::unique_ptr<CrossDeviceOps> cross_device_ops_;
   const StrategyOptions options_;

@@ -311,6 +311,167 @@ TEST_F(StrategyTest, ApplyGradientKeepsMirrorsIdentical) {
   }
 }
 
+// Three float32 variables (one with Adam, whose update depends on how often
+// it ran) with the same initial values under `prefix`.
+std::vector<DistributedVariable*> MakeVariables(Strategy& strategy,
+                                                const std::string& prefix) {
+  std::vector<DistributedVariable*> made;
+  const std::vector<std::vector<int64_t>> shapes = {{3}, {2, 2}, {1}};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    VariableOptions options = FloatVariable(
+        absl::StrCat(prefix, "/", i), shapes[i], VariableAggregation::kSum);
+    options.spec.initializer.kind = InitializerSpec::Kind::kUniform;
+    options.spec.initializer.seed = 11 + i;
+    options.spec.optimizer.learning_rate = 0.5f;
+    if (i == 1) options.spec.optimizer.kind = OptimizerKind::kAdam;
+    made.push_back(*strategy.CreateVariable(options));
+  }
+  return made;
+}
+
+// The same gradients on every replica, as after an all-reduce.
+std::vector<std::vector<float>> Gradients(
+    const std::vector<DistributedVariable*>& variables) {
+  std::vector<std::vector<float>> grads;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    std::vector<float>& g = grads.emplace_back();
+    for (int64_t k = 0; k < variables[i]->ReadCopy(0)->num_elements(); ++k) {
+      g.push_back(0.25f * (i + 1) - 0.1f * k);
+    }
+  }
+  return grads;
+}
+
+TEST_F(StrategyTest, ReadManyAndApplyGradientsMatchOneAtATime) {
+  for (bool central : {false, true}) {
+    for (int n = 1; n <= 3; ++n) {
+      std::unique_ptr<Strategy> strategy =
+          central ? MakeCentral(n) : MakeMirrored(n);
+      SCOPED_TRACE(absl::StrCat(strategy->name(), " x", n));
+      // `batched` goes through ReadMany / ApplyGradients, `single` through
+      // Read / ApplyGradient; they start equal and get the same gradients.
+      std::vector<DistributedVariable*> batched =
+          MakeVariables(*strategy, "batched");
+      std::vector<DistributedVariable*> single =
+          MakeVariables(*strategy, "single");
+      // A sync-on-read variable: one copy per replica whatever the others.
+      DistributedVariable* metric = *strategy->CreateVariable(
+          FloatVariable("metric", {2}, VariableAggregation::kSum,
+                        VariableSynchronization::kOnRead));
+      const std::vector<std::vector<float>> grads = Gradients(batched);
+      std::vector<absl::Span<const float>> grad_spans(grads.begin(),
+                                                      grads.end());
+      std::vector<std::vector<float>> before;
+      for (DistributedVariable* v : batched) {
+        before.push_back(Values(*v->ReadCopy(0)));
+      }
+
+      // Compares ReadMany of `many` with Read of each of `each`.
+      auto same_as_read =
+          [](ReplicaContext& context,
+             std::vector<const DistributedVariable*> many,
+             std::vector<const DistributedVariable*> each) -> absl::Status {
+        absl::StatusOr<std::vector<Tensor>> read = context.ReadMany(many);
+        if (!read.ok()) return read.status();
+        if (read->size() != each.size()) {
+          return absl::InternalError("ReadMany gave a wrong count");
+        }
+        for (size_t i = 0; i < each.size(); ++i) {
+          absl::StatusOr<Tensor> one = context.Read(*each[i]);
+          if (!one.ok()) return one.status();
+          if (Values((*read)[i]) != Values(*one)) {
+            return absl::InternalError(
+                absl::StrCat("replica ", context.replica_id_in_sync_group(),
+                             " read ", each[i]->name(), " differently"));
+          }
+        }
+        return absl::OkStatus();
+      };
+      absl::Status s =
+          strategy->Run([&](ReplicaContext& context) -> absl::Status {
+            const float r = context.replica_id_in_sync_group();
+            // Each replica's own metric copy differs, to see the copies.
+            if (absl::Status s = context.AssignAdd(
+                    *metric, *Tensor::FromFloats({r, -r}, {2}));
+                !s.ok()) {
+              return s;
+            }
+            std::vector<const DistributedVariable*> all(batched.begin(),
+                                                        batched.end());
+            all.insert(all.begin() + 1, metric);
+            if (absl::Status s = same_as_read(context, all, all); !s.ok()) {
+              return s;
+            }
+            if (absl::Status s = context.ApplyGradients(batched, grad_spans);
+                !s.ok()) {
+              return s;
+            }
+            for (size_t i = 0; i < single.size(); ++i) {
+              if (absl::Status s =
+                      context.ApplyGradient(*single[i], grad_spans[i]);
+                  !s.ok()) {
+                return s;
+              }
+            }
+            // After ApplyGradients every replica sees every update.
+            return same_as_read(context,
+                                std::vector<const DistributedVariable*>(
+                                    batched.begin(), batched.end()),
+                                std::vector<const DistributedVariable*>(
+                                    single.begin(), single.end()));
+          });
+      ASSERT_TRUE(s.ok()) << s;
+      for (size_t i = 0; i < batched.size(); ++i) {
+        for (int c = 0; c < batched[i]->num_copies(); ++c) {
+          EXPECT_EQ(Values(*batched[i]->ReadCopy(c)),
+                    Values(*single[i]->ReadCopy(c)))
+              << batched[i]->name() << " copy " << c;
+        }
+        if (i == 1) continue;  // Adam
+        // SGD, applied once to each copy: w -= 0.5 * grad.
+        std::vector<float> got = Values(*batched[i]->ReadCopy(0));
+        for (size_t k = 0; k < got.size(); ++k) {
+          EXPECT_FLOAT_EQ(got[k], before[i][k] - 0.5f * grads[i][k]);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(StrategyTest, ApplyGradientsErrsAsApplyGradient) {
+  for (bool central : {false, true}) {
+    std::unique_ptr<Strategy> strategy =
+        central ? MakeCentral(3) : MakeMirrored(3);
+    SCOPED_TRACE(strategy->name());
+    std::vector<DistributedVariable*> variables = MakeVariables(*strategy, "v");
+    const std::vector<float> short_grad = {1.0f};  // "v/0" has 3 elements
+    absl::Status one = strategy->Run([&](ReplicaContext& context) {
+      return context.ApplyGradient(*variables[0], short_grad);
+    });
+    ASSERT_FALSE(one.ok());
+    const std::vector<absl::Span<const float>> grads = {short_grad};
+    absl::Status many = strategy->Run([&](ReplicaContext& context) {
+      return context.ApplyGradients(absl::MakeConstSpan(variables).first(1),
+                                    grads);
+    });
+    EXPECT_EQ(many, one);
+
+    // Counts that differ: refused on every replica, nothing waits.
+    absl::Status counts = strategy->Run([&](ReplicaContext& context) {
+      return context.ApplyGradients(variables, grads);
+    });
+    EXPECT_EQ(counts.code(), absl::StatusCode::kInvalidArgument) << counts;
+    EXPECT_THAT(counts.message(), HasSubstr("3 variables but 1 gradients"));
+
+    // Nothing to apply, nothing to wait for.
+    EXPECT_TRUE(strategy
+                    ->Run([&](ReplicaContext& context) {
+                      return context.ApplyGradients({}, {});
+                    })
+                    .ok());
+  }
+}
+
 TEST_F(StrategyTest, CreatingAVariableAgain) {
   std::unique_ptr<Strategy> strategy = MakeMirrored(2);
   VariableOptions options = FloatVariable("v", {2}, VariableAggregation::kSum);

@@ -15,6 +15,12 @@ int64_t RowWidth(const VariableSpec& spec) {
   return width;
 }
 
+std::vector<int64_t> ShapeOfRows(const VariableSpec& spec, int64_t rows) {
+  std::vector<int64_t> shape = spec.shape;
+  if (!shape.empty()) shape[0] = rows;
+  return shape;
+}
+
 std::string RowRangeString(RowRange rows) {
   return absl::StrCat("[", rows.begin, ", ", rows.end, ")");
 }

@@ -32,6 +32,9 @@ struct VariableSpec {
 
 int64_t NumRows(const VariableSpec& spec);
 int64_t RowWidth(const VariableSpec& spec);
+// The shape of `rows` of its rows: the variable's shape with the first
+// dimension replaced (a scalar stays a scalar).
+std::vector<int64_t> ShapeOfRows(const VariableSpec& spec, int64_t rows);
 
 // A half-open range of rows of a whole variable.
 struct RowRange {

@@ -2,31 +2,65 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 
 namespace distrt {
 namespace {
 
-using Floats = std::shared_ptr<const std::vector<float>>;
+using Tensors = std::shared_ptr<const std::vector<Tensor>>;
 
-// The whole value of a float32 variable as this replica computes with it.
-// Replicas sharing one copy (central storage, parameter servers) read it
-// once, on replica 0, and share it: one pull per step, not one per replica.
-absl::StatusOr<Floats> ReadDense(ReplicaContext& context,
-                                 const DistributedVariable& variable) {
-  auto read = [&variable](int copy) -> absl::StatusOr<Floats> {
-    absl::StatusOr<Tensor> value = variable.ReadCopy(copy);
-    if (!value.ok()) return value.status();
-    auto flat = value->flat<float>();
-    return std::make_shared<const std::vector<float>>(flat.begin(), flat.end());
-  };
-  if (variable.num_copies() == context.num_replicas_in_sync() ||
-      context.num_replicas_in_sync() == 1) {
-    return read(variable.CopyOfReplica(context.replica_id_in_sync_group()));
+// The whole values of the float32 variables `variables[i]` for the model's
+// variables `indices[i]` as this replica computes with them, into
+// values[indices[i]].dense: all read at once (on parameter servers, the
+// small variables of each ps task in one request). Replicas sharing one
+// copy (central storage, parameter servers) read it once, on replica 0, and
+// share it: one read per step, not one per replica. Every replica makes the
+// same collectives (none, or one MergeCall), whatever fails.
+absl::Status ReadDense(ReplicaContext& context,
+                       absl::Span<const DistributedVariable* const> variables,
+                       absl::Span<const int> indices,
+                       std::vector<VariableSlice>& values) {
+  const int n = context.num_replicas_in_sync();
+  std::vector<const DistributedVariable*> own, shared;
+  std::vector<int> own_index, shared_index;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (variables[i]->num_copies() == n || n == 1) {
+      own.push_back(variables[i]);
+      own_index.push_back(indices[i]);
+    } else {
+      shared.push_back(variables[i]);
+      shared_index.push_back(indices[i]);
+    }
   }
-  return context.MergeCall<int>(
-      0, [&](Strategy&, PerReplica<int>&) { return read(0); });
+  auto store = [&values](const std::vector<Tensor>& read,
+                         const std::vector<int>& index) {
+    for (size_t k = 0; k < index.size(); ++k) {
+      auto flat = read[k].flat<float>();
+      values[index[k]].dense.assign(flat.begin(), flat.end());
+    }
+  };
+  // The same on every replica: whether to join the MergeCall.
+  if (!shared.empty()) {
+    absl::StatusOr<Tensors> read = context.MergeCall<int>(
+        0, [&](Strategy&, PerReplica<int>&) -> absl::StatusOr<Tensors> {
+          // Replica 0's copies (the only one of each), on its thread.
+          absl::StatusOr<std::vector<Tensor>> copies = context.ReadMany(shared);
+          if (!copies.ok()) return copies.status();
+          return std::make_shared<const std::vector<Tensor>>(
+              *std::move(copies));
+        });
+    if (!read.ok()) return read.status();
+    store(**read, shared_index);
+  }
+  if (!own.empty()) {
+    absl::StatusOr<std::vector<Tensor>> read = context.ReadMany(own);
+    if (!read.ok()) return read.status();
+    store(*read, own_index);
+  }
+  return absl::OkStatus();
 }
 
 // Reads the values the replica's batch needs, computes, and returns what
@@ -46,31 +80,31 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
   if (!batch_ok.ok()) ids.assign(model.variables().size(), {});
 
   std::vector<VariableSlice> values(model.variables().size());
+  // Every dense variable in one read.
+  std::vector<const DistributedVariable*> dense;
+  std::vector<int> dense_index;
+  for (int i = 0; i < variables.size(); ++i) {
+    if (model.variables()[i].kind == ModelVariable::Kind::kDense) {
+      dense.push_back(variables.variable(i));
+      dense_index.push_back(i);
+    }
+  }
+  if (absl::Status s = ReadDense(context, dense, dense_index, values);
+      !s.ok()) {
+    return s;
+  }
   for (int i = 0; i < variables.size(); ++i) {
     const ModelVariable& v = model.variables()[i];
+    if (v.kind == ModelVariable::Kind::kDense) continue;
     VariableSlice& slice = values[i];
-    switch (v.kind) {
-      case ModelVariable::Kind::kDense: {
-        absl::StatusOr<Floats> dense =
-            ReadDense(context, *variables.variable(i));
-        if (!dense.ok()) return dense.status();
-        slice.dense = **dense;
-        break;
-      }
-      case ModelVariable::Kind::kRowSparse:
-      case ModelVariable::Kind::kHashEmbedding: {
-        slice.ids = std::move(ids[i]);
-        slice.rows.resize(slice.ids.size() * v.row_width());
-        absl::Status s =
-            v.kind == ModelVariable::Kind::kRowSparse
-                ? context.ReadRows(*variables.variable(i), slice.ids,
-                                   absl::MakeSpan(slice.rows))
-                : variables.hash_table(i)->Pull(slice.ids,
-                                                absl::MakeSpan(slice.rows));
-        if (!s.ok()) return s;
-        break;
-      }
-    }
+    slice.ids = std::move(ids[i]);
+    slice.rows.resize(slice.ids.size() * v.row_width());
+    absl::Status s = v.kind == ModelVariable::Kind::kRowSparse
+                         ? context.ReadRows(*variables.variable(i), slice.ids,
+                                            absl::MakeSpan(slice.rows))
+                         : variables.hash_table(i)->Pull(
+                               slice.ids, absl::MakeSpan(slice.rows));
+    if (!s.ok()) return s;
   }
   if (!batch_ok.ok()) return batch_ok;
   return model.Compute(batch, values, with_gradients, result);
@@ -124,21 +158,27 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   if (*examples == 0) return absl::OkStatus();
   const float scale = 1.0f / static_cast<float>(*examples);
 
+  // Every dense mean gradient in one update.
+  std::vector<DistributedVariable*> dense;
+  std::vector<absl::Span<const float>> means;
   offset = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].kind != ModelVariable::Kind::kDense) continue;
+    const int64_t n = static_cast<int64_t>(result.gradients[i].dense.size());
+    absl::Span<float> mean = buffer.subspan(offset, n);
+    offset += n;
+    for (float& g : mean) g *= scale;
+    dense.push_back(variables.variable(i));
+    means.push_back(mean);
+  }
+  if (absl::Status s = context.ApplyGradients(dense, means); !s.ok()) {
+    return s;
+  }
+
   for (size_t i = 0; i < specs.size(); ++i) {
     const ModelVariable& v = specs[i];
     VariableSlice& grad = result.gradients[i];
-    if (v.kind == ModelVariable::Kind::kDense) {
-      const int64_t n = static_cast<int64_t>(grad.dense.size());
-      absl::Span<float> mean = buffer.subspan(offset, n);
-      offset += n;
-      for (float& g : mean) g *= scale;
-      if (absl::Status s = context.ApplyGradient(*variables.variable(i), mean);
-          !s.ok()) {
-        return s;
-      }
-      continue;
-    }
+    if (v.kind == ModelVariable::Kind::kDense) continue;
     SparseGradient mine;
     mine.ids = std::move(grad.ids);
     mine.rows = std::move(grad.rows);

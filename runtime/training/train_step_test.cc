@@ -323,6 +323,87 @@ INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
                          ::testing::Values("linear", "logreg", "mlp",
                                            "wide_deep"));
 
+// Dense requests (PullDense and PullDenseBatch, or the Push ones) each ps
+// task has served.
+std::vector<int64_t> DenseRequests(PsClient& client, const std::string& verb) {
+  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client.Stats();
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  std::vector<int64_t> counts;
+  if (!stats.ok()) return counts;
+  for (const ps::GetStatusResponse& task : *stats) {
+    int64_t n = 0;
+    for (const std::string& method :
+         {absl::StrCat(verb, "Dense"), absl::StrCat(verb, "DenseBatch")}) {
+      auto it = task.requests().find(method);
+      if (it != task.requests().end()) n += it->second;
+    }
+    counts.push_back(n);
+  }
+  return counts;
+}
+
+TEST(TrainStepTest, DenseVariablesTakeOneRequestPerPsTaskAndStep) {
+  std::vector<std::unique_ptr<rpc::PsGrpcServer>> servers;
+  std::vector<std::string> addresses;
+  for (int task = 0; task < 2; ++task) {
+    rpc::PsGrpcServer::Options options;
+    options.listen_address = "127.0.0.1:0";
+    options.task_index = task;
+    options.stop_grace = absl::Seconds(1);
+    absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
+        rpc::PsGrpcServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    addresses.push_back(absl::StrCat("127.0.0.1:", (*server)->port()));
+    servers.push_back(*std::move(server));
+  }
+  std::unique_ptr<PsClient> client =
+      *PsClient::Create(addresses, PsClient::Options());
+  LocalDevicesOptions options;
+  options.num_cpu_devices = 2;
+  options.use_gpus = false;
+  LocalDevices local = *CreateLocalDevices(options);
+  std::unique_ptr<ParameterServerStrategy> strategy =
+      *ParameterServerStrategy::Create(local.pointers(), client.get());
+  ASSERT_TRUE(strategy->Initialize().ok());
+  // Six small dense variables, each in two parts: twelve parts, six on
+  // each task, which one at a time took six requests per task.
+  std::unique_ptr<Model> model = *CreateModel(ConfigFor("mlp"));
+  ModelVariables variables = *ModelVariables::Create(*strategy, *model);
+  const std::vector<Example> data = MakeData("mlp", 3);
+
+  for (int step = 0; step < 2; ++step) {
+    const std::vector<int64_t> pulls = DenseRequests(*client, "Pull");
+    const std::vector<int64_t> pushes = DenseRequests(*client, "Push");
+    absl::StatusOr<StepResult> result =
+        TrainStep(*strategy, *model, variables, StepBatches(data, step, 2));
+    ASSERT_TRUE(result.ok()) << result.status();
+    const std::vector<int64_t> pulls_after = DenseRequests(*client, "Pull");
+    const std::vector<int64_t> pushes_after = DenseRequests(*client, "Push");
+    ASSERT_EQ(pulls_after.size(), 2u);
+    int64_t pushed = 0;
+    for (int task = 0; task < 2; ++task) {
+      // Replica 0 reads for both replicas; one push for the gradients, and
+      // one for the global step on its task.
+      EXPECT_EQ(pulls_after[task] - pulls[task], 1) << "task " << task;
+      EXPECT_LE(pushes_after[task] - pushes[task], 2) << "task " << task;
+      pushed += pushes_after[task] - pushes[task];
+    }
+    EXPECT_EQ(pushed, 3);
+  }
+  EXPECT_EQ(*variables.ReadGlobalStep(*strategy), 2);
+
+  // Evaluation reads the same way.
+  const std::vector<int64_t> pulls = DenseRequests(*client, "Pull");
+  absl::StatusOr<StepResult> evaluated =
+      EvaluateStep(*strategy, *model, variables, StepBatches(data, 2, 2));
+  ASSERT_TRUE(evaluated.ok()) << evaluated.status();
+  const std::vector<int64_t> pulls_after = DenseRequests(*client, "Pull");
+  for (int task = 0; task < 2; ++task) {
+    EXPECT_EQ(pulls_after[task] - pulls[task], 1) << "task " << task;
+  }
+  for (auto& server : servers) server->Stop();
+}
+
 TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {
   LocalDevicesOptions options;
   options.num_cpu_devices = 3;

@@ -1,0 +1,47 @@
+#include "client/id_repeats.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(IdRepeatsTest, DistinctIdsHaveNoRepeats) {
+  EXPECT_FALSE(FindRepeats({}).any());
+  EXPECT_FALSE(FindRepeats({7}).any());
+  const std::vector<int64_t> ids = {5, -1, 1LL << 40, 0, 6};
+  const IdRepeats repeats = FindRepeats(ids);
+  EXPECT_FALSE(repeats.any());
+  EXPECT_TRUE(repeats.first.empty());
+}
+
+TEST(IdRepeatsTest, RepeatsPointAtTheFirstOccurrence) {
+  const std::vector<int64_t> ids = {3, 9, 3, -2, 9, 9, 4};
+  const IdRepeats repeats = FindRepeats(ids);
+  ASSERT_TRUE(repeats.any());
+  EXPECT_THAT(repeats.first, ElementsAre(0, 1, 3, 6));
+  EXPECT_THAT(repeats.distinct_of, ElementsAre(0, 1, 0, 2, 1, 1, 3));
+}
+
+// Ids that collide in the table (same low and high bits after hashing are
+// likely for multiples of a large power of two) are still told apart.
+TEST(IdRepeatsTest, CollidingIdsStayDistinct) {
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 1000; ++i) ids.push_back(i << 32);
+  ids.push_back(999LL << 32);
+  ids.push_back(0);
+  const IdRepeats repeats = FindRepeats(ids);
+  ASSERT_TRUE(repeats.any());
+  ASSERT_EQ(repeats.first.size(), 1000u);
+  EXPECT_EQ(repeats.distinct_of[1000], 999u);
+  EXPECT_EQ(repeats.distinct_of[1001], 0u);
+  for (uint32_t i = 0; i < 1000; ++i) EXPECT_EQ(repeats.distinct_of[i], i);
+}
+
+}  // namespace
+}  // namespace distrt
