@@ -84,7 +84,7 @@ class PsClient {
     // below the servers' message limit (ps_server --max_message_mb). Pieces
     // of a few MiB let a ps task apply one piece while the next arrives, and
     // bound the memory that requests in flight take on both sides.
-    int64_t max_request_bytes = int64_t{4} << 20;
+    int64_t max_request_bytes = int64_t{2} << 20;
     // Requests of one operation sent at once (over all ps tasks); the next
     // goes as soon as one is answered.
     int max_requests_in_flight = 8;
