@@ -475,6 +475,15 @@ class PsClient::Impl {
       return piece.rows.size() * RowWidth(variables[piece.variable]->spec) *
              int64_t{sizeof(float)};
     };
+    // What an item of a batch costs beside its elements: its name, row
+    // range, dtype and shape, with their tags and lengths (generously), so
+    // that thousands of scalars still make requests within the limit.
+    const auto item_bytes = [&](const DensePiece& piece) {
+      return bytes_of(piece) + 64 +
+             static_cast<int64_t>(variables[piece.variable]->spec.name.size()) +
+             static_cast<int64_t>(10 *
+                                  variables[piece.variable]->spec.shape.size());
+    };
     const int64_t batch_limit =
         std::min(options_.batch_below_bytes, options_.max_request_bytes);
     std::vector<std::vector<DensePiece>> small(n);
@@ -496,10 +505,10 @@ class PsClient::Impl {
       const std::vector<DensePiece>& pieces = small[task];
       for (size_t begin = 0; begin < pieces.size();) {
         size_t end = begin + 1;
-        int64_t bytes = bytes_of(pieces[begin]);
+        int64_t bytes = item_bytes(pieces[begin]);
         while (end < pieces.size() &&
-               bytes + bytes_of(pieces[end]) <= options_.max_request_bytes) {
-          bytes += bytes_of(pieces[end++]);
+               bytes + item_bytes(pieces[end]) <= options_.max_request_bytes) {
+          bytes += item_bytes(pieces[end++]);
         }
         auto call = std::make_unique<ManyCall>(task);
         call->batch = end - begin > 1;

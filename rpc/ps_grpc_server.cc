@@ -63,8 +63,9 @@ int ClampToInt(int64_t bytes) {
 
 }  // namespace
 
-// The synchronous gRPC API: requests may block (on a variable's lock, on
-// disk for checkpoints), which its thread pool is made for.
+// The synchronous gRPC API for the admin RPCs, which may block (on disk for
+// checkpoints) as its thread pool is made for; the tensor RPCs use the
+// callback API (ServeTensorMethods).
 class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
  public:
   explicit Impl(const Options& options)
@@ -200,10 +201,16 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   // applied straight from the received slices, other tensors are decoded
   // once into pooled buffers, and pulled rows are sent from the buffer they
   // were copied into. They use gRPC's callback API, as raw-bytes unary
-  // methods: the handler runs on the gRPC thread that received the request
-  // and answers at once, with none of the hand-offs to the synchronous
-  // pool's threads (a small call costs about 30 us less than through the
-  // synchronous "streamed unary" handler). Clients see plain unary RPCs.
+  // methods: the handler runs on one of gRPC's callback threads and answers
+  // at once, without the synchronous "streamed unary" handler's separate
+  // blocking read and write steps (a small call costs about 30 us less).
+  // Clients see plain unary RPCs.
+  //
+  // The limit this brings: gRPC 1.51 runs callbacks on a fixed pool of
+  // threads (a few per process), and a handler that waits for a variable's
+  // lock holds one. Handlers never wait for another RPC, so this cannot
+  // deadlock; many concurrent pushes to one variable queue behind each
+  // other, as they would for its lock anyway.
   void ServeTensorMethods() {
     ServeRaw(kPullDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       ps::PullDenseRequest request;

@@ -124,8 +124,11 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
       have_data = true;
       if (bytes == 0) continue;
       if (tensor->in_place) {
-        // Each direct buffer of the stream is one received slice (gRPC does
-        // not decompress into the reader: messages arrive decompressed).
+        // Each direct buffer of the stream is one of the ByteBuffer's own
+        // slices, read in place (grpc_byte_buffer_reader_peek in gRPC
+        // 1.51; messages reach us already decompressed by the channel, so
+        // the reader makes no copy of its own), and so stays valid while
+        // the ByteBuffer lives.
         uint32_t left = bytes;
         while (left > 0) {
           const void* piece = nullptr;

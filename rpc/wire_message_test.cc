@@ -168,6 +168,23 @@ TEST(WireMessageTest, InPlaceTensorsAreLeftInTheReceivedSlices) {
   }
   EXPECT_EQ(joined, std::string(BytesOf(grad).data(), BytesOf(grad).size()));
 
+  // A slice of a few bytes (which gRPC keeps inside the buffer's own slice
+  // array) in the middle: the pieces still read the right bytes after
+  // decoding returns.
+  std::vector<grpc::Slice> with_tiny = {grpc::Slice(bytes.substr(0, 1000)),
+                                        grpc::Slice(bytes.substr(1000, 5)),
+                                        grpc::Slice(bytes.substr(1005))};
+  grpc::ByteBuffer tiny_buffer(with_tiny.data(), with_tiny.size());
+  IncomingTensor tiny(3);
+  tiny.in_place = true;
+  ASSERT_TRUE(
+      DecodeWithTensors(&tiny_buffer, "request", &decoded, {&tiny}).ok());
+  joined.clear();
+  for (absl::Span<const char> piece : tiny.pieces) {
+    joined.append(piece.data(), piece.size());
+  }
+  EXPECT_EQ(joined, std::string(BytesOf(grad).data(), BytesOf(grad).size()));
+
   // The view reads the same elements, copied once when asked for an array.
   std::vector<float> scratch;
   absl::StatusOr<absl::Span<const float>> elements =
