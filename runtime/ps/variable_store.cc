@@ -269,18 +269,10 @@ absl::Status VariableStore::PullRows(absl::string_view name, RowRange rows,
 
 absl::Status VariableStore::PushRows(absl::string_view name, RowRange rows,
                                      absl::Span<const float> grad) {
-  absl::StatusOr<std::shared_ptr<Variable>> found =
-      FindChecked(name, DType::kFloat32, rows, "the gradient", grad.size());
-  if (!found.ok()) return found.status();
-  Variable& v = **found;
-  absl::MutexLock lock(&v.mu);
-  ++v.step;
-  const int64_t offset = v.Offset(rows.begin);
-  std::vector<absl::Span<float>> slots =
-      SlotSpans(v.slots, offset, grad.size());
-  ApplyOptimizer(v.spec.optimizer, v.step, grad,
-                 absl::MakeSpan(v.values).subspan(offset, grad.size()), slots);
-  return absl::OkStatus();
+  // One piece: the same staged apply as a received gradient's.
+  const absl::Span<const char> bytes(reinterpret_cast<const char*>(grad.data()),
+                                     grad.size() * sizeof(float));
+  return PushRows(name, rows, absl::MakeConstSpan(&bytes, 1));
 }
 
 absl::Status VariableStore::PushRows(
