@@ -97,6 +97,30 @@ constexpr ps::DataType WireDType() {
   return std::is_same_v<T, float> ? ps::FLOAT32 : ps::INT64;
 }
 
+// "rows [b, e) of "name"", as errors name a piece of a variable.
+std::string RowsOf(absl::string_view name, RowRange rows) {
+  return absl::StrCat("rows ", RowRangeString(rows), " of \"", name, "\"");
+}
+
+// Names the rows of a PullDense / PushDense request (or batch item).
+template <typename Request>
+void SetRows(const std::string& name, RowRange rows, Request* request) {
+  request->set_name(name);
+  *request->mutable_rows() = RowRangeToProto(rows);
+}
+
+// The bytes of a PushDense request: `request`'s fields and `grad` (rows of
+// elements of T), sent from where `grad` lies, which must outlive the call.
+template <typename T>
+grpc::ByteBuffer EncodeDensePush(const ps::PushDenseRequest& request,
+                                 absl::Span<const T> grad) {
+  return rpc::EncodeWithTensors(request, {{3,
+                                           WireDType<T>(),
+                                           {static_cast<int64_t>(grad.size())},
+                                           BytesOf(grad),
+                                           nullptr}});
+}
+
 template <typename Request, typename Response>
 using Calls = std::vector<std::unique_ptr<Call<Request, Response>>>;
 
@@ -357,8 +381,7 @@ class PsClient::Impl {
     Calls<Request, Response> calls;
     ForEachPiece(variable, rows, [&](int ps_task, RowRange piece) {
       auto call = std::make_unique<Call<Request, Response>>(ps_task);
-      call->request.set_name(variable.spec.name);
-      *call->request.mutable_rows() = RowRangeToProto(piece);
+      SetRows(variable.spec.name, piece, &call->request);
       call->offset = (piece.begin - rows.begin) * width;
       calls.push_back(std::move(call));
     });
@@ -412,9 +435,7 @@ class PsClient::Impl {
     }
     return RunWire("PullDense", calls, [&](auto& call) {
       const RowRange piece = RowRangeFromProto(call.request.rows());
-      return DecodePulled(call,
-                          absl::StrCat("rows ", RowRangeString(piece), " of \"",
-                                       variable.spec.name, "\""),
+      return DecodePulled(call, RowsOf(variable.spec.name, piece),
                           out.data() + call.offset, piece.size() * width);
     });
   }
@@ -432,14 +453,9 @@ class PsClient::Impl {
     const int64_t width = RowWidth(variable.spec);
     for (auto& call : calls) {
       const RowRange piece = RowRangeFromProto(call->request.rows());
-      auto part = values.subspan(call->offset, piece.size() * width);
       // Sent from `values` itself: the call ends before this returns.
-      call->wire_request = rpc::EncodeWithTensors(
-          call->request, {{3,
-                           WireDType<T>(),
-                           {static_cast<int64_t>(part.size())},
-                           BytesOf(part),
-                           nullptr}});
+      call->wire_request = EncodeDensePush(
+          call->request, values.subspan(call->offset, piece.size() * width));
     }
     return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
   }
@@ -538,8 +554,7 @@ class PsClient::Impl {
       };
       if (!call->batch) {
         call->about =
-            absl::StrCat(" of rows ", RowRangeString(call->pieces[0].rows),
-                         " of \"", name(0), "\"");
+            absl::StrCat(" of ", RowsOf(name(0), call->pieces[0].rows));
         continue;
       }
       // Errors name the batch's variables, the first few of many.
@@ -570,21 +585,18 @@ class PsClient::Impl {
     }
     std::vector<std::unique_ptr<ManyCall>> calls =
         PlanMany(variables, "PullDense", "PullDenseBatch");
-    const auto request_of = [&](const DensePiece& piece,
-                                ps::PullDenseRequest* request) {
-      request->set_name(variables[piece.variable]->spec.name);
-      *request->mutable_rows() = RowRangeToProto(piece.rows);
-    };
     for (auto& call : calls) {
       if (call->batch) {
         ps::PullDenseBatchRequest request;
         for (const DensePiece& piece : call->pieces) {
-          request_of(piece, request.add_pulls());
+          SetRows(variables[piece.variable]->spec.name, piece.rows,
+                  request.add_pulls());
         }
         call->wire_request = rpc::EncodeWithTensors(request, {});
       } else {
         ps::PullDenseRequest request;
-        request_of(call->pieces[0], &request);
+        const DensePiece& piece = call->pieces[0];
+        SetRows(variables[piece.variable]->spec.name, piece.rows, &request);
         call->wire_request = rpc::EncodeWithTensors(request, {});
       }
     }
@@ -594,9 +606,7 @@ class PsClient::Impl {
       const VariableSpec& spec = variables[piece.variable]->spec;
       const int64_t width = RowWidth(spec);
       return DecodePulled(
-          call,
-          absl::StrCat("rows ", RowRangeString(piece.rows), " of \"", spec.name,
-                       "\""),
+          call, RowsOf(spec.name, piece.rows),
           pulls[piece.variable].out.data() + piece.rows.begin * width,
           piece.rows.size() * width);
     });
@@ -619,8 +629,7 @@ class PsClient::Impl {
     }
     const auto what = [&](size_t i) {
       const DensePiece& piece = call.pieces[i];
-      return absl::StrCat("rows ", RowRangeString(piece.rows), " of \"",
-                          pulls[piece.variable].variable->spec.name, "\"");
+      return RowsOf(pulls[piece.variable].variable->spec.name, piece.rows);
     };
     if (static_cast<size_t>(response.pulls_size()) != call.pieces.size()) {
       return absl::InternalError(absl::StrCat(
@@ -686,8 +695,7 @@ class PsClient::Impl {
         ps::PushDenseBatchRequest request;
         for (const DensePiece& piece : call->pieces) {
           ps::PushDenseRequest* item = request.add_pushes();
-          item->set_name(variables[piece.variable]->spec.name);
-          *item->mutable_rows() = RowRangeToProto(piece.rows);
+          SetRows(variables[piece.variable]->spec.name, piece.rows, item);
           const absl::Span<const float> grad = grad_of(piece);
           rpc::EncodeFloat32(grad, {static_cast<int64_t>(grad.size())},
                              item->mutable_values());
@@ -697,16 +705,9 @@ class PsClient::Impl {
       }
       const DensePiece& piece = call->pieces[0];
       ps::PushDenseRequest request;
-      request.set_name(variables[piece.variable]->spec.name);
-      *request.mutable_rows() = RowRangeToProto(piece.rows);
-      const absl::Span<const float> grad = grad_of(piece);
+      SetRows(variables[piece.variable]->spec.name, piece.rows, &request);
       // Sent from the caller's buffer: the call ends before this returns.
-      call->wire_request =
-          rpc::EncodeWithTensors(request, {{3,
-                                            ps::FLOAT32,
-                                            {static_cast<int64_t>(grad.size())},
-                                            BytesOf(grad),
-                                            nullptr}});
+      call->wire_request = EncodeDensePush(request, grad_of(piece));
     }
     return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
   }
