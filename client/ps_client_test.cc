@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rpc/in_process_ps_tasks.h"
 #include "tests/util/ps_processes.h"
 
 namespace distrt {
@@ -114,14 +116,11 @@ int ConnectionsTo(int port) {
   return read_any ? count : -1;
 }
 
+// Requests of `rpc` all tasks served.
 int64_t Requests(const std::vector<ps::GetStatusResponse>& stats,
                  const std::string& rpc) {
-  int64_t total = 0;
-  for (const ps::GetStatusResponse& task : stats) {
-    auto it = task.requests().find(rpc);
-    if (it != task.requests().end()) total += it->second;
-  }
-  return total;
+  const std::vector<int64_t> per_task = rpc::RequestsPerTask(stats, rpc);
+  return std::accumulate(per_task.begin(), per_task.end(), int64_t{0});
 }
 
 // Parameter: the number of ps tasks.

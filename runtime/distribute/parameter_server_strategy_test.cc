@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rpc/ps_grpc_server.h"
+#include "rpc/in_process_ps_tasks.h"
 #include "runtime/device/local_devices.h"
 
 namespace distrt {
@@ -22,38 +22,29 @@ using ::testing::HasSubstr;
 class ParameterServerStrategyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int task = 0; task < 2; ++task) {
-      rpc::PsGrpcServer::Options options;
-      options.listen_address = "127.0.0.1:0";
-      options.task_index = task;
-      options.stop_grace = absl::Seconds(1);
-      absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
-          rpc::PsGrpcServer::Start(options);
-      ASSERT_TRUE(server.ok()) << server.status();
-      addresses_.push_back(absl::StrCat("127.0.0.1:", (*server)->port()));
-      servers_.push_back(*std::move(server));
-    }
+    absl::StatusOr<rpc::InProcessPsTasks> tasks = rpc::StartInProcessPsTasks(2);
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    ps_ = *std::move(tasks);
     LocalDevicesOptions options;
     options.num_cpu_devices = 3;
     options.use_gpus = false;
     devices_ = *CreateLocalDevices(options);
   }
   void TearDown() override {
-    for (auto& server : servers_) server->Stop();
+    for (auto& server : ps_.servers) server->Stop();
   }
 
   // A worker: its own client and strategy over the shared servers.
   std::unique_ptr<ParameterServerStrategy> Worker(
       std::unique_ptr<PsClient>* client) {
-    *client = *PsClient::Create(addresses_, PsClient::Options());
+    *client = *PsClient::Create(ps_.addresses, PsClient::Options());
     auto strategy =
         *ParameterServerStrategy::Create(devices_.pointers(), client->get());
     EXPECT_TRUE(strategy->Initialize().ok());
     return strategy;
   }
 
-  std::vector<std::unique_ptr<rpc::PsGrpcServer>> servers_;
-  std::vector<std::string> addresses_;
+  rpc::InProcessPsTasks ps_;
   LocalDevices devices_;
 };
 
@@ -174,13 +165,8 @@ TEST_F(ParameterServerStrategyTest, SyncOnReadVariablesStayOnTheWorker) {
 std::vector<int64_t> Requests(PsClient& client, const std::string& method) {
   absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client.Stats();
   EXPECT_TRUE(stats.ok()) << stats.status();
-  std::vector<int64_t> counts;
-  if (!stats.ok()) return counts;
-  for (const ps::GetStatusResponse& task : *stats) {
-    auto it = task.requests().find(method);
-    counts.push_back(it == task.requests().end() ? 0 : it->second);
-  }
-  return counts;
+  if (!stats.ok()) return {};
+  return rpc::RequestsPerTask(*stats, method);
 }
 
 // Requests of `methods` each task served since `before` (by method).

@@ -19,7 +19,7 @@
 #include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rpc/ps_grpc_server.h"
+#include "rpc/in_process_ps_tasks.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
 #include "runtime/device/local_devices.h"
@@ -287,21 +287,10 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
   }
 
   // Two parameter servers in this process, reached over gRPC.
-  std::vector<std::unique_ptr<rpc::PsGrpcServer>> servers;
-  std::vector<std::string> addresses;
-  for (int task = 0; task < 2; ++task) {
-    rpc::PsGrpcServer::Options options;
-    options.listen_address = "127.0.0.1:0";
-    options.task_index = task;
-    options.stop_grace = absl::Seconds(1);
-    absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
-        rpc::PsGrpcServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    addresses.push_back(absl::StrCat("127.0.0.1:", (*server)->port()));
-    servers.push_back(*std::move(server));
-  }
+  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
+  ASSERT_TRUE(servers.ok()) << servers.status();
   absl::StatusOr<std::unique_ptr<PsClient>> client =
-      PsClient::Create(addresses, PsClient::Options());
+      PsClient::Create(servers->addresses, PsClient::Options());
   ASSERT_TRUE(client.ok()) << client.status();
   std::unique_ptr<ParameterServerStrategy> ps =
       *ParameterServerStrategy::Create(Devices(2), client->get());
@@ -316,7 +305,7 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
     ASSERT_TRUE(placement.ok()) << placement.status();
     EXPECT_EQ(placement->parts.size(), 2u);
   }
-  for (auto& server : servers) server->Stop();
+  for (auto& server : servers->servers) server->Stop();
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
@@ -328,36 +317,22 @@ INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
 std::vector<int64_t> DenseRequests(PsClient& client, const std::string& verb) {
   absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client.Stats();
   EXPECT_TRUE(stats.ok()) << stats.status();
-  std::vector<int64_t> counts;
-  if (!stats.ok()) return counts;
-  for (const ps::GetStatusResponse& task : *stats) {
-    int64_t n = 0;
-    for (const std::string& method :
-         {absl::StrCat(verb, "Dense"), absl::StrCat(verb, "DenseBatch")}) {
-      auto it = task.requests().find(method);
-      if (it != task.requests().end()) n += it->second;
-    }
-    counts.push_back(n);
+  if (!stats.ok()) return {};
+  std::vector<int64_t> counts =
+      rpc::RequestsPerTask(*stats, absl::StrCat(verb, "Dense"));
+  const std::vector<int64_t> batches =
+      rpc::RequestsPerTask(*stats, absl::StrCat(verb, "DenseBatch"));
+  for (size_t task = 0; task < counts.size(); ++task) {
+    counts[task] += batches[task];
   }
   return counts;
 }
 
 TEST(TrainStepTest, DenseVariablesTakeOneRequestPerPsTaskAndStep) {
-  std::vector<std::unique_ptr<rpc::PsGrpcServer>> servers;
-  std::vector<std::string> addresses;
-  for (int task = 0; task < 2; ++task) {
-    rpc::PsGrpcServer::Options options;
-    options.listen_address = "127.0.0.1:0";
-    options.task_index = task;
-    options.stop_grace = absl::Seconds(1);
-    absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
-        rpc::PsGrpcServer::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    addresses.push_back(absl::StrCat("127.0.0.1:", (*server)->port()));
-    servers.push_back(*std::move(server));
-  }
+  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
+  ASSERT_TRUE(servers.ok()) << servers.status();
   std::unique_ptr<PsClient> client =
-      *PsClient::Create(addresses, PsClient::Options());
+      *PsClient::Create(servers->addresses, PsClient::Options());
   LocalDevicesOptions options;
   options.num_cpu_devices = 2;
   options.use_gpus = false;
@@ -401,7 +376,7 @@ TEST(TrainStepTest, DenseVariablesTakeOneRequestPerPsTaskAndStep) {
   for (int task = 0; task < 2; ++task) {
     EXPECT_EQ(pulls_after[task] - pulls[task], 1) << "task " << task;
   }
-  for (auto& server : servers) server->Stop();
+  for (auto& server : servers->servers) server->Stop();
 }
 
 TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {
