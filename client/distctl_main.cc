@@ -25,6 +25,7 @@
 #include "client/resolve_command.h"
 #include "client/variable_commands.h"
 #include "rpc/grpc_logging.h"
+#include "rpc/transport_security_flags.h"
 #include "runtime/cluster/tf_config.h"
 
 ABSL_FLAG(std::string, cluster_spec, "",
@@ -92,12 +93,16 @@ int BadInput(absl::string_view message) {
 
 // Commands that talk to the cluster's ps tasks, and their argument.
 int RunClusterCommand(const std::string& command, const std::string& argument,
-                      const ClusterSpec& cluster, absl::Duration timeout) {
-  if (command == "stats") return RunStatsCommand(cluster, timeout, stdout);
+                      const ClusterSpec& cluster, absl::Duration timeout,
+                      std::shared_ptr<const rpc::TransportSecurity> security) {
+  if (command == "stats") {
+    return RunStatsCommand(cluster, timeout, security.get(), stdout);
+  }
   if (command == "shutdown") {
-    return RunShutdownCommand(cluster, timeout, stdout);
+    return RunShutdownCommand(cluster, timeout, security.get(), stdout);
   }
   PsClient::Options options;
+  options.security = security;
   options.rpc_timeout = timeout;
   options.checkpoint_timeout = timeout * 60;
   absl::StatusOr<std::unique_ptr<PsClient>> client =
@@ -158,8 +163,11 @@ int Main(int argc, char** argv) {
                  std::string(cluster.status().message()).c_str());
     return kExitBadInput;
   }
+  absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> security =
+      rpc::TransportSecurityFromFlags();
+  if (!security.ok()) return BadInput(security.status().message());
   return RunClusterCommand(command, argument, *cluster,
-                           absl::Seconds(timeout_secs));
+                           absl::Seconds(timeout_secs), *std::move(security));
 }
 
 }  // namespace

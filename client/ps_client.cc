@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <random>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -20,9 +21,11 @@
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/grpc_status.h"
 #include "rpc/tensor_codec.h"
+#include "rpc/transport_security.h"
 #include "rpc/wire_message.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/tensor/shape.h"
+#include "runtime/util/splitmix64.h"
 
 namespace distrt {
 namespace {
@@ -34,7 +37,11 @@ using Stub = ps::ParameterServer::Stub;
 struct CallBase {
   explicit CallBase(int task) : ps_task(task) {}
   const int ps_task;
-  grpc::ClientContext context;
+  // The current attempt's context: a context serves one attempt only.
+  std::unique_ptr<grpc::ClientContext> context;
+  // Whether attempts wait for the connection (rather than failing at once
+  // while the ps task is unreachable).
+  bool wait_for_ready = false;
   grpc::Status status;
   // The RPC, when the calls sent together are of several (PullMany); empty
   // when it is the one RunWire is given.
@@ -48,6 +55,19 @@ struct CallBase {
   grpc::ByteBuffer wire_response;
   // Decoding the response, run as it arrives.
   absl::Status decoded;
+  // The method's full name when not the one RunWire is given, and which of
+  // its ps task's connections it goes through.
+  std::string method;
+  int stripe = 0;
+
+  // A fresh context for the next attempt, ending at `deadline`.
+  grpc::ClientContext* NewAttempt(
+      std::chrono::system_clock::time_point deadline) {
+    context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(deadline);
+    context->set_wait_for_ready(wait_for_ready);
+    return context.get();
+  }
 };
 
 // One request of a batch sent in parallel.
@@ -211,9 +231,17 @@ class PsClient::Impl {
         // connection) through gRPC's global pool. A pool per channel and an
         // argument that differs per stripe each prevent that.
         args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+        // gRPC's reconnect backoff grows to 2 minutes by default: a ps task
+        // that restarted would go unnoticed that long.
+        args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+        args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+        args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
         args.SetInt("distrt.stripe", stripe);
-        std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
-            address, grpc::InsecureChannelCredentials(), args);
+        std::shared_ptr<grpc::Channel> channel =
+            options_.security != nullptr
+                ? options_.security->NewChannel(address, args)
+                : grpc::CreateCustomChannel(
+                      address, grpc::InsecureChannelCredentials(), args);
         if (stripe == 0)
           stubs_.push_back(ps::ParameterServer::NewStub(channel));
         stripes.push_back(std::make_unique<grpc::GenericStub>(channel));
@@ -223,32 +251,134 @@ class PsClient::Impl {
   }
 
   int num_tasks() const { return addresses_.size(); }
+
+  // A new id for a push (see PushDenseRequest.request_id): distinct within
+  // this client (SplitMix64 is a bijection of the counter), random across
+  // clients (the seed), never 0.
+  uint64_t NewRequestId() {
+    for (;;) {
+      const uint64_t id =
+          SplitMix64(request_id_seed_ + next_request_.fetch_add(1));
+      if (id != 0) return id;
+    }
+  }
   const std::string& address(int task) const { return addresses_[task]; }
 
   std::string TaskName(int task) const {
     return absl::StrCat("ps task ", task, " (", addresses_[task], ")");
   }
 
-  // Sends every call at once and waits for all of them (each is bounded by
-  // `timeout`). `issue(async_stub, context, request, response, done)` starts
-  // one. Returns the first error, naming the RPC and the ps task.
+  // The deadline of one attempt of a request: rpc_timeout, and never more
+  // than ps_failure_timeout, so that a ps task that stopped answering is
+  // given up on in time.
+  absl::Duration AttemptTimeout() const {
+    return std::min(options_.rpc_timeout, options_.ps_failure_timeout);
+  }
+
+  // Whether a failed call may be sent again: the ps task could not be
+  // reached, or did not answer in time. Pushes may be too: the ps task
+  // applies each request id once (NewRequestId).
+  static bool Retryable(const grpc::Status& status) {
+    return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  }
+
+  // Sends `send` (the calls of one operation) until none fails in a way
+  // worth retrying, or until ps_failure_timeout from now. `send_round(round)`
+  // sends the calls given and returns when all have ended. Between rounds it
+  // waits an exponential backoff with full jitter, so that workers that lost
+  // the same ps task do not come back at the same moment. UNAVAILABLE naming
+  // the ps task and the last error when time runs out.
+  template <typename CallType, typename SendRound>
+  absl::Status SendWithRetries(absl::string_view rpc,
+                               std::vector<CallType*> send, bool retry,
+                               SendRound send_round) {
+    const absl::Time give_up = absl::Now() + options_.ps_failure_timeout;
+    absl::Duration backoff = options_.initial_retry_backoff;
+    for (;;) {
+      send_round(send);
+      if (!retry) return absl::OkStatus();
+      std::vector<CallType*> failed;
+      for (CallType* call : send) {
+        if (Retryable(call->status)) failed.push_back(call);
+      }
+      if (failed.empty()) return absl::OkStatus();
+      const CallBase& first = *failed.front();
+      const absl::Time now = absl::Now();
+      if (now >= give_up) {
+        return absl::UnavailableError(absl::StrCat(
+            TaskName(first.ps_task), " did not answer ",
+            first.rpc.empty() ? rpc : first.rpc, first.about, " for ",
+            absl::FormatDuration(options_.ps_failure_timeout),
+            " (--ps_failure_timeout); last error: ", Describe(first.status)));
+      }
+      LogRetry(first, rpc, give_up - now);
+      absl::SleepFor(std::min(give_up - now, Jittered(backoff)));
+      backoff = std::min(options_.max_retry_backoff, backoff * 2);
+      for (CallType* call : failed) call->status = grpc::Status();
+      send = std::move(failed);
+    }
+  }
+
+  // "UNAVAILABLE: failed to connect to all addresses"
+  static std::string Describe(const grpc::Status& status) {
+    return absl::StrCat(absl::StatusCodeToString(
+                            static_cast<absl::StatusCode>(status.error_code())),
+                        ": ", status.error_message());
+  }
+
+  // Uniform in [0, limit]: "full jitter".
+  static absl::Duration Jittered(absl::Duration limit) {
+    thread_local std::mt19937_64 random(std::random_device{}());
+    return limit * std::uniform_real_distribution<double>(0, 1)(random);
+  }
+
+  // Says that a ps task is being retried, at most every few seconds (every
+  // step of every replica may be retrying the same task).
+  void LogRetry(const CallBase& call, absl::string_view rpc,
+                absl::Duration left) {
+    {
+      absl::MutexLock lock(&log_mu_);
+      const absl::Time now = absl::Now();
+      if (now - last_retry_log_ < absl::Seconds(5)) return;
+      last_retry_log_ = now;
+    }
+    options_.log(
+        absl::StrCat("warning: ", call.rpc.empty() ? rpc : call.rpc, " to ",
+                     TaskName(call.ps_task), " failed (", Describe(call.status),
+                     "); retrying for up to ",
+                     absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))),
+                     " (--ps_failure_timeout)"));
+  }
+
+  // Sends every call at once and waits for all of them (each attempt is
+  // bounded by `timeout`), sending again those that fail as Retryable
+  // (unless `retry` is false). `issue(async_stub, context, request,
+  // response, done)` starts one. Returns the first error, naming the RPC
+  // and the ps task.
   template <typename Request, typename Response, typename Issue>
   absl::Status RunAll(absl::string_view rpc, Calls<Request, Response>& calls,
-                      absl::Duration timeout, Issue issue) {
+                      absl::Duration timeout, Issue issue, bool retry = true) {
     if (calls.empty()) return absl::OkStatus();
-    absl::BlockingCounter pending(calls.size());
-    const auto deadline =
-        std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout);
-    for (auto& call : calls) {
-      Call<Request, Response>* c = call.get();
-      c->context.set_deadline(deadline);
-      issue(stubs_[c->ps_task]->async(), &c->context, &c->request, &c->response,
-            [c, &pending](grpc::Status status) {
-              c->status = std::move(status);
-              pending.DecrementCount();
-            });
-    }
-    pending.Wait();
+    using CallType = Call<Request, Response>;
+    std::vector<CallType*> all;
+    for (auto& call : calls) all.push_back(call.get());
+    absl::Status gave_up = SendWithRetries(
+        rpc, std::move(all), retry, [&](const std::vector<CallType*>& round) {
+          absl::BlockingCounter pending(round.size());
+          const auto deadline = std::chrono::system_clock::now() +
+                                absl::ToChronoMilliseconds(timeout);
+          for (CallType* c : round) {
+            issue(stubs_[c->ps_task]->async(), c->NewAttempt(deadline),
+                  &c->request, &c->response,
+                  [c, &pending](grpc::Status status) {
+                    c->status = std::move(status);
+                    pending.DecrementCount();
+                  });
+          }
+          pending.Wait();
+        });
+    if (!gave_up.ok()) return gave_up;
     return FirstError(rpc, calls);
   }
 
@@ -256,7 +386,8 @@ class PsClient::Impl {
   // `wire_response`: `decode(call)` runs as each response arrives (on a
   // gRPC thread, so responses are decoded in parallel) and its error counts
   // as the call's. A call whose `rpc` is set is sent as that RPC instead of
-  // `rpc`. The calls to one ps task take its connections in turn.
+  // `rpc`. The calls to one ps task take its connections in turn. Every
+  // attempt is bounded by AttemptTimeout().
   template <typename CallType, typename Decode>
   absl::Status RunWire(absl::string_view rpc,
                        std::vector<std::unique_ptr<CallType>>& calls,
@@ -267,30 +398,46 @@ class PsClient::Impl {
                           name);
     };
     const std::string method = method_of(rpc);
-    // Per call: the RPC's method when not `method`, and the stripe (the
-    // connection to its ps task), round-robin over each task's calls.
-    std::vector<std::string> other_methods(calls.size());
-    std::vector<int> stripes(calls.size());
     std::vector<int> calls_per_task(num_tasks(), 0);
-    for (size_t i = 0; i < calls.size(); ++i) {
-      const CallBase& c = *calls[i];
-      if (!c.rpc.empty() && c.rpc != rpc) other_methods[i] = method_of(c.rpc);
-      stripes[i] = calls_per_task[c.ps_task]++ % options_.connections_per_task;
+    std::vector<CallType*> all;
+    for (auto& call : calls) {
+      CallType& c = *call;
+      if (!c.rpc.empty() && c.rpc != rpc) c.method = method_of(c.rpc);
+      // Round-robin over the task's connections.
+      c.stripe = calls_per_task[c.ps_task]++ % options_.connections_per_task;
+      all.push_back(call.get());
     }
-    absl::BlockingCounter pending(calls.size());
+    absl::Status gave_up =
+        SendWithRetries(rpc, std::move(all), /*retry=*/true,
+                        [&](const std::vector<CallType*>& round) {
+                          SendWireRound(method, round, decode);
+                        });
+    if (!gave_up.ok()) return gave_up;
+    if (absl::Status s = FirstError(rpc, calls); !s.ok()) return s;
+    for (const auto& call : calls) {
+      if (!call->decoded.ok()) return call->decoded;
+    }
+    return absl::OkStatus();
+  }
+
+  // Sends `round` through RunWire's connections, at most
+  // max_requests_in_flight at a time (each answer starts the next one), and
+  // returns when every call has ended.
+  template <typename CallType, typename Decode>
+  void SendWireRound(const std::string& method,
+                     const std::vector<CallType*>& round, Decode& decode) {
+    absl::BlockingCounter pending(round.size());
     const auto deadline = std::chrono::system_clock::now() +
-                          absl::ToChronoMilliseconds(options_.rpc_timeout);
-    // Calls are started in order, at most max_requests_in_flight at a time:
-    // each answer starts the next one not started yet.
+                          absl::ToChronoMilliseconds(AttemptTimeout());
     std::atomic<size_t> next_to_start{0};
     std::function<void()> start_next = [&] {
       const size_t index = next_to_start.fetch_add(1);
-      if (index >= calls.size()) return;
-      CallType* c = calls[index].get();
-      c->context.set_deadline(deadline);
-      wire_stubs_[c->ps_task][stripes[index]]->UnaryCall(
-          &c->context,
-          other_methods[index].empty() ? method : other_methods[index],
+      if (index >= round.size()) return;
+      CallType* c = round[index];
+      c->decoded = absl::OkStatus();
+      c->wire_response.Clear();
+      wire_stubs_[c->ps_task][c->stripe]->UnaryCall(
+          c->NewAttempt(deadline), c->method.empty() ? method : c->method,
           grpc::StubOptions(), &c->wire_request, &c->wire_response,
           [c, &pending, &decode, &start_next](grpc::Status status) {
             c->status = std::move(status);
@@ -300,14 +447,9 @@ class PsClient::Impl {
           });
     };
     const size_t window = std::min<size_t>(
-        calls.size(), std::max(1, options_.max_requests_in_flight));
+        round.size(), std::max(1, options_.max_requests_in_flight));
     for (size_t i = 0; i < window; ++i) start_next();
     pending.Wait();
-    if (absl::Status s = FirstError(rpc, calls); !s.ok()) return s;
-    for (const auto& call : calls) {
-      if (!call->decoded.ok()) return call->decoded;
-    }
-    return absl::OkStatus();
   }
 
   // Decodes a pull's response, whose field 1 is `bytes` bytes of elements
@@ -453,6 +595,7 @@ class PsClient::Impl {
     const int64_t width = RowWidth(variable.spec);
     for (auto& call : calls) {
       const RowRange piece = RowRangeFromProto(call->request.rows());
+      call->request.set_request_id(NewRequestId());
       // Sent from `values` itself: the call ends before this returns.
       call->wire_request = EncodeDensePush(
           call->request, values.subspan(call->offset, piece.size() * width));
@@ -693,6 +836,7 @@ class PsClient::Impl {
     for (auto& call : calls) {
       if (call->batch) {  // copied into the message: the pieces are small
         ps::PushDenseBatchRequest request;
+        request.set_request_id(NewRequestId());
         for (const DensePiece& piece : call->pieces) {
           ps::PushDenseRequest* item = request.add_pushes();
           SetRows(variables[piece.variable]->spec.name, piece.rows, item);
@@ -706,6 +850,7 @@ class PsClient::Impl {
       const DensePiece& piece = call->pieces[0];
       ps::PushDenseRequest request;
       SetRows(variables[piece.variable]->spec.name, piece.rows, &request);
+      request.set_request_id(NewRequestId());
       // Sent from the caller's buffer: the call ends before this returns.
       call->wire_request = EncodeDensePush(request, grad_of(piece));
     }
@@ -805,6 +950,7 @@ class PsClient::Impl {
         }
         rows = call->rows;
       }
+      call->request.set_request_id(NewRequestId());
       call->wire_request = rpc::EncodeWithTensors(
           call->request, {{2,
                            ps::INT64,
@@ -858,6 +1004,11 @@ class PsClient::Impl {
 
   Options options_;
   const std::vector<std::string> addresses_;
+  absl::Mutex log_mu_;
+  absl::Time last_retry_log_ ABSL_GUARDED_BY(log_mu_) = absl::InfinitePast();
+  const uint64_t request_id_seed_ =
+      (uint64_t{std::random_device()()} << 32) ^ std::random_device()();
+  std::atomic<uint64_t> next_request_{0};
   // Per ps task, for the RPCs without tensors: its first connection.
   std::vector<std::unique_ptr<Stub>> stubs_;
   // Per ps task and stripe (connections_per_task of them), for the RPCs
@@ -911,6 +1062,17 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
   if (options.batch_below_bytes < 0) {
     return absl::InvalidArgumentError("batch_below_bytes must not be negative");
   }
+  if (options.ps_failure_timeout <= absl::ZeroDuration() ||
+      options.rpc_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "rpc_timeout and ps_failure_timeout must be positive");
+  }
+  if (options.initial_retry_backoff <= absl::ZeroDuration() ||
+      options.max_retry_backoff < options.initial_retry_backoff) {
+    return absl::InvalidArgumentError(
+        "initial_retry_backoff must be positive and at most "
+        "max_retry_backoff");
+  }
   return std::unique_ptr<PsClient>(new PsClient(std::make_unique<Impl>(
       std::move(options), std::move(addresses), *std::move(placer))));
 }
@@ -931,13 +1093,14 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
   while (true) {
     auto calls =
         CallTasks<ps::GetStatusResponse>(waiting, ps::GetStatusRequest());
-    for (auto& call : calls) call->context.set_wait_for_ready(true);
+    for (auto& call : calls) call->wait_for_ready = true;
     const absl::Duration round =
         std::max(absl::Milliseconds(1),
                  std::min(absl::Seconds(5), give_up - absl::Now()));
     (void)impl_->RunAll(
         "GetStatus", calls, round,
-        [](auto* async, auto... args) { async->GetStatus(args...); });
+        [](auto* async, auto... args) { async->GetStatus(args...); },
+        /*retry=*/false);
     waiting.clear();
     for (const auto& call : calls) {
       if (!call->status.ok()) waiting.push_back(call->ps_task);
@@ -1034,7 +1197,7 @@ absl::StatusOr<VariablePlacement> PsClient::CreatePlaced(
     calls.push_back(std::move(call));
   }
   if (absl::Status s = impl_->RunAll(
-          "CreateVariable", calls, impl_->options_.rpc_timeout,
+          "CreateVariable", calls, impl_->AttemptTimeout(),
           [](auto* async, auto... args) { async->CreateVariable(args...); });
       !s.ok()) {
     return s;
@@ -1049,7 +1212,7 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
   auto calls =
       CallTasks<ps::VariableInfo>(AllTasks(impl_->num_tasks()), request);
   (void)impl_->RunAll(
-      "LookupVariable", calls, impl_->options_.rpc_timeout,
+      "LookupVariable", calls, impl_->AttemptTimeout(),
       [](auto* async, auto... args) { async->LookupVariable(args...); });
   if (absl::Status s = impl_->FirstError("LookupVariable", calls,
                                          /*ignore_not_found=*/true);
@@ -1095,7 +1258,7 @@ absl::Status PsClient::List(
   auto calls = CallTasks<ps::ListVariablesResponse>(
       AllTasks(impl_->num_tasks()), ps::ListVariablesRequest());
   if (absl::Status s = impl_->RunAll(
-          "ListVariables", calls, impl_->options_.rpc_timeout,
+          "ListVariables", calls, impl_->AttemptTimeout(),
           [](auto* async, auto... args) { async->ListVariables(args...); });
       !s.ok()) {
     return s;
@@ -1223,7 +1386,7 @@ absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {
   auto calls =
       CallTasks<ps::HashTableInfo>(AllTasks(impl_->num_tasks()), request);
   return impl_->RunAll(
-      "CreateHashTable", calls, impl_->options_.rpc_timeout,
+      "CreateHashTable", calls, impl_->AttemptTimeout(),
       [](auto* async, auto... args) { async->CreateHashTable(args...); });
 }
 
@@ -1264,7 +1427,7 @@ absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
   auto calls = CallTasks<ps::GetStatusResponse>(AllTasks(impl_->num_tasks()),
                                                 ps::GetStatusRequest());
   if (absl::Status s = impl_->RunAll(
-          "GetStatus", calls, impl_->options_.rpc_timeout,
+          "GetStatus", calls, impl_->AttemptTimeout(),
           [](auto* async, auto... args) { async->GetStatus(args...); });
       !s.ok()) {
     return s;
@@ -1341,7 +1504,7 @@ absl::Status PsClient::Shutdown(const std::string& reason) {
   auto calls =
       CallTasks<ps::ShutdownResponse>(AllTasks(impl_->num_tasks()), request);
   return impl_->RunAll(
-      "Shutdown", calls, impl_->options_.rpc_timeout,
+      "Shutdown", calls, impl_->AttemptTimeout(),
       [](auto* async, auto... args) { async->Shutdown(args...); });
 }
 

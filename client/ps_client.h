@@ -31,6 +31,10 @@
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
 
+namespace distrt::rpc {
+class TransportSecurity;
+}  // namespace distrt::rpc
+
 namespace distrt {
 
 // A variable as the client sees it: the whole spec, where each part is, and
@@ -75,8 +79,19 @@ struct DenseVariablePush {
 class PsClient {
  public:
   struct Options {
-    // Deadline of each request.
+    // Deadline of each attempt of a request.
     absl::Duration rpc_timeout = absl::Seconds(60);
+    // A request that fails because its ps task cannot be reached, or does
+    // not answer within the attempt's deadline, is sent again (after an
+    // exponential backoff with jitter, from initial_retry_backoff up to
+    // max_retry_backoff) for up to this long from its first attempt; then
+    // the operation fails with UNAVAILABLE naming the task. Pushes too: each
+    // carries a request id that the ps task applies once. Also caps each
+    // attempt's deadline. A ps task that restarts at the same address within
+    // it is used again as soon as it answers.
+    absl::Duration ps_failure_timeout = absl::Minutes(2);
+    absl::Duration initial_retry_backoff = absl::Milliseconds(50);
+    absl::Duration max_retry_backoff = absl::Seconds(2);
     // Deadline of each ps task's save or restore of a checkpoint.
     absl::Duration checkpoint_timeout = absl::Minutes(30);
     PlacementStrategy placement = PlacementStrategy::kRoundRobin;
@@ -106,6 +121,9 @@ class PsClient {
     // Where progress messages go (e.g. which ps task is awaited); stderr
     // when unset.
     std::function<void(absl::string_view)> log;
+    // The job's TLS and cluster token (rpc/transport_security.h); null:
+    // plain TCP, no token.
+    std::shared_ptr<const rpc::TransportSecurity> security;
   };
 
   // Clients of the "ps" job of `cluster`, whose tasks must be numbered

@@ -41,13 +41,13 @@ int ForEachPsTask(
 }  // namespace
 
 int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
-                    std::FILE* out) {
+                    const rpc::TransportSecurity* security, std::FILE* out) {
   return ForEachPsTask(
       cluster, out, "unreachable: ",
-      [timeout](const std::string& address,
-                const std::string& name) -> absl::StatusOr<std::string> {
+      [timeout, security](const std::string& address, const std::string& name)
+          -> absl::StatusOr<std::string> {
         absl::StatusOr<rpc::PsTaskStatus> status =
-            rpc::GetPsTaskStatus(address, name, timeout);
+            rpc::GetPsTaskStatus(address, name, timeout, security);
         if (!status.ok()) return status.status();
         return absl::StrFormat(
             "up %-10s incarnation %016x  variables %d (%s, %d rows)  "
@@ -62,13 +62,13 @@ int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
 }
 
 int RunShutdownCommand(const ClusterSpec& cluster, absl::Duration timeout,
-                       std::FILE* out) {
+                       const rpc::TransportSecurity* security, std::FILE* out) {
   return ForEachPsTask(
       cluster, out, "",
-      [timeout](const std::string& address,
-                const std::string& name) -> absl::StatusOr<std::string> {
-        absl::Status status =
-            rpc::ShutdownPsTask(address, name, "distctl shutdown", timeout);
+      [timeout, security](const std::string& address, const std::string& name)
+          -> absl::StatusOr<std::string> {
+        absl::Status status = rpc::ShutdownPsTask(
+            address, name, "distctl shutdown", timeout, security);
         if (!status.ok()) return status;
         return std::string("shutting down");
       });

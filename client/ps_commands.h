@@ -8,14 +8,16 @@
 #include <cstdio>
 
 #include "absl/time/time.h"
+#include "rpc/transport_security.h"
 #include "runtime/cluster/cluster_spec.h"
 
 namespace distrt {
 
+// `security`: the job's TLS and cluster token (null: plain TCP, no token).
 int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
-                    std::FILE* out);
+                    const rpc::TransportSecurity* security, std::FILE* out);
 int RunShutdownCommand(const ClusterSpec& cluster, absl::Duration timeout,
-                       std::FILE* out);
+                       const rpc::TransportSecurity* security, std::FILE* out);
 
 }  // namespace distrt
 

@@ -1,18 +1,22 @@
 // ps_server: one parameter-server task of a cluster.
 //
 // Reads TF_CONFIG (its task must be of type "ps"), serves the
-// ParameterServer service on its address from the cluster spec, and prints
-// one start-up line:
-//   ps_server: ps task 0 serving on 0.0.0.0:2222 (cluster address
-//   ps0.example:2222), incarnation 8c1f0e6b2a7d4e13
-// It exits 0 after SIGTERM/SIGINT or a Shutdown RPC (in-flight requests
-// finish first), and 2 with one line on stderr on bad input: TF_CONFIG, a
-// task that is not a ps task, flags, or a port it cannot listen on.
+// ParameterServer service on its address from the cluster spec (and only
+// there), and prints one start-up line:
+//   ps_server: ps task 0 serving on ps0.example:2222 (cluster address
+//   ps0.example:2222), incarnation 8c1f0e6b2a7d4e13, mutual TLS, cluster
+//   token
+// then, when --checkpoint_dir had a checkpoint, one line saying what it took
+// back from it. It exits 0 after SIGTERM/SIGINT or a Shutdown RPC
+// (in-flight requests finish first), and 2 with one line on stderr on bad
+// input: TF_CONFIG, a task that is not a ps task, flags, TLS or token
+// files, a damaged checkpoint, or a port it cannot listen on.
 
 #include <signal.h>
 
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/ps_grpc_server.h"
+#include "rpc/transport_security_flags.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/util/malloc_tuning.h"
@@ -31,10 +36,11 @@
 ABSL_FLAG(int, port, -1,
           "Port to listen on instead of the one in this task's cluster "
           "address; 0 lets the OS pick a free port (printed at start-up).");
-ABSL_FLAG(std::string, bind_host, "0.0.0.0",
-          "Interface to listen on. The default, every interface, is what a "
-          "cluster needs (TensorFlow's servers do the same); tests use "
-          "127.0.0.1.");
+ABSL_FLAG(std::string, bind_host, "",
+          "Address to listen on. Default: the host of this task's address "
+          "in TF_CONFIG, and only that (a name is resolved, and must be an "
+          "address of this machine). \"0.0.0.0\" listens on every "
+          "interface, as TensorFlow's servers do.");
 ABSL_FLAG(int, max_message_mb, 256,
           "Largest request or response message in MiB; larger requests are "
           "refused with RESOURCE_EXHAUSTED (clients split big tensors into "
@@ -43,6 +49,12 @@ ABSL_FLAG(int64_t, max_memory_mb, 64 << 10,
           "Memory for variables, hash-table rows and their optimizer slots, "
           "in MiB; creating a variable or hash-table rows beyond it is "
           "refused with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "The job's checkpoint directory (the chief's --checkpoint_dir). "
+          "When it has a committed checkpoint, this task takes back its "
+          "shard of the latest one before serving, so that a ps task "
+          "restarted after a failure (by launch --max_restarts or "
+          "Kubernetes) comes back holding what it held then.");
 ABSL_FLAG(int, stop_grace_secs, 5,
           "On shutdown, how long in-flight requests may take to finish.");
 
@@ -75,7 +87,8 @@ absl::StatusOr<TaskId> PsTaskOf(const TfConfig& config) {
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "ps_server [--port=N] [--bind_host=HOST] [--max_message_mb=N] "
-      "[--max_memory_mb=N]\n"
+      "[--max_memory_mb=N] [--checkpoint_dir=DIR] [--tls_cert=PEM "
+      "--tls_key=PEM --tls_ca=PEM] [--cluster_token_file=FILE]\n"
       "Serves the parameter-server task named by TF_CONFIG.");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   rpc::QuietGrpcLoggingUnlessRequested();
@@ -110,8 +123,14 @@ int Main(int argc, char** argv) {
   const std::string cluster_address =
       *config->cluster.TaskAddress(task->type, task->index);
   // Valid: ClusterSpec checked every address when TF_CONFIG was parsed.
-  const int port =
-      port_flag >= 0 ? port_flag : ParseTaskAddress(cluster_address)->port;
+  const HostPort cluster_host_port = *ParseTaskAddress(cluster_address);
+  const int port = port_flag >= 0 ? port_flag : cluster_host_port.port;
+  const std::string bind_host = absl::GetFlag(FLAGS_bind_host).empty()
+                                    ? cluster_host_port.host
+                                    : absl::GetFlag(FLAGS_bind_host);
+  absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> security =
+      rpc::TransportSecurityFromFlags();
+  if (!security.ok()) return Fail(security.status().message());
 
   // Signals are taken synchronously below; block them before gRPC starts its
   // threads so that none of those threads receives them.
@@ -122,8 +141,10 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   rpc::PsGrpcServer::Options options;
-  options.listen_address =
-      absl::StrCat(absl::GetFlag(FLAGS_bind_host), ":", port);
+  options.listen_address = absl::StrCat(bind_host, ":", port);
+  options.security = *security;
+  options.restore_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.num_ps_tasks = config->cluster.NumTasks(kPsJob);
   options.task_index = task->index;
   options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
   options.max_message_bytes = int64_t{max_message_mb} << 20;
@@ -133,11 +154,22 @@ int Main(int argc, char** argv) {
   if (!server.ok()) return Fail(server.status().message());
 
   std::printf(
-      "ps_server: ps task %d serving on %s:%d (cluster address %s), "
-      "incarnation %016llx\n",
-      task->index, absl::GetFlag(FLAGS_bind_host).c_str(), (*server)->port(),
+      "ps_server: ps task %d serving on %s (cluster address %s), "
+      "incarnation %016llx, %s\n",
+      task->index, absl::StrCat(bind_host, ":", (*server)->port()).c_str(),
       cluster_address.c_str(),
-      static_cast<unsigned long long>((*server)->incarnation()));
+      static_cast<unsigned long long>((*server)->incarnation()),
+      (*security)->Description().c_str());
+  if (const std::optional<RestoreInfo>& restored = (*server)->restored()) {
+    std::printf(
+        "ps_server: took back this task's shard of %s (step %lld): %lld "
+        "variable parts, %lld hash tables (%lld rows)\n",
+        restored->checkpoint_dir.c_str(),
+        static_cast<long long>(restored->step),
+        static_cast<long long>(restored->variables_restored),
+        static_cast<long long>(restored->hash_tables_restored),
+        static_cast<long long>(restored->hash_table_rows_restored));
+  }
   std::fflush(stdout);
 
   // Wait for a stop signal or a Shutdown RPC, whichever comes first.

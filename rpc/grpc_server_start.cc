@@ -6,12 +6,16 @@ namespace distrt::rpc {
 
 absl::StatusOr<StartedGrpcServer> StartGrpcServer(
     const std::string& listen_address, grpc::Service* service,
+    const TransportSecurity* security,
     const std::function<void(grpc::ServerBuilder&)>& configure) {
   grpc::ServerBuilder builder;
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   if (configure) configure(builder);
   StartedGrpcServer started;
-  builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(),
+  builder.AddListeningPort(listen_address,
+                           security != nullptr
+                               ? security->ServerCredentials()
+                               : grpc::InsecureServerCredentials(),
                            &started.port);
   builder.RegisterService(service);
   started.server = builder.BuildAndStart();

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "rpc/transport_security.h"
 
 namespace distrt::rpc {
 
@@ -22,12 +23,14 @@ struct StartedGrpcServer {
 };
 
 // Serves `service` (borrowed: it must outlive the server) on
-// `listen_address` ("host:port"). `configure`, when set, sets further
+// `listen_address` ("host:port"), with the TLS and token check of
+// `security` (null: plain TCP, no token). `configure`, when set, sets further
 // options on the builder first (message sizes, ...). UNAVAILABLE naming the
 // address when it cannot listen there (the port is in use, or the host is
 // not an address of this machine).
 absl::StatusOr<StartedGrpcServer> StartGrpcServer(
     const std::string& listen_address, grpc::Service* service,
+    const TransportSecurity* security,
     const std::function<void(grpc::ServerBuilder&)>& configure = nullptr);
 
 }  // namespace distrt::rpc

@@ -10,9 +10,12 @@
 namespace distrt::rpc {
 namespace {
 
-std::unique_ptr<ps::ParameterServer::Stub> NewStub(const std::string& address) {
+std::unique_ptr<ps::ParameterServer::Stub> NewStub(
+    const std::string& address, const TransportSecurity* security) {
   return ps::ParameterServer::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      security != nullptr
+          ? security->NewChannel(address)
+          : grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
 }
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
@@ -22,14 +25,15 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 
 }  // namespace
 
-absl::StatusOr<PsTaskStatus> GetPsTaskStatus(const std::string& address,
-                                             const std::string& task_name,
-                                             absl::Duration timeout) {
+absl::StatusOr<PsTaskStatus> GetPsTaskStatus(
+    const std::string& address, const std::string& task_name,
+    absl::Duration timeout, const TransportSecurity* security) {
   grpc::ClientContext context;
   SetDeadline(context, timeout);
   ps::GetStatusResponse response;
   grpc::Status status =
-      NewStub(address)->GetStatus(&context, ps::GetStatusRequest(), &response);
+      NewStub(address, security)
+          ->GetStatus(&context, ps::GetStatusRequest(), &response);
   if (!status.ok()) {
     return FromGrpcStatus(
         status, absl::StrCat("GetStatus to ", task_name, " (", address, ")"));
@@ -51,14 +55,15 @@ absl::StatusOr<PsTaskStatus> GetPsTaskStatus(const std::string& address,
 
 absl::Status ShutdownPsTask(const std::string& address,
                             const std::string& task_name,
-                            const std::string& reason, absl::Duration timeout) {
+                            const std::string& reason, absl::Duration timeout,
+                            const TransportSecurity* security) {
   grpc::ClientContext context;
   SetDeadline(context, timeout);
   ps::ShutdownRequest request;
   request.set_reason(reason);
   ps::ShutdownResponse response;
   return FromGrpcStatus(
-      NewStub(address)->Shutdown(&context, request, &response),
+      NewStub(address, security)->Shutdown(&context, request, &response),
       absl::StrCat("Shutdown to ", task_name, " (", address, ")"));
 }
 

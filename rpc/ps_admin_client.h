@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "rpc/transport_security.h"
 
 namespace distrt::rpc {
 
@@ -28,13 +29,15 @@ struct PsTaskStatus {
 };
 
 // `task_name` (e.g. "ps task 1") is only used in error messages.
-absl::StatusOr<PsTaskStatus> GetPsTaskStatus(const std::string& address,
-                                             const std::string& task_name,
-                                             absl::Duration timeout);
+// `security`: the job's TLS and token (null: plain TCP, no token).
+absl::StatusOr<PsTaskStatus> GetPsTaskStatus(
+    const std::string& address, const std::string& task_name,
+    absl::Duration timeout, const TransportSecurity* security = nullptr);
 
 absl::Status ShutdownPsTask(const std::string& address,
                             const std::string& task_name,
-                            const std::string& reason, absl::Duration timeout);
+                            const std::string& reason, absl::Duration timeout,
+                            const TransportSecurity* security = nullptr);
 
 }  // namespace distrt::rpc
 

@@ -15,7 +15,9 @@
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/ps_request_handler.h"
+#include "rpc/transport_security.h"
 #include "rpc/wire_message.h"
+#include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/util/buffer_pool.h"
 
 namespace distrt::rpc {
@@ -158,9 +160,33 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     }
   }
 
+  // See Options.restore_dir.
+  absl::Status TakeBackShard() {
+    if (options_.restore_dir.empty()) return absl::OkStatus();
+    absl::StatusOr<std::vector<std::string>> index =
+        ReadCheckpointIndex(options_.restore_dir);
+    if (!index.ok()) return index.status();
+    if (index->empty()) return absl::OkStatus();
+    absl::StatusOr<RestoreInfo> restored = handler_.RecreateShard(
+        options_.restore_dir, options_.task_index, options_.num_ps_tasks);
+    if (!restored.ok()) {
+      return absl::Status(
+          restored.status().code(),
+          absl::StrCat("cannot take back this task's shard of the latest "
+                       "checkpoint in ",
+                       options_.restore_dir, ": ",
+                       restored.status().message()));
+    }
+    restored_ = *std::move(restored);
+    return absl::OkStatus();
+  }
+
+  const std::optional<RestoreInfo>& restored() const { return restored_; }
+
   absl::Status Listen() {
     absl::StatusOr<StartedGrpcServer> started = StartGrpcServer(
-        options_.listen_address, this, [&](grpc::ServerBuilder& builder) {
+        options_.listen_address, this, options_.security.get(),
+        [&](grpc::ServerBuilder& builder) {
           builder.SetMaxReceiveMessageSize(
               ClampToInt(options_.max_message_bytes));
           // Responses are bounded by PsRequestHandler before they are
@@ -349,6 +375,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   PsRequestHandler handler_;
+  std::optional<RestoreInfo> restored_;  // set by Start, then constant
   BufferPool pool_;
   std::array<std::atomic<int64_t>, kNumMethods> requests_{};
   std::atomic<int64_t> failed_{0};
@@ -357,6 +384,8 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
 absl::StatusOr<std::unique_ptr<PsGrpcServer>> PsGrpcServer::Start(
     const Options& options) {
   auto impl = std::make_unique<Impl>(options);
+  // Before listening: no request may see the task half restored.
+  if (absl::Status s = impl->TakeBackShard(); !s.ok()) return s;
   if (absl::Status s = impl->Listen(); !s.ok()) return s;
   return std::unique_ptr<PsGrpcServer>(new PsGrpcServer(std::move(impl)));
 }
@@ -369,6 +398,10 @@ PsGrpcServer::~PsGrpcServer() { Stop(); }
 int PsGrpcServer::port() const { return impl_->port_; }
 
 uint64_t PsGrpcServer::incarnation() const { return impl_->incarnation_; }
+
+const std::optional<RestoreInfo>& PsGrpcServer::restored() const {
+  return impl_->restored();
+}
 
 void PsGrpcServer::RequestShutdown(absl::string_view reason) {
   impl_->RequestShutdown(reason);

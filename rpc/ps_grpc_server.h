@@ -22,13 +22,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "runtime/checkpoint/ps_checkpoint.h"
 
 namespace distrt::rpc {
+
+class TransportSecurity;
 
 class PsGrpcServer {
  public:
@@ -46,6 +50,16 @@ class PsGrpcServer {
     int64_t max_message_bytes = int64_t{256} << 20;
     // Memory for variables, hash-table rows and their optimizer slots.
     int64_t max_variable_bytes = int64_t{64} << 30;
+    // TLS and the cluster token every caller must present (see
+    // transport_security.h); null: plain TCP, anybody may call.
+    std::shared_ptr<const TransportSecurity> security;
+    // A checkpoint root directory (the chief's --checkpoint_dir). When it
+    // has a committed checkpoint, Start takes back this task's shard of the
+    // latest one (RecreateShard, with task_index of num_ps_tasks) before it
+    // listens: a ps task that was restarted comes back holding what it held
+    // then, and the job goes on. Empty: start empty.
+    std::string restore_dir;
+    int num_ps_tasks = 1;
   };
 
   // Listens and starts serving. UNAVAILABLE naming the address when it
@@ -63,6 +77,8 @@ class PsGrpcServer {
   int port() const;
   // Random at every start; see GetStatusResponse.incarnation.
   uint64_t incarnation() const;
+  // What Start restored from Options.restore_dir; nullopt when nothing.
+  const std::optional<RestoreInfo>& restored() const;
 
   // Marks shutdown as requested, as the Shutdown RPC does.
   void RequestShutdown(absl::string_view reason);

@@ -146,8 +146,22 @@ absl::Status PsRequestHandler::PullDense(const ps::PullDenseRequest& request,
                          Allocate<float>(values, ps::FLOAT32, shape, elements));
 }
 
+template <typename Apply>
+absl::Status PsRequestHandler::ApplyOnce(uint64_t request_id, Apply apply) {
+  if (!recent_pushes_.Begin(request_id)) return absl::OkStatus();
+  absl::Status status = apply();
+  if (!status.ok()) recent_pushes_.Forget(request_id);
+  return status;
+}
+
 absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request,
                                          const TensorView& values) {
+  return ApplyOnce(request.request_id(),
+                   [&] { return ApplyPushDense(request, values); });
+}
+
+absl::Status PsRequestHandler::ApplyPushDense(
+    const ps::PushDenseRequest& request, const TensorView& values) {
   absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
   if (!info.ok()) return info.status();
   absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
@@ -197,12 +211,15 @@ absl::Status PsRequestHandler::PullDenseBatch(
 
 absl::Status PsRequestHandler::PushDenseBatch(
     const ps::PushDenseBatchRequest& request) {
-  for (const ps::PushDenseRequest& item : request.pushes()) {
-    if (absl::Status s = PushDense(item, ViewOf(item.values())); !s.ok()) {
-      return s;
+  return ApplyOnce(request.request_id(), [&] {
+    for (const ps::PushDenseRequest& item : request.pushes()) {
+      if (absl::Status s = ApplyPushDense(item, ViewOf(item.values()));
+          !s.ok()) {
+        return s;
+      }
     }
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  });
 }
 
 absl::Status PsRequestHandler::PullSparse(const ps::PullSparseRequest& request,
@@ -240,7 +257,9 @@ absl::Status PsRequestHandler::PushSparse(const ps::PushSparseRequest& request,
       !s.ok()) {
     return s;
   }
-  return store_.PushSparse(request.name(), decoded.ids, decoded.grads);
+  return ApplyOnce(request.request_id(), [&] {
+    return store_.PushSparse(request.name(), decoded.ids, decoded.grads);
+  });
 }
 
 absl::Status PsRequestHandler::CreateHashTable(
@@ -300,7 +319,8 @@ absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request,
   if (absl::Status s = CheckRoomForRows(**table, decoded.ids.size()); !s.ok()) {
     return s;
   }
-  return (*table)->Push(decoded.ids, decoded.grads);
+  return ApplyOnce(request.request_id(),
+                   [&] { return (*table)->Push(decoded.ids, decoded.grads); });
 }
 
 absl::Status PsRequestHandler::Save(const ps::SaveRequest& request,
@@ -341,6 +361,11 @@ absl::Status PsRequestHandler::Restore(const ps::RestoreRequest& request,
   return absl::OkStatus();
 }
 
+absl::StatusOr<RestoreInfo> PsRequestHandler::RecreateShard(
+    const std::string& dir, int shard_index, int num_shards) {
+  return distrt::RecreateShard(store_, tables_, dir, shard_index, num_shards);
+}
+
 void PsRequestHandler::FillHoldings(ps::GetStatusResponse* response) const {
   int64_t rows = 0;
   const std::vector<VariableInfo> variables = store_.List();
@@ -358,6 +383,7 @@ void PsRequestHandler::FillHoldings(ps::GetStatusResponse* response) const {
   response->set_num_hash_tables(tables.size());
   response->set_hash_table_rows(table_rows);
   response->set_hash_table_bytes(table_bytes);
+  response->set_duplicate_pushes(recent_pushes_.duplicates());
 }
 
 }  // namespace distrt::rpc

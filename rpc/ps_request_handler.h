@@ -16,13 +16,16 @@
 // passes through a protobuf copy.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "proto/ps_service.pb.h"
 #include "rpc/tensor_codec.h"
+#include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/ps/hash_table_set.h"
+#include "runtime/ps/recent_request_ids.h"
 #include "runtime/ps/variable_store.h"
 
 namespace distrt::rpc {
@@ -55,6 +58,9 @@ class PsRequestHandler {
 
   absl::Status PullDense(const ps::PullDenseRequest& request,
                          ResponseTensor values) const;
+  // Every push is applied once per request_id (see
+  // runtime/ps/recent_request_ids.h): a copy sent again is answered OK
+  // without being applied.
   absl::Status PushDense(const ps::PushDenseRequest& request,
                          const TensorView& values);
   // Small variables several at a time, as protobuf messages (their tensors
@@ -83,11 +89,23 @@ class PsRequestHandler {
   absl::Status Restore(const ps::RestoreRequest& request,
                        ps::RestoreResponse* response);
 
+  // For a task that restarted: see RecreateShard (ps_checkpoint.h).
+  absl::StatusOr<RestoreInfo> RecreateShard(const std::string& dir,
+                                            int shard_index, int num_shards);
+
   // Fills the holdings part of GetStatusResponse (variables, tables, bytes,
-  // rows); the transport adds identity and request counts.
+  // rows, duplicate pushes); the transport adds identity and request
+  // counts.
   void FillHoldings(ps::GetStatusResponse* response) const;
 
  private:
+  // Runs `apply` (a push) unless `request_id` was applied lately; forgets
+  // the id again when it fails.
+  template <typename Apply>
+  absl::Status ApplyOnce(uint64_t request_id, Apply apply);
+  absl::Status ApplyPushDense(const ps::PushDenseRequest& request,
+                              const TensorView& values);
+
   // RESOURCE_EXHAUSTED when `num_ids` new rows of `table` could take the
   // memory of variables and tables past max_variable_bytes.
   absl::Status CheckRoomForRows(const HashEmbeddingTable& table,
@@ -98,6 +116,7 @@ class PsRequestHandler {
   const Options options_;
   VariableStore store_;
   HashTableSet tables_;
+  RecentRequestIds recent_pushes_;
 };
 
 }  // namespace distrt::rpc

@@ -7,6 +7,7 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/rendezvous.grpc.pb.h"
 #include "rpc/grpc_status.h"
+#include "rpc/transport_security.h"
 
 namespace distrt::rpc {
 namespace {
@@ -28,6 +29,9 @@ std::shared_ptr<grpc::Channel> NewChannel(
   // The server bounds every value (InMemoryKvStore::Options); a Get of many
   // keys may add up to more than gRPC's default 4 MiB.
   args.SetMaxReceiveMessageSize(-1);
+  if (options.security != nullptr) {
+    return options.security->NewChannel(options.address, args);
+  }
   return grpc::CreateCustomChannel(options.address,
                                    grpc::InsecureChannelCredentials(), args);
 }

@@ -34,6 +34,8 @@
 
 namespace distrt::rpc {
 
+class TransportSecurity;
+
 class RendezvousClient final : public KvStore {
  public:
   struct Options {
@@ -51,6 +53,9 @@ class RendezvousClient final : public KvStore {
     // Deadline of one RPC once connected, beyond the time a Get asks the
     // server to wait.
     absl::Duration rpc_timeout = absl::Seconds(10);
+    // The job's TLS and cluster token (see transport_security.h); null:
+    // plain TCP, no token.
+    std::shared_ptr<const TransportSecurity> security;
   };
 
   // Does not connect yet: the first call does.

@@ -13,6 +13,7 @@
 #include "proto/rendezvous.grpc.pb.h"
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
+#include "rpc/transport_security.h"
 
 namespace distrt::rpc {
 
@@ -59,7 +60,7 @@ class RendezvousServer::Impl final : public rendezvous::Rendezvous::Service {
   absl::Status Listen() {
     absl::MutexLock lock(&stop_mu_);
     absl::StatusOr<StartedGrpcServer> started =
-        StartGrpcServer(options_.listen_address, this);
+        StartGrpcServer(options_.listen_address, this, options_.security.get());
     if (!started.ok()) return started.status();
     server_ = std::move(started->server);
     port_ = started->port;

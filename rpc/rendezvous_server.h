@@ -26,6 +26,8 @@
 
 namespace distrt::rpc {
 
+class TransportSecurity;
+
 class RendezvousServer {
  public:
   struct Options {
@@ -41,6 +43,9 @@ class RendezvousServer {
     absl::Duration stop_grace = absl::Seconds(5);
     // Limits of the store served (key, value and total sizes).
     InMemoryKvStore::Options store;
+    // TLS and the cluster token every caller must present (see
+    // transport_security.h); null: plain TCP, anybody may call.
+    std::shared_ptr<const TransportSecurity> security;
   };
 
   // Listens and starts serving. UNAVAILABLE naming the address when it

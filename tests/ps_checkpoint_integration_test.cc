@@ -198,6 +198,36 @@ TEST_F(PsCheckpointTest, RestartedServersRestoreIdenticalBits) {
   EXPECT_TRUE(PullAll(*client, model).BitwiseEquals(after_one_more_step_));
 }
 
+TEST_F(PsCheckpointTest, RestartedServersTakeBackTheirShards) {
+  // As a launcher or Kubernetes restarts them: same tasks, same
+  // --checkpoint_dir, nothing else.
+  absl::StatusOr<std::vector<PsProcess>> tasks =
+      StartPsProcesses(2, {absl::StrCat("--checkpoint_dir=", dir_)});
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  for (PsProcess& ps : *tasks) {
+    absl::StatusOr<std::string> line =
+        ps.process->ReadStdoutLine(absl::Seconds(30));
+    ASSERT_TRUE(line.ok()) << line.status();
+    EXPECT_THAT(*line, HasSubstr(absl::StrCat(
+                           "took back this task's shard of ", checkpoint_,
+                           " (step 10)")));
+  }
+  std::unique_ptr<PsClient> client = ClientOf(*tasks);
+  // The chief creating the variables again finds them there, restored.
+  const Model model = CreateModel(*client);
+  EXPECT_TRUE(PullAll(*client, model).BitwiseEquals(saved_));
+  Train(*client, model, 4);
+  EXPECT_TRUE(PullAll(*client, model).BitwiseEquals(after_one_more_step_));
+}
+
+TEST_F(PsCheckpointTest, TakingBackAShardNeedsTheSameNumberOfTasks) {
+  absl::StatusOr<PsProcess> ps = testing::StartPsProcess(
+      0, 3, {absl::StrCat("--checkpoint_dir=", dir_)});
+  ASSERT_FALSE(ps.ok());
+  EXPECT_THAT(ps.status().message(),
+              HasSubstr("was saved by 2 ps tasks, this cluster has 3"));
+}
+
 TEST_F(PsCheckpointTest, RestoresIntoOneOrThreeServers) {
   for (int num_ps : {1, 3}) {
     SCOPED_TRACE(absl::StrCat(num_ps, " ps tasks"));
@@ -238,6 +268,16 @@ TEST_F(PsCheckpointTest, CorruptCheckpointChangesNothingAnywhere) {
   EXPECT_THAT(restored.status().message(), HasSubstr("shard-00001-of-00002"));
   // The task whose own shard was fine did not load it either.
   EXPECT_TRUE(PullAll(*client, model).BitwiseEquals(fresh));
+  // A restarted task refuses to serve from it, naming the file.
+  for (int index : {0, 1}) {
+    absl::StatusOr<PsProcess> restarted = testing::StartPsProcess(
+        index, 2, {absl::StrCat("--checkpoint_dir=", dir_)});
+    ASSERT_FALSE(restarted.ok());
+    EXPECT_THAT(restarted.status().message(),
+                HasSubstr("shard-00001-of-00002.ckpt"));
+    EXPECT_THAT(restarted.status().message(),
+                HasSubstr("cannot take back this task's shard"));
+  }
 }
 
 TEST_F(PsCheckpointTest, KeepsTheLastCheckpointsAndRefusesMissingVariables) {

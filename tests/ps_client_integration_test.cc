@@ -2,11 +2,16 @@
 // placement and partitioning as the servers see them, dense, sparse and
 // hash-table round trips, concurrent pushes, and bad requests.
 
+#include <signal.h>
+
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -260,6 +265,49 @@ class RawRequestTest : public PsClientIntegrationTest {
   std::unique_ptr<ps::ParameterServer::Stub> stub_;
 };
 
+TEST_F(RawRequestTest, ResentPushIsAppliedOnce) {
+  ps::PushDenseRequest request;
+  request.set_name("w");
+  request.set_request_id(77);
+  rpc::EncodeFloat32(std::vector<float>(8, 1.0f), {4, 2},
+                     request.mutable_values());
+  ASSERT_TRUE(Push(request).ok());
+  ASSERT_TRUE(Push(request).ok());  // a retry: acknowledged, not applied
+  absl::StatusOr<VariablePlacement> w = client_->LookupVariable("w");
+  ASSERT_TRUE(w.ok());
+  std::vector<float> values(8);
+  ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ::testing::Each(-1.0f));
+
+  request.set_request_id(78);  // another push
+  ASSERT_TRUE(Push(request).ok());
+  request.set_request_id(0);  // no id: applied every time
+  ASSERT_TRUE(Push(request).ok());
+  ASSERT_TRUE(Push(request).ok());
+  ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ::testing::Each(-4.0f));
+  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ((*stats)[0].duplicate_pushes(), 1);
+}
+
+TEST_F(RawRequestTest, FailedPushMayBeResent) {
+  ps::PushDenseRequest request;
+  request.set_name("w");
+  request.set_request_id(99);
+  rpc::EncodeFloat32(std::vector<float>(5, 1.0f), {5},
+                     request.mutable_values());
+  EXPECT_EQ(Push(request).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  rpc::EncodeFloat32(std::vector<float>(8, 1.0f), {4, 2},
+                     request.mutable_values());
+  ASSERT_TRUE(Push(request).ok());
+  absl::StatusOr<VariablePlacement> w = client_->LookupVariable("w");
+  ASSERT_TRUE(w.ok());
+  std::vector<float> values(8);
+  ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ::testing::Each(-1.0f));
+}
+
 TEST_F(RawRequestTest, UnknownVariableIsNotFoundNamingIt) {
   ps::PushDenseRequest request;
   request.set_name("nope");
@@ -398,6 +446,105 @@ TEST(PsClientWaitTest, NamesTheTaskThatDoesNotAnswer) {
   EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("ps task 0")));
   ASSERT_FALSE(log.empty());  // after the first 5 s round
   EXPECT_THAT(log[0], HasSubstr("waiting for ps task 1 (" + gone + ")"));
+}
+
+}  // namespace
+}  // namespace distrt
+
+namespace distrt {
+namespace {
+
+// A ps task that goes away and comes back (or not) while a client uses it.
+class PsFailureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::vector<PsProcess>> tasks = StartPsProcesses(1);
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    tasks_ = *std::move(tasks);
+  }
+
+  std::unique_ptr<PsClient> NewClient(absl::Duration failure_timeout) {
+    PsClient::Options options;
+    options.ps_failure_timeout = failure_timeout;
+    options.log = [this](absl::string_view line) {
+      absl::MutexLock lock(&mu_);
+      log_.emplace_back(line);
+      if (absl::StrContains(line, "retrying") && !retrying_.HasBeenNotified()) {
+        retrying_.Notify();
+      }
+    };
+    absl::StatusOr<std::unique_ptr<PsClient>> client =
+        PsClient::Create(AddressesOf(tasks_), options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  std::vector<PsProcess> tasks_;
+  absl::Mutex mu_;
+  std::vector<std::string> log_ ABSL_GUARDED_BY(mu_);
+  absl::Notification retrying_;
+};
+
+TEST_F(PsFailureTest, RequestsWaitForATaskThatRestarts) {
+  std::unique_ptr<PsClient> client = NewClient(absl::Seconds(60));
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->CreateVariable(Spec("w", {4}, 1.0f)).ok());
+  const int port = tasks_[0].port;
+  tasks_[0].process.reset();  // SIGKILL: gone, with what it held
+
+  absl::Status created;
+  std::thread creator(
+      [&] { created = client->CreateVariable(Spec("v", {2}, 3.0f)).status(); });
+  // Back at the same address once the client has started retrying.
+  ASSERT_TRUE(retrying_.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  absl::StatusOr<PsProcess> restarted =
+      testing::StartPsProcess(0, 1, {absl::StrCat("--port=", port)});
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  creator.join();
+  EXPECT_TRUE(created.ok()) << created;
+  absl::StatusOr<VariablePlacement> v = client->LookupVariable("v");
+  ASSERT_TRUE(v.ok()) << v.status();
+  std::vector<float> values(2);
+  ASSERT_TRUE(client->Pull(*v, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ElementsAre(3.0f, 3.0f));
+  absl::MutexLock lock(&mu_);
+  EXPECT_THAT(log_[0], HasSubstr("to ps task 0 (127.0.0.1:"));
+  EXPECT_THAT(log_[0], HasSubstr("--ps_failure_timeout"));
+}
+
+TEST_F(PsFailureTest, GivesUpOnAKilledTaskAfterTheTimeout) {
+  std::unique_ptr<PsClient> client = NewClient(absl::Seconds(2));
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->CreateVariable(Spec("w", {4}, 1.0f)).ok());
+  absl::StatusOr<VariablePlacement> w = client->LookupVariable("w");
+  ASSERT_TRUE(w.ok());
+  const std::string address = tasks_[0].address();
+  tasks_[0].process.reset();
+  std::vector<float> values(4);
+  const absl::Time start = absl::Now();
+  absl::Status s = client->Pull(*w, absl::MakeSpan(values));
+  EXPECT_GE(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(),
+              HasSubstr(absl::StrCat("ps task 0 (", address,
+                                     ") did not answer PullDense")));
+  EXPECT_THAT(s.message(), HasSubstr("for 2s (--ps_failure_timeout)"));
+}
+
+TEST_F(PsFailureTest, GivesUpOnAStoppedTaskAfterTheTimeout) {
+  std::unique_ptr<PsClient> client = NewClient(absl::Seconds(2));
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->CreateVariable(Spec("w", {4}, 1.0f)).ok());
+  absl::StatusOr<VariablePlacement> w = client->LookupVariable("w");
+  ASSERT_TRUE(w.ok());
+  // Stopped, not dead: its connections stay open and nothing answers.
+  tasks_[0].process->Signal(SIGSTOP);
+  std::vector<float> gradient(4, 1.0f);
+  absl::Status s = client->Push(*w, absl::MakeConstSpan(gradient));
+  tasks_[0].process->Signal(SIGCONT);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("did not answer PushDense"));
+  EXPECT_THAT(s.message(), HasSubstr("Deadline Exceeded"));
 }
 
 }  // namespace

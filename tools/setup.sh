@@ -15,6 +15,7 @@ packages=(
   libgloo-dev            # CPU collectives across workers
   libgtest-dev libgmock-dev googletest       # unit and integration tests
   libbenchmark-dev       # bench/
+  libssl-dev             # TLS files checked, local CA made (libcrypto)
   libisal-dev            # CRC32C of checkpoint tensors (ISA-L crc32_iscsi)
   liblinear-tools        # bench/: time_to_accuracy's baseline (liblinear-train)
   python3-grpcio python3-protobuf            # cross-language client test

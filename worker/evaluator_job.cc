@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
 #include "rpc/ps_grpc_server.h"
+#include "rpc/transport_security.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/checkpoint/file_system.h"
 #include "runtime/distribute/parameter_server_strategy.h"
@@ -45,6 +46,12 @@ struct Evaluator {
 absl::Status StartPrivateParameterServer(Evaluator& e) {
   rpc::PsGrpcServer::Options server_options;
   server_options.listen_address = "127.0.0.1:0";
+  // Only this process calls it, on loopback, where no certificate of the
+  // job names the address: the token alone keeps other local users out.
+  std::shared_ptr<const rpc::TransportSecurity> loopback_security =
+      e.options.security != nullptr ? e.options.security->WithoutTls()
+                                    : nullptr;
+  server_options.security = loopback_security;
   absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
       rpc::PsGrpcServer::Start(server_options);
   if (!server.ok()) return server.status();
@@ -52,6 +59,7 @@ absl::Status StartPrivateParameterServer(Evaluator& e) {
 
   PsClient::Options client_options;
   client_options.log = e.log;
+  client_options.security = loopback_security;
   absl::StatusOr<std::unique_ptr<PsClient>> client = PsClient::Create(
       {absl::StrCat("127.0.0.1:", e.server->port())}, client_options);
   if (!client.ok()) return client.status();

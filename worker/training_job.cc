@@ -147,6 +147,9 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
     case StrategyKind::kParameterServer: {
       PsClient::Options client_options;
       client_options.log = job.log;
+      client_options.security = job.options.security;
+      client_options.ps_failure_timeout =
+          Secs(job.options.ps_failure_timeout_secs);
       absl::StatusOr<std::unique_ptr<PsClient>> client =
           PsClient::Create(config.cluster, client_options);
       if (!client.ok()) return client.status();
@@ -163,6 +166,7 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
       }
       WorkerGroup::Options group_options;
       group_options.bind_host = job.options.bind_host;
+      group_options.security = job.options.security;
       group_options.join_timeout = Secs(job.options.wait_secs);
       group_options.collective_timeout =
           Secs(job.options.collective_timeout_secs);

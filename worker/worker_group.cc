@@ -118,8 +118,10 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
     absl::StatusOr<HostPort> chief = ParseTaskAddress(chief_address);
     if (!chief.ok()) return chief.status();
     rpc::RendezvousServer::Options server_options;
-    server_options.listen_address =
-        absl::StrCat(options.bind_host, ":", chief->port);
+    server_options.listen_address = absl::StrCat(
+        options.bind_host.empty() ? chief->host : options.bind_host, ":",
+        chief->port);
+    server_options.security = options.security;
     absl::StatusOr<std::unique_ptr<rpc::RendezvousServer>> server =
         rpc::RendezvousServer::Start(server_options);
     if (!server.ok()) {
@@ -135,6 +137,7 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
     rpc::RendezvousClient::Options client_options;
     client_options.address = chief_address;
     client_options.connect_timeout = options.join_timeout;
+    client_options.security = options.security;
     group->client_ = std::make_unique<rpc::RendezvousClient>(client_options);
     group->store_ = group->client_.get();
   }
@@ -167,6 +170,7 @@ KvStore* WorkerGroup::FailureStore(std::unique_ptr<KvStore>* holder) const {
   rpc::RendezvousClient::Options client_options;
   client_options.address = chief_address_;
   client_options.connect_timeout = kStoreReachTimeout;
+  client_options.security = options_.security;
   client_options.rpc_timeout = options_.survivor_wait + kChiefLinger;
   *holder = std::make_unique<rpc::RendezvousClient>(client_options);
   return holder->get();

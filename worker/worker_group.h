@@ -35,14 +35,19 @@ namespace distrt {
 
 namespace rpc {
 class RendezvousServer;
+class TransportSecurity;
 }  // namespace rpc
 
 class WorkerGroup {
  public:
   struct Options {
-    // Interface the chief's rendezvous server listens on, with the port of
-    // its cluster address ("0.0.0.0": every interface, as ps_server).
-    std::string bind_host = "0.0.0.0";
+    // Address the chief's rendezvous server listens on, with the port of
+    // its cluster address; empty: the host of that address ("0.0.0.0":
+    // every interface).
+    std::string bind_host;
+    // TLS and cluster token of the rendezvous (rpc/transport_security.h);
+    // null: plain TCP, no token. Gloo's own connections are not covered.
+    std::shared_ptr<const rpc::TransportSecurity> security;
     // How long to wait for the rendezvous server and every worker to join.
     absl::Duration join_timeout = absl::Minutes(5);
     // How long a collective waits for a peer (GlooGroup::Options.timeout).

@@ -13,7 +13,9 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "rpc/grpc_logging.h"
+#include "rpc/transport_security_flags.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/util/malloc_tuning.h"
@@ -68,9 +70,11 @@ ABSL_FLAG(double, collective_timeout_secs, 300,
 ABSL_FLAG(int64_t, all_reduce_bucket_bytes, int64_t{4} << 20,
           "multi_worker_mirrored: largest cross-worker all-reduce; the fused "
           "gradients go in buckets up to this size.");
-ABSL_FLAG(std::string, bind_host, "0.0.0.0",
-          "multi_worker_mirrored: interface the chief serves the workers' "
-          "rendezvous on, at its TF_CONFIG port (tests use 127.0.0.1).");
+ABSL_FLAG(std::string, bind_host, "",
+          "multi_worker_mirrored: address the chief serves the workers' "
+          "rendezvous on, at its TF_CONFIG port. Default: the host of its "
+          "TF_CONFIG address, and only that; \"0.0.0.0\" is every "
+          "interface.");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "Where the chief checkpoints and restores from at start.");
 ABSL_FLAG(int64_t, checkpoint_every_steps, 0,
@@ -84,6 +88,11 @@ ABSL_FLAG(std::string, metrics_out, "",
           "writes the metrics of each checkpoint it evaluates next to it, as "
           "NAME.evaluator.json.");
 ABSL_FLAG(double, log_every_secs, 5, "Seconds between progress lines.");
+ABSL_FLAG(absl::Duration, ps_failure_timeout, absl::Minutes(2),
+          "How long a request to a ps task is sent again while the task "
+          "cannot be reached or does not answer (e.g. \"90s\", \"5m\"): "
+          "a ps task restarted within it (same address) is used again and "
+          "the job goes on; after it, the job fails naming the task.");
 ABSL_FLAG(double, wait_secs, 300,
           "How long to wait for ps tasks, the chief, or other workers.");
 ABSL_FLAG(double, eval_timeout_secs, 3600,
@@ -124,6 +133,8 @@ WorkerOptions OptionsFromFlags() {
   o.metrics_out = absl::GetFlag(FLAGS_metrics_out);
   o.log_every_secs = absl::GetFlag(FLAGS_log_every_secs);
   o.wait_secs = absl::GetFlag(FLAGS_wait_secs);
+  o.ps_failure_timeout_secs =
+      absl::ToDoubleSeconds(absl::GetFlag(FLAGS_ps_failure_timeout));
   o.eval_timeout_secs = absl::GetFlag(FLAGS_eval_timeout_secs);
   return o;
 }
@@ -159,6 +170,14 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
     return 2;
   }
+  absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> security =
+      rpc::TransportSecurityFromFlags();
+  if (!security.ok()) {
+    std::fprintf(stderr, "worker: %s\n",
+                 std::string(security.status().message()).c_str());
+    return 2;
+  }
+  options.security = *std::move(security);
   absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
   if (!config.ok()) {
     std::fprintf(stderr, "worker: %s\n",

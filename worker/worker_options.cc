@@ -103,13 +103,15 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   }
   if (!(o.log_every_secs > 0)) return Bad("log_every_secs", "must be positive");
   if (!(o.wait_secs > 0)) return Bad("wait_secs", "must be positive");
+  if (!(o.ps_failure_timeout_secs > 0)) {
+    return Bad("ps_failure_timeout", "must be positive");
+  }
   if (!(o.collective_timeout_secs > 0)) {
     return Bad("collective_timeout_secs", "must be positive");
   }
   if (o.all_reduce_bucket_bytes < static_cast<int64_t>(sizeof(float))) {
     return Bad("all_reduce_bucket_bytes", "must be at least 4 (one float)");
   }
-  if (o.bind_host.empty()) return Bad("bind_host", "must not be empty");
   if (absl::StatusOr<std::vector<int>> units = ParseHiddenUnits(o.hidden_units);
       !units.ok()) {
     return units.status();

@@ -6,6 +6,7 @@
 // clear error before anything starts.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@
 #include "runtime/optimizer/optimizer.h"
 
 namespace distrt {
+
+namespace rpc {
+class TransportSecurity;
+}  // namespace rpc
 
 enum class StrategyKind {
   // Parameter servers when the cluster has ps tasks; else multi-worker
@@ -72,9 +77,10 @@ struct WorkerOptions {
   // cross-worker all-reduce (gradients are fused into buckets up to it).
   double collective_timeout_secs = 300;
   int64_t all_reduce_bucket_bytes = int64_t{4} << 20;
-  // Interface the chief serves the workers' rendezvous on (its TF_CONFIG
-  // port); "0.0.0.0" is every interface.
-  std::string bind_host = "0.0.0.0";
+  // Address the chief serves the workers' rendezvous on (its TF_CONFIG
+  // port); empty: the host of its TF_CONFIG address, and only that;
+  // "0.0.0.0" is every interface.
+  std::string bind_host;
 
   std::string checkpoint_dir;
   int64_t checkpoint_every_steps = 0;  // 0: off
@@ -86,8 +92,17 @@ struct WorkerOptions {
   // How long to wait for ps tasks, the chief's variables, or the other
   // workers to finish.
   double wait_secs = 300;
+  // How long a request to a ps task is retried while the task cannot be
+  // reached or does not answer (it may be restarting) before the job fails
+  // naming it.
+  double ps_failure_timeout_secs = 120;
   // The evaluator gives up when no new checkpoint comes for this long.
   double eval_timeout_secs = 3600;
+
+  // TLS and the cluster token of every connection to the ps tasks and the
+  // chief (rpc/transport_security.h); null: plain TCP, no token. Loaded
+  // from --tls_* and --cluster_token_file.
+  std::shared_ptr<const rpc::TransportSecurity> security;
 };
 
 // INVALID_ARGUMENT naming the flag for the first bad value: no training

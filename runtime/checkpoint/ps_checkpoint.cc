@@ -590,4 +590,58 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
   return info;
 }
 
+absl::StatusOr<RestoreInfo> RecreateShard(VariableStore& store,
+                                          HashTableSet& tables,
+                                          const std::string& dir,
+                                          int shard_index, int num_shards) {
+  if (absl::Status s = CheckShardArguments("cannot restore a checkpoint",
+                                           shard_index, num_shards);
+      !s.ok()) {
+    return s;
+  }
+  if (!store.List().empty() || !tables.List().empty()) {
+    return absl::FailedPreconditionError(
+        "cannot re-create a ps task's shard over variables it holds");
+  }
+  absl::StatusOr<std::string> checkpoint_dir = ResolveCheckpointDir(dir);
+  if (!checkpoint_dir.ok()) return checkpoint_dir.status();
+  absl::StatusOr<OpenCheckpoint> checkpoint =
+      OpenShards(*checkpoint_dir, std::nullopt, std::nullopt);
+  if (!checkpoint.ok()) return checkpoint.status();
+  if (static_cast<int>(checkpoint->shards.size()) != num_shards) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint ", checkpoint->dir, " was saved by ",
+        checkpoint->shards.size(), " ps tasks, this cluster has ", num_shards,
+        ": a ps task can only take back its own shard"));
+  }
+  const ShardFileReader& own = *checkpoint->shards[shard_index];
+  for (const ps::SavedVariable& saved : own.header().variables()) {
+    absl::StatusOr<VariableSpec> spec = VariableSpecFromProto(saved.spec());
+    if (!spec.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(own.path(), ": ", spec.status().message()));
+    }
+    if (absl::StatusOr<VariableInfo> created =
+            store.Create(*spec, RowRangeFromProto(saved.rows()));
+        !created.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(own.path(), ": ", created.status().message()));
+    }
+  }
+  for (const ps::SavedHashTable& saved : own.header().hash_tables()) {
+    absl::StatusOr<HashEmbeddingSpec> spec = HashSpecFromProto(saved.spec());
+    if (!spec.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(own.path(), ": ", spec.status().message()));
+    }
+    if (absl::StatusOr<HashEmbeddingTable*> created = tables.Create(*spec);
+        !created.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(own.path(), ": ", created.status().message()));
+    }
+  }
+  return RestoreShard(store, tables, checkpoint->dir, shard_index, num_shards,
+                      /*verify_only=*/false);
+}
+
 }  // namespace distrt

@@ -126,6 +126,20 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
                                          int shard_index, int num_shards,
                                          bool verify_only);
 
+// For a ps task that restarted and lost what it held: re-creates, in an
+// empty `store` and `tables`, every variable part and hash table that shard
+// `shard_index` of `num_shards` of the checkpoint `dir` designates holds
+// (same specs and row ranges), then restores them as RestoreShard does. The
+// task then holds what it held when the checkpoint was taken.
+// FAILED_PRECONDITION when the checkpoint was saved by another number of ps
+// tasks, or when `store` or `tables` is not empty; RestoreShard's errors
+// otherwise. On error, what was created stays (at initial values): the
+// caller should not serve from it.
+absl::StatusOr<RestoreInfo> RecreateShard(VariableStore& store,
+                                          HashTableSet& tables,
+                                          const std::string& dir,
+                                          int shard_index, int num_shards);
+
 }  // namespace distrt
 
 #endif  // DISTRT_RUNTIME_CHECKPOINT_PS_CHECKPOINT_H_

@@ -43,7 +43,7 @@ absl::StatusOr<PsProcess> StartPsProcess(
   const std::regex start_line(
       "ps_server: ps task ([0-9]+) serving on 127\\.0\\.0\\.1:([0-9]+) "
       "\\(cluster address 127\\.0\\.0\\.1:[0-9]+\\), incarnation "
-      "([0-9a-f]{16})");
+      "([0-9a-f]{16}), (no TLS|mutual TLS), (no )?cluster token");
   if (!std::regex_match(*line, match, start_line) ||
       std::stoi(match[1]) != index) {
     return absl::InternalError(absl::StrCat(
