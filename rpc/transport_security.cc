@@ -23,6 +23,7 @@
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_metadata_processor.h"
 #include "grpcpp/support/client_interceptor.h"
+#include "rpc/openssl_ptr.h"
 
 namespace distrt::rpc {
 namespace {
@@ -50,24 +51,15 @@ absl::StatusOr<std::string> ReadFile(const std::string& path,
 // Checks with libcrypto what gRPC would otherwise report only as a failed
 // handshake, long after start-up: that each PEM parses and that the key is
 // the certificate's.
-struct BioFree {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
 
-std::unique_ptr<BIO, BioFree> MemoryBio(const std::string& pem) {
-  return std::unique_ptr<BIO, BioFree>(
+OpenSslPtr<BIO, BIO_free> MemoryBio(const std::string& pem) {
+  return OpenSslPtr<BIO, BIO_free>(
       BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
 }
 
-std::unique_ptr<X509, X509Free> FirstCertificate(const std::string& pem) {
+OpenSslPtr<X509, X509_free> FirstCertificate(const std::string& pem) {
   auto bio = MemoryBio(pem);
-  return std::unique_ptr<X509, X509Free>(
+  return OpenSslPtr<X509, X509_free>(
       PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
 }
 
@@ -78,7 +70,7 @@ absl::Status CheckTlsFiles(const std::string& cert_pem,
   auto describe = [](absl::string_view flag, const std::string& file) {
     return file.empty() ? std::string(flag) : absl::StrCat(flag, "=", file);
   };
-  std::unique_ptr<X509, X509Free> cert = FirstCertificate(cert_pem);
+  OpenSslPtr<X509, X509_free> cert = FirstCertificate(cert_pem);
   if (cert == nullptr) {
     ERR_clear_error();
     return absl::InvalidArgumentError(
@@ -91,7 +83,7 @@ absl::Status CheckTlsFiles(const std::string& cert_pem,
         describe("--tls_ca", where.tls_ca_file), ": not a PEM certificate"));
   }
   auto key_bio = MemoryBio(key_pem);
-  std::unique_ptr<EVP_PKEY, PkeyFree> key(
+  OpenSslPtr<EVP_PKEY, EVP_PKEY_free> key(
       PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
   if (key == nullptr) {
     ERR_clear_error();
@@ -115,14 +107,6 @@ bool SameToken(absl::string_view a, absl::string_view b) {
          CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-struct StoreFree {
-  void operator()(X509_STORE* store) const { X509_STORE_free(store); }
-};
-struct StoreContextFree {
-  void operator()(X509_STORE_CTX* context) const {
-    X509_STORE_CTX_free(context);
-  }
-};
 struct CertificateStackFree {
   void operator()(STACK_OF(X509) * stack) const {
     sk_X509_pop_free(stack, X509_free);
@@ -130,10 +114,9 @@ struct CertificateStackFree {
 };
 
 // Every certificate of a PEM text, in order.
-std::vector<std::unique_ptr<X509, X509Free>> Certificates(
-    absl::string_view pem) {
-  std::vector<std::unique_ptr<X509, X509Free>> certificates;
-  std::unique_ptr<BIO, BioFree> bio(
+std::vector<OpenSslPtr<X509, X509_free>> Certificates(absl::string_view pem) {
+  std::vector<OpenSslPtr<X509, X509_free>> certificates;
+  OpenSslPtr<BIO, BIO_free> bio(
       BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   while (X509* certificate =
              PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
@@ -179,15 +162,14 @@ class CallerCertificateCheck {
   static constexpr size_t kMaxRemembered = 1024;
 
   std::string VerifyNow(const std::string& chain_pem) {
-    std::vector<std::unique_ptr<X509, X509Free>> chain =
-        Certificates(chain_pem);
+    std::vector<OpenSslPtr<X509, X509_free>> chain = Certificates(chain_pem);
     if (chain.empty()) return "the client certificate is not PEM";
     std::unique_ptr<STACK_OF(X509), CertificateStackFree> intermediates(
         sk_X509_new_null());
     for (size_t i = 1; i < chain.size(); ++i) {
       sk_X509_push(intermediates.get(), chain[i].release());
     }
-    std::unique_ptr<X509_STORE_CTX, StoreContextFree> context(
+    OpenSslPtr<X509_STORE_CTX, X509_STORE_CTX_free> context(
         X509_STORE_CTX_new());
     if (context == nullptr ||
         X509_STORE_CTX_init(context.get(), store_.get(), chain[0].get(),
@@ -209,7 +191,7 @@ class CallerCertificateCheck {
                         X509_verify_cert_error_string(error));
   }
 
-  const std::unique_ptr<X509_STORE, StoreFree> store_;
+  const OpenSslPtr<X509_STORE, X509_STORE_free> store_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::string> verdicts_ ABSL_GUARDED_BY(mu_);
 };
@@ -234,18 +216,23 @@ class CallerCheck : public grpc::AuthMetadataProcessor {
                        grpc::AuthContext* context, OutputMetadata* consumed,
                        OutputMetadata*) override {
     if (certificates_ != nullptr) {
-      std::vector<grpc::string_ref> chain =
-          context->FindPropertyValues(GRPC_X509_PEM_CERT_CHAIN_PROPERTY_NAME);
-      if (chain.empty()) {
-        chain = context->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
-      }
-      if (chain.empty()) {
+      // The caller's own certificate, then what else it sent, as
+      // intermediates: on a server, gRPC's chain property (OpenSSL's
+      // SSL_get_peer_cert_chain) lacks the caller's own.
+      std::vector<grpc::string_ref> certificate =
+          context->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+      if (certificate.empty()) {
         return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                             "this server requires a TLS client certificate "
                             "signed by the job's CA (--tls_cert)");
       }
-      const std::string refused = certificates_->Verify(
-          std::string(chain.front().data(), chain.front().size()));
+      std::string chain_pem(certificate.front().data(),
+                            certificate.front().size());
+      for (const grpc::string_ref& more : context->FindPropertyValues(
+               GRPC_X509_PEM_CERT_CHAIN_PROPERTY_NAME)) {
+        chain_pem.append(more.data(), more.size());
+      }
+      const std::string refused = certificates_->Verify(chain_pem);
       if (!refused.empty()) {
         return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, refused);
       }
@@ -314,16 +301,28 @@ class TokenSenderFactory
 }  // namespace
 
 TransportSecurity::TransportSecurity(std::string cert_pem, std::string key_pem,
-                                     std::string ca_pem, std::string token)
+                                     std::string ca_pem, std::string token,
+                                     bool loopback)
     : cert_pem_(std::move(cert_pem)),
       key_pem_(std::move(key_pem)),
       ca_pem_(std::move(ca_pem)),
-      token_(std::move(token)) {}
+      token_(std::move(token)),
+      loopback_(loopback) {}
 
 std::shared_ptr<const TransportSecurity> TransportSecurity::Insecure() {
   return std::shared_ptr<const TransportSecurity>(
-      new TransportSecurity("", "", "", ""));
+      new TransportSecurity("", "", "", "", false));
 }
+
+namespace {
+
+absl::Status TokenNeedsTls() {
+  return absl::InvalidArgumentError(
+      "--cluster_token_file needs TLS (--tls_cert, --tls_key, --tls_ca): "
+      "without it the token would cross the network in clear text");
+}
+
+}  // namespace
 
 absl::StatusOr<std::shared_ptr<const TransportSecurity>>
 TransportSecurity::Load(const TransportSecurityOptions& options) {
@@ -358,6 +357,7 @@ TransportSecurity::Load(const TransportSecurityOptions& options) {
     ca_pem = *std::move(ca);
   }
   if (!options.cluster_token_file.empty()) {
+    if (!any_tls) return TokenNeedsTls();
     absl::StatusOr<std::string> text =
         ReadFile(options.cluster_token_file, "--cluster_token_file");
     if (!text.ok()) return text.status();
@@ -379,7 +379,7 @@ TransportSecurity::Load(const TransportSecurityOptions& options) {
   }
   return std::shared_ptr<const TransportSecurity>(
       new TransportSecurity(std::move(cert_pem), std::move(key_pem),
-                            std::move(ca_pem), std::move(token)));
+                            std::move(ca_pem), std::move(token), false));
 }
 
 absl::StatusOr<std::shared_ptr<const TransportSecurity>>
@@ -390,19 +390,24 @@ TransportSecurity::FromPem(std::string cert_pem, std::string key_pem,
         !s.ok()) {
       return s;
     }
+  } else if (!cluster_token.empty()) {
+    return TokenNeedsTls();
   }
-  return std::shared_ptr<const TransportSecurity>(
-      new TransportSecurity(std::move(cert_pem), std::move(key_pem),
-                            std::move(ca_pem), std::move(cluster_token)));
+  return std::shared_ptr<const TransportSecurity>(new TransportSecurity(
+      std::move(cert_pem), std::move(key_pem), std::move(ca_pem),
+      std::move(cluster_token), false));
 }
 
-std::shared_ptr<const TransportSecurity> TransportSecurity::WithoutTls() const {
+std::shared_ptr<const TransportSecurity> TransportSecurity::ForLoopback()
+    const {
   return std::shared_ptr<const TransportSecurity>(
-      new TransportSecurity("", "", "", token_));
+      new TransportSecurity("", "", "", token_, true));
 }
 
 std::string TransportSecurity::Description() const {
-  return absl::StrCat(uses_tls() ? "mutual TLS" : "no TLS",
+  return absl::StrCat(uses_tls()  ? "mutual TLS"
+                      : loopback_ ? "loopback only"
+                                  : "no TLS",
                       uses_token() ? ", cluster token" : ", no cluster token");
 }
 
@@ -417,8 +422,12 @@ std::shared_ptr<grpc::ServerCredentials> TransportSecurity::ServerCredentials()
     ssl.pem_root_certs = ca_pem_;
     ssl.pem_key_cert_pairs.push_back({key_pem_, cert_pem_});
     credentials = grpc::SslServerCredentials(ssl);
+  } else if (loopback_) {
+    credentials = grpc::experimental::LocalServerCredentials(LOCAL_TCP);
   } else {
-    credentials = grpc::InsecureServerCredentials();
+    // gRPC runs no AuthMetadataProcessor on a plain-TCP server (it aborts
+    // when one is set), hence Load's refusal of a token without TLS.
+    return grpc::InsecureServerCredentials();
   }
   if (uses_tls() || uses_token()) {
     credentials->SetAuthMetadataProcessor(
@@ -436,6 +445,8 @@ std::shared_ptr<grpc::Channel> TransportSecurity::NewChannel(
     ssl.pem_private_key = key_pem_;
     ssl.pem_cert_chain = cert_pem_;
     credentials = grpc::SslCredentials(ssl);
+  } else if (loopback_) {
+    credentials = grpc::experimental::LocalCredentials(LOCAL_TCP);
   } else {
     credentials = grpc::InsecureChannelCredentials();
   }

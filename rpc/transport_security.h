@@ -15,9 +15,9 @@
 //     "authorization: Bearer <token>" and compared, in constant time, on
 //     every RPC the server receives. A call without it is refused with
 //     UNAUTHENTICATED, one with another token with PERMISSION_DENIED, before
-//     any handler runs. Without TLS the token travels in clear text: it then
-//     keeps out callers that don't know it, not those that can read the
-//     network.
+//     any handler runs. It needs TLS, which keeps it secret on the way
+//     (gRPC cannot check call metadata on a plain-TCP server either); only
+//     ForLoopback() uses it without, on loopback connections.
 //
 // TensorFlow's own gRPC servers have neither (its SECURITY.md warns that
 // whoever reaches the port can run code); here a job started with both
@@ -41,7 +41,7 @@ struct TransportSecurityOptions {
   std::string tls_key_file;
   std::string tls_ca_file;
   // A file holding the cluster token (surrounding whitespace ignored; at
-  // least 16 characters). Empty: no token.
+  // least 16 characters). Empty: no token. Needs the TLS files.
   std::string cluster_token_file;
 };
 
@@ -52,20 +52,21 @@ class TransportSecurity {
 
   // Reads the files. INVALID_ARGUMENT naming the file and what is wrong with
   // it: unreadable, empty, not PEM, a key that does not match the
-  // certificate, a token too short; or naming the missing flag when only
-  // some of the TLS files are given.
+  // certificate, a token too short; or naming the missing flags when only
+  // some of the TLS files are given, or a token without them.
   static absl::StatusOr<std::shared_ptr<const TransportSecurity>> Load(
       const TransportSecurityOptions& options);
 
   // For tests: TLS from PEM text rather than files (empty strings: none),
-  // and a token (empty: none).
+  // and a token (empty: none; needs TLS).
   static absl::StatusOr<std::shared_ptr<const TransportSecurity>> FromPem(
       std::string cert_pem, std::string key_pem, std::string ca_pem,
       std::string cluster_token);
 
-  // The same token without TLS: for a server that only this process calls,
-  // on loopback, where no certificate names the address.
-  std::shared_ptr<const TransportSecurity> WithoutTls() const;
+  // For a server that only this process calls, on 127.0.0.1, where no
+  // certificate of the job names the address: gRPC's local credentials
+  // (connections from loopback only, no TLS) and the same token.
+  std::shared_ptr<const TransportSecurity> ForLoopback() const;
 
   bool uses_tls() const { return !ca_pem_.empty(); }
   bool uses_token() const { return !token_.empty(); }
@@ -85,12 +86,13 @@ class TransportSecurity {
 
  private:
   TransportSecurity(std::string cert_pem, std::string key_pem,
-                    std::string ca_pem, std::string token);
+                    std::string ca_pem, std::string token, bool loopback);
 
   std::string cert_pem_;
   std::string key_pem_;
   std::string ca_pem_;
   std::string token_;
+  bool loopback_ = false;  // ForLoopback()
 };
 
 }  // namespace distrt::rpc

@@ -7,6 +7,7 @@
 // it (they are started with PR_SET_PDEATHSIG).
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cerrno>
@@ -21,49 +22,13 @@
 #include "nlohmann/json.hpp"
 #include "runtime/checkpoint/file_system.h"
 #include "runtime/checkpoint/test_dir.h"
+#include "tests/util/launch_jobs.h"
 #include "tests/util/subprocess.h"
 
 namespace distrt::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kLaunch[] = "deploy/launch";
-constexpr char kGenData[] = "tools/gen_data/gen_data";
-
-// Writes DIR/NAME.train.svm and DIR/NAME.eval.svm.
-void GenerateData(const std::string& dir, const std::string& name,
-                  const std::vector<std::string>& flags) {
-  SubprocessOptions options;
-  options.argv = {kGenData, "--out_dir=" + dir, "--prefix=" + name, "--seed=7"};
-  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
-  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
-  ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_EQ(result->exit_code, 0) << result->stderr_text;
-}
-
-// launch with `launch_flags`, then "--" and `task_flags`; the binaries from
-// the test's runfiles.
-SubprocessOptions LaunchProcess(const std::vector<std::string>& launch_flags,
-                                const std::vector<std::string>& task_flags) {
-  SubprocessOptions options;
-  options.argv = {kLaunch, "--ps_server_bin=ps_server/ps_server",
-                  "--worker_bin=worker/worker"};
-  options.argv.insert(options.argv.end(), launch_flags.begin(),
-                      launch_flags.end());
-  options.argv.push_back("--");
-  options.argv.insert(options.argv.end(), task_flags.begin(), task_flags.end());
-  options.timeout = absl::Minutes(4);
-  return options;
-}
-
-nlohmann::json ReadJson(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
-  EXPECT_TRUE(text.ok()) << text.status();
-  return nlohmann::json::parse(text.ok() ? *text : "null");
-}
-
-bool ProcessExists(int pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
 
 struct ModelCase {
   const char* model;
@@ -285,6 +250,43 @@ TEST_F(LaunchTest, AKubeflowTfConfigAsClusterSpecStartsTheSameJob) {
   EXPECT_GT(
       ReadJson(job_dir() + "/metrics.json")["eval_accuracy"].get<double>(),
       0.8);
+}
+
+TEST_F(LaunchTest, ASecureJobUsesMutualTlsAndATokenEverywhere) {
+  absl::StatusOr<SubprocessResult> result =
+      RunSubprocess(LaunchProcess({"--ps=2", "--workers=1", "--chief",
+                                   "--secure", "--job_dir=" + job_dir()},
+                                  TrainingFlags(300)));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string& out = result->stdout_text;
+  ASSERT_EQ(result->exit_code, 0) << out << result->stderr_text;
+  EXPECT_THAT(out, HasSubstr("launch: every task uses mutual TLS and a "
+                             "cluster token"));
+  EXPECT_THAT(out, HasSubstr(", mutual TLS, cluster token"));
+  EXPECT_GT(
+      ReadJson(job_dir() + "/metrics.json")["eval_accuracy"].get<double>(),
+      0.8);
+  // The secrets are the launcher's user's alone.
+  struct stat info;
+  ASSERT_EQ(stat((job_dir() + "/security").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat((job_dir() + "/security/token").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat((job_dir() + "/security/ps-1/key.pem").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+}
+
+TEST_F(LaunchTest, BadSecurityFlagsAreRefusedBeforeAnythingStarts) {
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(LaunchProcess(
+      {"--ps=1", "--workers=1", "--tls_cert=" + dir_.path() + "/nope.pem",
+       "--job_dir=" + job_dir()},
+      TrainingFlags(100)));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 2);
+  EXPECT_THAT(result->stderr_text,
+              HasSubstr("TLS needs --tls_cert, --tls_key and --tls_ca "
+                        "together; missing --tls_key, --tls_ca"));
+  EXPECT_THAT(result->stdout_text, ::testing::Not(HasSubstr("started")));
 }
 
 TEST_F(LaunchTest, AFailingTaskFailsTheJobAndIsNamed) {

@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev googletest       # unit and integration tests
   libbenchmark-dev       # bench/
   libssl-dev             # TLS files checked, local CA made (libcrypto)
+  libmicrohttpd-dev      # Prometheus /metrics endpoint (runtime/metrics)
   libisal-dev            # CRC32C of checkpoint tensors (ISA-L crc32_iscsi)
   liblinear-tools        # bench/: time_to_accuracy's baseline (liblinear-train)
   python3-grpcio python3-protobuf            # cross-language client test

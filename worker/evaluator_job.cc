@@ -47,9 +47,10 @@ absl::Status StartPrivateParameterServer(Evaluator& e) {
   rpc::PsGrpcServer::Options server_options;
   server_options.listen_address = "127.0.0.1:0";
   // Only this process calls it, on loopback, where no certificate of the
-  // job names the address: the token alone keeps other local users out.
+  // job names the address: loopback connections and the token keep others
+  // out.
   std::shared_ptr<const rpc::TransportSecurity> loopback_security =
-      e.options.security != nullptr ? e.options.security->WithoutTls()
+      e.options.security != nullptr ? e.options.security->ForLoopback()
                                     : nullptr;
   server_options.security = loopback_security;
   absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
@@ -60,6 +61,9 @@ struct Job {
   std::optional<ModelVariables> variables;
   // The chief's TensorBoard summaries; null without --log_dir.
   std::unique_ptr<EventFileWriter> summaries;
+  // The chief's view of each ps task's incarnation (GetStatus), to notice
+  // a task that restarted.
+  std::vector<uint64_t> ps_incarnations;
 };
 
 absl::Status WriteSummaries(
@@ -244,6 +248,23 @@ absl::Status CreateCounter(Job& job, const char* name) {
   return job.client->CreateVariable(spec).status();
 }
 
+absl::Status SaveCheckpoint(Job& job, int64_t step);
+
+// With parameter servers, the chief checkpoints once before training when
+// --checkpoint_dir has no checkpoint yet, so that a ps task restarted at any
+// time has a shard to take back (else it would come back empty and every
+// worker's next request to it would fail).
+absl::Status SaveFirstCheckpoint(Job& job) {
+  if (job.options.checkpoint_dir.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<std::string>> index =
+      ReadCheckpointIndex(job.options.checkpoint_dir);
+  if (!index.ok()) return index.status();
+  if (!index->empty()) return absl::OkStatus();
+  absl::StatusOr<int64_t> step = job.variables->ReadGlobalStep(*job.strategy);
+  if (!step.ok()) return step.status();
+  return SaveCheckpoint(job, *step);
+}
+
 // The chief restores the latest checkpoint in --checkpoint_dir, if any:
 // through the ps tasks, or into this process's variables.
 absl::Status RestoreLatestCheckpoint(Job& job) {
@@ -306,6 +327,36 @@ absl::Status SetUpVariables(Job& job) {
   if (job.has_ps) {
     if (absl::Status s = CreateCounter(job, kWorkersDone); !s.ok()) return s;
     if (absl::Status s = CreateCounter(job, kChiefReady); !s.ok()) return s;
+    if (absl::Status s = SaveFirstCheckpoint(job); !s.ok()) return s;
+    absl::StatusOr<std::vector<ps::GetStatusResponse>> stats =
+        job.client->Stats();
+    if (!stats.ok()) return stats.status();
+    for (const ps::GetStatusResponse& task : *stats) {
+      job.ps_incarnations.push_back(task.incarnation());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The chief, now and then: says which ps tasks restarted since it last
+// looked. Each took back its shard of the latest checkpoint when it started
+// (ps_server --checkpoint_dir, which launch sets) and the workers' requests
+// reached it again once it answered; this tells the user it happened.
+absl::Status NoticeRestartedPsTasks(Job& job) {
+  if (!job.role.is_chief || !job.has_ps) return absl::OkStatus();
+  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats =
+      job.client->Stats();
+  if (!stats.ok()) return stats.status();
+  for (size_t i = 0; i < stats->size() && i < job.ps_incarnations.size(); ++i) {
+    const uint64_t now = (*stats)[i].incarnation();
+    if (now == job.ps_incarnations[i]) continue;
+    job.log(absl::StrFormat(
+        "ps task %d (%s) restarted (incarnation %016x, was %016x): it holds "
+        "%d variable parts and %d hash-table rows, from the latest "
+        "checkpoint; updates since then to its part of the model are lost",
+        i, job.client->address(i), now, job.ps_incarnations[i],
+        (*stats)[i].num_variables(), (*stats)[i].hash_table_rows()));
+    job.ps_incarnations[i] = now;
   }
   return absl::OkStatus();
 }
@@ -396,6 +447,7 @@ absl::Status Train(Job& job, std::vector<Example> shard,
     if (std::optional<std::string> line =
             meter.Line(*global_step, absl::Now())) {
       job.log(*line);
+      if (absl::Status s = NoticeRestartedPsTasks(job); !s.ok()) return s;
       if (absl::Status s = WriteSummaries(
               job, *global_step,
               {{"loss", meter.recent_loss()},
@@ -487,6 +539,18 @@ absl::Status WaitForOtherWorkers(Job& job) {
         return finished >= others;
       },
       [&] { return absl::StrCat(others - finished, " worker(s) to finish"); });
+  if (absl::IsDeadlineExceeded(all_done) && job.options.train_steps > 0) {
+    // The global step reached --train_steps, so training is done; a worker
+    // that has not said so is gone (killed and not restarted) or stuck, and
+    // whatever it might still push would come after the final checkpoint.
+    absl::StatusOr<int64_t> step = job.variables->ReadGlobalStep(*job.strategy);
+    if (step.ok() && *step >= job.options.train_steps) {
+      job.log(absl::StrCat("warning: ", all_done.message(),
+                           "; the global step reached --train_steps, so the "
+                           "job finishes without them"));
+      return absl::OkStatus();
+    }
+  }
   if (!all_done.ok()) {
     return absl::Status(
         all_done.code(),

@@ -175,6 +175,20 @@ void JobRunner::OnExit(Task& task, const ExitStatus& status) {
       Say(absl::StrCat(label, " ", status.ToString()));
       return;
     }
+    if (phase_ == Phase::kRunning && task.restarts < options_.max_restarts) {
+      absl::Duration delay = options_.restart_backoff;
+      for (int i = 0; i < task.restarts && delay < options_.max_restart_backoff;
+           ++i) {
+        delay *= 2;
+      }
+      delay = std::min(delay, options_.max_restart_backoff);
+      ++task.restarts;
+      Say(absl::StrCat(label, " ", status.ToString(), "; restarting it in ",
+                       FormatSeconds(delay), " (restart ", task.restarts,
+                       " of at most ", options_.max_restarts, ")"));
+      task.restart_at = Clock::now() + absl::ToChronoNanoseconds(delay);
+      return;
+    }
     Say(absl::StrCat(label, " ", status.ToString(), "; stopping the job"));
     result_ = {JobResult::Outcome::kFailed,
                absl::StrCat(label, " ", status.ToString()), 0};
@@ -191,6 +205,7 @@ void JobRunner::OnExit(Task& task, const ExitStatus& status) {
   result_ = {JobResult::Outcome::kSucceeded,
              absl::StrCat(label, " exited 0 after ", elapsed), 0};
   phase_ = Phase::kFinishing;
+  CancelRestarts();
   grace_end_ = Clock::now() + absl::ToChronoNanoseconds(options_.finish_grace);
   if (!AllExited()) {
     Say(absl::StrCat(label, " exited 0 after ", elapsed, "; waiting up to ",
@@ -201,8 +216,43 @@ void JobRunner::OnExit(Task& task, const ExitStatus& status) {
   }
 }
 
+void JobRunner::RestartDue() {
+  const Clock::time_point now = Clock::now();
+  for (Task& task : tasks_) {
+    if (!task.restart_at.has_value() || now < *task.restart_at) continue;
+    task.restart_at.reset();
+    const std::string label = task.command.task.label();
+    absl::StatusOr<std::unique_ptr<TaskProcess>> process = TaskProcess::Start(
+        {task.command.binary, task.command.args, task.command.tf_config});
+    if (!process.ok()) {
+      Say(absl::StrCat("cannot restart ", label, ": ",
+                       process.status().message(), "; stopping the job"));
+      result_ = {JobResult::Outcome::kFailed,
+                 absl::StrCat("cannot restart ", label), 0};
+      StopAll();
+      return;
+    }
+    task.process = *std::move(process);
+    task.exited = false;
+    task.stop_sent = false;
+    Say(absl::StrCat("restarted ", label, " at ", task.command.task.address,
+                     " (pid ", task.process->pid(), ")"));
+  }
+}
+
+void JobRunner::CancelRestarts() {
+  for (Task& task : tasks_) {
+    if (!task.restart_at.has_value()) continue;
+    task.restart_at.reset();
+    Say(absl::StrCat(
+        task.command.task.label(), " will not be restarted: the ",
+        phase_ == Phase::kStopping ? "job is stopping" : "job is finishing"));
+  }
+}
+
 void JobRunner::StopAll() {
   phase_ = Phase::kStopping;
+  CancelRestarts();
   for (Task& task : tasks_) {
     if (task.exited) continue;
     task.process->Signal(SIGTERM);
@@ -238,8 +288,9 @@ void JobRunner::CheckDeadlines() {
 }
 
 bool JobRunner::AllExited() const {
-  return std::all_of(tasks_.begin(), tasks_.end(),
-                     [](const Task& task) { return task.exited; });
+  return std::all_of(tasks_.begin(), tasks_.end(), [](const Task& task) {
+    return task.exited && !task.restart_at.has_value();
+  });
 }
 
 JobResult JobRunner::Wait() {
@@ -264,6 +315,7 @@ JobResult JobRunner::Wait() {
       }
     };
     if (phase_ == Phase::kFinishing) wake_by(grace_end_);
+    for (const Task& task : tasks_) wake_by(task.restart_at);
     wake_by(kill_at_);
     wake_by(give_up_at_);
     const int timeout_ms = static_cast<int>(std::max<int64_t>(
@@ -308,6 +360,7 @@ JobResult JobRunner::Wait() {
       if (task.process->fd() >= 0) CloseOutput(task);
       OnExit(task, *status);
     }
+    RestartDue();
     CheckDeadlines();
   }
   return result_;

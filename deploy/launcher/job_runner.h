@@ -24,7 +24,12 @@
 //                  stop_timeout (or at a second interrupt); gives up on
 //                  any left stop_timeout after that
 //
-// A task that fails in FINISHING fails the job as in RUNNING. Output is
+// With max_restarts, a task that fails in RUNNING is started again (the
+// same command, after a backoff that doubles from restart_backoff) up to
+// that many times, as Kubernetes' restartPolicy OnFailure restarts a
+// TFJob's pods; only a failure beyond that fails the job. A task that fails
+// in FINISHING fails the job as in RUNNING, and restarts still pending then
+// are dropped (the job is done). Output is
 // read until every task has exited, so a stopping task's last lines are
 // kept. Single-threaded: Start and Wait on one thread, which must be the
 // only thread of the process (see TaskProcess).
@@ -73,6 +78,12 @@ struct JobRunnerOptions {
   // of a signal the launcher received: its signal handlers' self-pipe.
   // Borrowed; -1 for none.
   int interrupt_fd = -1;
+  // Restarts of each task that fails while the job runs; 0: none.
+  int max_restarts = 0;
+  // Wait before a task's first restart; doubles for each further one, up
+  // to max_restart_backoff.
+  absl::Duration restart_backoff = absl::Seconds(1);
+  absl::Duration max_restart_backoff = absl::Seconds(30);
 };
 
 struct JobResult {
@@ -125,6 +136,9 @@ class JobRunner {
     FILE* log = nullptr;  // owned
     bool stop_sent = false;
     bool exited = false;
+    int restarts = 0;
+    // Exited, and to be started again then.
+    std::optional<Clock::time_point> restart_at;
   };
 
   JobRunner(const JobRunnerOptions& options, int primary)
@@ -138,9 +152,15 @@ class JobRunner {
   void ReadInterrupts();
   void OnInterrupt(int signal);
   void OnExit(Task& task, const ExitStatus& status);
+  // Starts the tasks whose restart is due; a task that cannot be started
+  // fails the job.
+  void RestartDue();
+  // Drops the restarts not done yet.
+  void CancelRestarts();
   // SIGTERM to every task still running; enters STOPPING.
   void StopAll();
   void CheckDeadlines();
+  // Every task has exited and none waits for a restart.
   bool AllExited() const;
 
   // Constant after construction.

@@ -42,7 +42,9 @@
 #include "absl/time/time.h"
 #include "deploy/launcher/job_plan.h"
 #include "deploy/launcher/job_runner.h"
+#include "deploy/launcher/local_job_security.h"
 #include "deploy/launcher/task_args.h"
+#include "rpc/transport_security_flags.h"
 #include "runtime/checkpoint/file_system.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/cluster_spec_json.h"
@@ -74,6 +76,17 @@ ABSL_FLAG(std::string, worker_bin, "",
 ABSL_FLAG(double, grace_secs, 120,
           "After the chief (or worker 0) finished, how long the other tasks "
           "may take to exit before they are stopped.");
+ABSL_FLAG(bool, secure, false,
+          "Make a throwaway CA, a certificate for each task and a random "
+          "cluster token (in JOB_DIR/security) and start every task with "
+          "mutual TLS and the token. Or give --tls_cert, --tls_key, --tls_ca "
+          "and --cluster_token_file of your own: they go to every task.");
+ABSL_FLAG(int, max_restarts, 0,
+          "Restart a task that fails while the job runs up to this many "
+          "times (each task), after a backoff of 1s doubling up to 30s, as "
+          "Kubernetes' restartPolicy: OnFailure does for a TFJob. A ps task "
+          "comes back with its shard of the latest checkpoint, a chief "
+          "resumes from it, a worker rejoins.");
 ABSL_FLAG(double, stop_secs, 10,
           "When stopping the job, how long a task may take to exit after "
           "SIGTERM before it gets SIGKILL.");
@@ -308,6 +321,24 @@ int Main(int argc, char** argv) {
   if (!std::isfinite(stop_secs) || stop_secs < 0) {
     return BadInput("--stop_secs must be a number of seconds >= 0");
   }
+  const int max_restarts = absl::GetFlag(FLAGS_max_restarts);
+  if (max_restarts < 0) return BadInput("--max_restarts must be >= 0");
+  // The user's own TLS files and token, checked here once rather than by
+  // every task.
+  const rpc::TransportSecurityOptions user_security =
+      rpc::TransportSecurityOptionsFromFlags();
+  const std::vector<std::string> user_security_args =
+      rpc::TransportSecurityArgs(user_security);
+  if (!user_security_args.empty()) {
+    if (absl::GetFlag(FLAGS_secure)) {
+      return BadInput(
+          "--secure makes its own certificates and token; give either it or "
+          "--tls_cert/--tls_key/--tls_ca/--cluster_token_file");
+    }
+    absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> loaded =
+        rpc::TransportSecurity::Load(user_security);
+    if (!loaded.ok()) return BadInput(loaded.status().message());
+  }
 
   JobPlanOptions plan_options;
   plan_options.bind_host = absl::GetFlag(FLAGS_bind_host);
@@ -372,8 +403,31 @@ int Main(int argc, char** argv) {
                    {"log_dir", JoinPath(*job_dir, "summaries")},
                    {"metrics_out", JoinPath(*job_dir, "metrics.json")},
                    {"bind_host", ListenHost(plan_options.bind_host)}});
+  // Each task's security flags: the user's, or --secure's own.
+  std::vector<std::vector<std::string>> security_args(plan->tasks.size(),
+                                                      user_security_args);
+  if (absl::GetFlag(FLAGS_secure)) {
+    const std::string security_dir = JoinPath(*job_dir, "security");
+    absl::StatusOr<std::vector<rpc::TransportSecurityOptions>> made =
+        MakeLocalJobSecurity(security_dir, plan->tasks);
+    if (!made.ok()) return BadInput(made.status().message());
+    for (size_t i = 0; i < made->size(); ++i) {
+      security_args[i] = rpc::TransportSecurityArgs((*made)[i]);
+    }
+    std::printf(
+        "launch: every task uses mutual TLS and a cluster token (a "
+        "throwaway CA, certificates and token in %s)\n",
+        security_dir.c_str());
+    std::fflush(stdout);
+  }
+
+  // The ps tasks take back their shards from the chief's checkpoints when
+  // they are restarted.
+  const std::string checkpoint_dir =
+      FlagValue(training_flags, "checkpoint_dir").value_or("");
   std::vector<TaskCommand> commands;
-  for (const LaunchTask& task : plan->tasks) {
+  for (size_t t = 0; t < plan->tasks.size(); ++t) {
+    const LaunchTask& task = plan->tasks[t];
     TaskCommand command;
     command.task = task;
     command.tf_config = TfConfigText(plan->cluster, task);
@@ -381,10 +435,16 @@ int Main(int argc, char** argv) {
       command.binary = ps_server_bin;
       command.args = {
           absl::StrCat("--bind_host=", ListenHost(plan_options.bind_host))};
+      if (!checkpoint_dir.empty()) {
+        command.args.push_back(
+            absl::StrCat("--checkpoint_dir=", checkpoint_dir));
+      }
     } else {
       command.binary = *worker_bin;
       command.args = training_flags;
     }
+    command.args.insert(command.args.end(), security_args[t].begin(),
+                        security_args[t].end());
     commands.push_back(std::move(command));
   }
 
@@ -394,6 +454,7 @@ int Main(int argc, char** argv) {
   runner_options.log_dir = JoinPath(*job_dir, "logs");
   runner_options.out = stdout;
   runner_options.interrupt_fd = *signal_fd;
+  runner_options.max_restarts = max_restarts;
   absl::StatusOr<std::unique_ptr<JobRunner>> runner =
       JobRunner::Start(std::move(commands), plan->primary, runner_options);
   if (!runner.ok()) {

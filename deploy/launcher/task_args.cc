@@ -18,6 +18,24 @@ bool SetsFlag(const std::vector<std::string>& args, absl::string_view name) {
   return false;
 }
 
+std::optional<std::string> FlagValue(const std::vector<std::string>& args,
+                                     absl::string_view name) {
+  std::optional<std::string> value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::string_view arg = args[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "-")) continue;
+    absl::ConsumePrefix(&arg, "-");
+    if (!absl::ConsumePrefix(&arg, name)) continue;
+    if (absl::ConsumePrefix(&arg, "=")) {
+      value = std::string(arg);
+    } else if (arg.empty() && i + 1 < args.size()) {
+      value = args[++i];
+    }
+  }
+  return value;
+}
+
 std::vector<std::string> WithDefaultFlags(
     std::vector<std::string> args,
     const std::vector<std::pair<std::string, std::string>>& defaults) {

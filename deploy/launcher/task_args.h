@@ -6,6 +6,7 @@
 // keeps checkpoints, summaries and metrics) for the flags the user did not
 // set. The user's value always wins.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,11 @@ namespace distrt::launcher {
 // "--name V", "-name=V", "-name V". Arguments after a bare "--" are not
 // flags and are not looked at.
 bool SetsFlag(const std::vector<std::string>& args, absl::string_view name);
+
+// The value `args` gives the flag `name` (the last one, as Abseil's
+// parser keeps), in any form SetsFlag accepts; nullopt when it is not set.
+std::optional<std::string> FlagValue(const std::vector<std::string>& args,
+                                     absl::string_view name);
 
 // `args` followed by "--<name>=<value>" for each (name, value) of
 // `defaults`, in order, that `args` does not set (see SetsFlag). The

@@ -48,3 +48,26 @@ TEST(WithDefaultFlagsTest, DefaultsStayBeforeABareDoubleDash) {
 
 }  // namespace
 }  // namespace distrt::launcher
+
+namespace distrt::launcher {
+namespace {
+
+TEST(FlagValueTest, EveryFormAndTheLastOneWins) {
+  EXPECT_EQ(FlagValue({"--checkpoint_dir=/a"}, "checkpoint_dir"), "/a");
+  EXPECT_EQ(FlagValue({"-checkpoint_dir", "/b"}, "checkpoint_dir"), "/b");
+  EXPECT_EQ(FlagValue({"--checkpoint_dir=/a", "--checkpoint_dir", "/c"},
+                      "checkpoint_dir"),
+            "/c");
+  EXPECT_EQ(FlagValue({"--checkpoint_dir="}, "checkpoint_dir"), "");
+}
+
+TEST(FlagValueTest, UnsetIsNullopt) {
+  EXPECT_EQ(FlagValue({}, "checkpoint_dir"), std::nullopt);
+  EXPECT_EQ(FlagValue({"--checkpoint_dir_x=/a"}, "checkpoint_dir"),
+            std::nullopt);
+  EXPECT_EQ(FlagValue({"--", "--checkpoint_dir=/a"}, "checkpoint_dir"),
+            std::nullopt);
+}
+
+}  // namespace
+}  // namespace distrt::launcher
