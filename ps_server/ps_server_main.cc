@@ -26,11 +26,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/ps_grpc_server.h"
 #include "rpc/transport_security_flags.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/tf_config.h"
+#include "runtime/metrics/metrics_http_server.h"
+#include "runtime/metrics/metrics_registry.h"
 #include "runtime/util/malloc_tuning.h"
 
 ABSL_FLAG(int, port, -1,
@@ -55,6 +58,10 @@ ABSL_FLAG(std::string, checkpoint_dir, "",
           "shard of the latest one before serving, so that a ps task "
           "restarted after a failure (by launch --max_restarts or "
           "Kubernetes) comes back holding what it held then.");
+ABSL_FLAG(int, metrics_port, -1,
+          "Serve Prometheus metrics at http://HOST:PORT/metrics, on the host "
+          "this task listens on (0: a free port, printed at start-up); -1: "
+          "off. See docs/observability.md.");
 ABSL_FLAG(int, stop_grace_secs, 5,
           "On shutdown, how long in-flight requests may take to finish.");
 
@@ -110,6 +117,11 @@ int Main(int argc, char** argv) {
     return Fail(absl::StrCat("--max_message_mb=", max_message_mb,
                              " is not in 1..2047 (gRPC's limit is 2 GiB)"));
   }
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (metrics_port < -1 || metrics_port > 65535) {
+    return Fail(absl::StrCat("--metrics_port=", metrics_port,
+                             " is not a port (0 to 65535, or -1 for none)"));
+  }
   const int64_t max_memory_mb = absl::GetFlag(FLAGS_max_memory_mb);
   if (max_memory_mb < 1 || max_memory_mb > (int64_t{1} << 30)) {
     return Fail(
@@ -145,6 +157,8 @@ int Main(int argc, char** argv) {
   options.security = *security;
   options.restore_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.num_ps_tasks = config->cluster.NumTasks(kPsJob);
+  MetricsRegistry metrics;
+  if (metrics_port >= 0) options.metrics = &metrics;
   options.task_index = task->index;
   options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
   options.max_message_bytes = int64_t{max_message_mb} << 20;
@@ -169,6 +183,23 @@ int Main(int argc, char** argv) {
         static_cast<long long>(restored->variables_restored),
         static_cast<long long>(restored->hash_tables_restored),
         static_cast<long long>(restored->hash_table_rows_restored));
+  }
+  std::unique_ptr<MetricsHttpServer> metrics_server;
+  if (metrics_port >= 0) {
+    MetricsHttpServer::Options metrics_options;
+    metrics_options.bind_host =
+        std::string(absl::StripSuffix(absl::StripPrefix(bind_host, "["), "]"));
+    metrics_options.port = metrics_port;
+    metrics_options.registry = &metrics;
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
+        MetricsHttpServer::Start(metrics_options);
+    if (!started.ok()) {
+      (*server)->Stop();
+      return Fail(absl::StrCat("--metrics_port: ", started.status().message()));
+    }
+    metrics_server = *std::move(started);
+    std::printf("ps_server: metrics at http://%s:%d/metrics\n",
+                bind_host.c_str(), metrics_server->port());
   }
   std::fflush(stdout);
 

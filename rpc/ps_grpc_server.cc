@@ -15,6 +15,7 @@
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/ps_request_handler.h"
+#include "rpc/ps_server_metrics.h"
 #include "rpc/transport_security.h"
 #include "rpc/wire_message.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
@@ -108,12 +109,14 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   grpc::Status CreateVariable(grpc::ServerContext*,
                               const ps::CreateVariableRequest* request,
                               ps::VariableInfo* response) override {
-    return Count(kCreateVariable, handler_.CreateVariable(*request, response));
+    return Timed(kCreateVariable,
+                 [&] { return handler_.CreateVariable(*request, response); });
   }
   grpc::Status LookupVariable(grpc::ServerContext*,
                               const ps::LookupVariableRequest* request,
                               ps::VariableInfo* response) override {
-    return Count(kLookupVariable, handler_.LookupVariable(*request, response));
+    return Timed(kLookupVariable,
+                 [&] { return handler_.LookupVariable(*request, response); });
   }
   grpc::Status ListVariables(grpc::ServerContext*,
                              const ps::ListVariablesRequest*,
@@ -124,32 +127,35 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   grpc::Status PullDenseBatch(grpc::ServerContext*,
                               const ps::PullDenseBatchRequest* request,
                               ps::PullDenseBatchResponse* response) override {
-    return Count(kPullDenseBatch, handler_.PullDenseBatch(*request, response));
+    return Timed(kPullDenseBatch,
+                 [&] { return handler_.PullDenseBatch(*request, response); });
   }
   grpc::Status PushDenseBatch(grpc::ServerContext*,
                               const ps::PushDenseBatchRequest* request,
                               ps::PushDenseBatchResponse*) override {
-    return Count(kPushDenseBatch, handler_.PushDenseBatch(*request));
+    return Timed(kPushDenseBatch,
+                 [&] { return handler_.PushDenseBatch(*request); });
   }
   grpc::Status CreateHashTable(grpc::ServerContext*,
                                const ps::CreateHashTableRequest* request,
                                ps::HashTableInfo* response) override {
-    return Count(kCreateHashTable,
-                 handler_.CreateHashTable(*request, response));
+    return Timed(kCreateHashTable,
+                 [&] { return handler_.CreateHashTable(*request, response); });
   }
   grpc::Status Save(grpc::ServerContext*, const ps::SaveRequest* request,
                     ps::SaveResponse* response) override {
-    return Count(kSave, handler_.Save(*request, response));
+    return Timed(kSave, [&] { return handler_.Save(*request, response); });
   }
   grpc::Status CommitCheckpoint(
       grpc::ServerContext*, const ps::CommitCheckpointRequest* request,
       ps::CommitCheckpointResponse* response) override {
-    return Count(kCommitCheckpoint,
-                 handler_.CommitCheckpoint(*request, response));
+    return Timed(kCommitCheckpoint,
+                 [&] { return handler_.CommitCheckpoint(*request, response); });
   }
   grpc::Status Restore(grpc::ServerContext*, const ps::RestoreRequest* request,
                        ps::RestoreResponse* response) override {
-    return Count(kRestore, handler_.Restore(*request, response));
+    return Timed(kRestore,
+                 [&] { return handler_.Restore(*request, response); });
   }
 
   void RequestShutdown(absl::string_view reason) {
@@ -182,6 +188,21 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   const std::optional<RestoreInfo>& restored() const { return restored_; }
+
+  // Registers this task's metrics in options_.metrics, when given.
+  absl::Status RegisterMetrics() {
+    if (options_.metrics == nullptr) return absl::OkStatus();
+    absl::StatusOr<std::unique_ptr<PsServerMetrics>> metrics =
+        PsServerMetrics::Create(
+            options_.metrics, kMethodNames,
+            [this](ps::GetStatusResponse* status) {
+              handler_.FillHoldings(status);
+            },
+            restored_.has_value());
+    if (!metrics.ok()) return metrics.status();
+    metrics_ = *std::move(metrics);
+    return absl::OkStatus();
+  }
 
   absl::Status Listen() {
     absl::StatusOr<StartedGrpcServer> started = StartGrpcServer(
@@ -295,7 +316,14 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
                       grpc::ByteBuffer in(*request);
                       grpc::ServerUnaryReactor* reactor =
                           context->DefaultReactor();
-                      reactor->Finish(Count(method, serve(&in, response)));
+                      const absl::Time start = absl::Now();
+                      const absl::Status status = serve(&in, response);
+                      if (metrics_ != nullptr) {
+                        metrics_->Record(method, absl::Now() - start,
+                                         status.code(), request->Length(),
+                                         status.ok() ? response->Length() : 0);
+                      }
+                      reactor->Finish(Count(method, status));
                       return reactor;
                     }));
   }
@@ -368,6 +396,17 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
                             gradients.tensor.view());
   }
 
+  // Runs `handle` (a synchronous RPC's work), then counts and records it.
+  template <typename Handle>
+  grpc::Status Timed(Method method, Handle handle) {
+    const absl::Time start = absl::Now();
+    const absl::Status status = handle();
+    if (metrics_ != nullptr) {
+      metrics_->Record(method, absl::Now() - start, status.code(), 0, 0);
+    }
+    return Count(method, status);
+  }
+
   grpc::Status Count(Method method, const absl::Status& status) {
     requests_[method].fetch_add(1, std::memory_order_relaxed);
     if (!status.ok()) failed_.fetch_add(1, std::memory_order_relaxed);
@@ -375,7 +414,8 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   PsRequestHandler handler_;
-  std::optional<RestoreInfo> restored_;  // set by Start, then constant
+  std::optional<RestoreInfo> restored_;       // set by Start, then constant
+  std::unique_ptr<PsServerMetrics> metrics_;  // set by Start; may be null
   BufferPool pool_;
   std::array<std::atomic<int64_t>, kNumMethods> requests_{};
   std::atomic<int64_t> failed_{0};
@@ -386,6 +426,7 @@ absl::StatusOr<std::unique_ptr<PsGrpcServer>> PsGrpcServer::Start(
   auto impl = std::make_unique<Impl>(options);
   // Before listening: no request may see the task half restored.
   if (absl::Status s = impl->TakeBackShard(); !s.ok()) return s;
+  if (absl::Status s = impl->RegisterMetrics(); !s.ok()) return s;
   if (absl::Status s = impl->Listen(); !s.ok()) return s;
   return std::unique_ptr<PsGrpcServer>(new PsGrpcServer(std::move(impl)));
 }

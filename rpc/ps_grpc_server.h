@@ -30,6 +30,10 @@
 #include "absl/time/time.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 
+namespace distrt {
+class MetricsRegistry;
+}  // namespace distrt
+
 namespace distrt::rpc {
 
 class TransportSecurity;
@@ -60,6 +64,9 @@ class PsGrpcServer {
     // then, and the job goes on. Empty: start empty.
     std::string restore_dir;
     int num_ps_tasks = 1;
+    // Where this task's metrics go (rpc/ps_server_metrics.h); borrowed, must
+    // outlive the server. Null: none.
+    MetricsRegistry* metrics = nullptr;
   };
 
   // Listens and starts serving. UNAVAILABLE naming the address when it

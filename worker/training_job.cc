@@ -31,6 +31,7 @@
 #include "worker/evaluation.h"
 #include "worker/job_model.h"
 #include "worker/progress_meter.h"
+#include "worker/training_metrics.h"
 #include "worker/worker_group.h"
 
 namespace distrt {
@@ -357,6 +358,7 @@ absl::Status NoticeRestartedPsTasks(Job& job) {
         i, job.client->address(i), now, job.ps_incarnations[i],
         (*stats)[i].num_variables(), (*stats)[i].hash_table_rows()));
     job.ps_incarnations[i] = now;
+    if (job.options.metrics != nullptr) job.options.metrics->AddPsRestart();
   }
   return absl::OkStatus();
 }
@@ -444,6 +446,8 @@ absl::Status Train(Job& job, std::vector<Example> shard,
     meter.AddStep(result->examples, result->loss_sum);
     global_step = job.variables->ReadGlobalStep(*job.strategy);
     if (!global_step.ok()) return global_step.status();
+    if (o.metrics != nullptr)
+      o.metrics->AddStep(result->examples, *global_step);
     if (std::optional<std::string> line =
             meter.Line(*global_step, absl::Now())) {
       job.log(*line);

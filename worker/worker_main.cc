@@ -13,14 +13,19 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/transport_security_flags.h"
+#include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"
+#include "runtime/metrics/metrics_http_server.h"
+#include "runtime/metrics/metrics_registry.h"
 #include "runtime/util/malloc_tuning.h"
 #include "worker/evaluator_job.h"
 #include "worker/training_job.h"
+#include "worker/training_metrics.h"
 #include "worker/worker_options.h"
 
 ABSL_FLAG(std::string, model, "logreg", "linear, logreg, mlp or wide_deep.");
@@ -93,6 +98,11 @@ ABSL_FLAG(absl::Duration, ps_failure_timeout, absl::Minutes(2),
           "cannot be reached or does not answer (e.g. \"90s\", \"5m\"): "
           "a ps task restarted within it (same address) is used again and "
           "the job goes on; after it, the job fails naming the task.");
+ABSL_FLAG(int, metrics_port, -1,
+          "Serve Prometheus metrics (steps, examples, global step, ps "
+          "restarts seen) at http://HOST:PORT/metrics on this task's TF_CONFIG "
+          "host (loopback without TF_CONFIG); 0: a free port, printed at "
+          "start; -1: off.");
 ABSL_FLAG(double, wait_secs, 300,
           "How long to wait for ps tasks, the chief, or other workers.");
 ABSL_FLAG(double, eval_timeout_secs, 3600,
@@ -183,6 +193,44 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "worker: %s\n",
                  std::string(config.status().message()).c_str());
     return 2;
+  }
+  // Metrics: served from here until the task ends.
+  MetricsRegistry registry;
+  std::unique_ptr<TrainingMetrics> training_metrics;
+  std::unique_ptr<MetricsHttpServer> metrics_server;
+  if (const int port = absl::GetFlag(FLAGS_metrics_port); port >= 0) {
+    absl::StatusOr<std::unique_ptr<TrainingMetrics>> made =
+        TrainingMetrics::Create(&registry);
+    if (!made.ok()) {
+      std::fprintf(stderr, "worker: %s\n", made.status().ToString().c_str());
+      return 1;
+    }
+    training_metrics = *std::move(made);
+    options.metrics = training_metrics.get();
+    MetricsHttpServer::Options server_options;
+    server_options.registry = &registry;
+    server_options.port = port;
+    if (config->task.has_value()) {
+      absl::StatusOr<std::string> address =
+          config->cluster.TaskAddress(config->task->type, config->task->index);
+      absl::StatusOr<HostPort> host =
+          address.ok() ? ParseTaskAddress(*address)
+                       : absl::StatusOr<HostPort>(address.status());
+      if (host.ok()) {
+        server_options.bind_host = std::string(
+            absl::StripSuffix(absl::StripPrefix(host->host, "["), "]"));
+      }
+    }
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
+        MetricsHttpServer::Start(server_options);
+    if (!started.ok()) {
+      std::fprintf(stderr, "worker: --metrics_port: %s\n",
+                   std::string(started.status().message()).c_str());
+      return 2;
+    }
+    metrics_server = *std::move(started);
+    Log(absl::StrCat("metrics at http://", server_options.bind_host, ":",
+                     metrics_server->port(), "/metrics"));
   }
   const bool evaluator =
       config->task.has_value() && config->task->type == kEvaluatorJob;

@@ -20,6 +20,7 @@ namespace distrt {
 namespace rpc {
 class TransportSecurity;
 }  // namespace rpc
+class TrainingMetrics;
 
 enum class StrategyKind {
   // Parameter servers when the cluster has ps tasks; else multi-worker
@@ -103,6 +104,9 @@ struct WorkerOptions {
   // chief (rpc/transport_security.h); null: plain TCP, no token. Loaded
   // from --tls_* and --cluster_token_file.
   std::shared_ptr<const rpc::TransportSecurity> security;
+  // Where the training metrics go (worker/training_metrics.h); borrowed.
+  // Null: none (--metrics_port unset).
+  TrainingMetrics* metrics = nullptr;
 };
 
 // INVALID_ARGUMENT naming the flag for the first bad value: no training

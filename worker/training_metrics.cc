@@ -1,0 +1,37 @@
+#include "worker/training_metrics.h"
+
+namespace distrt {
+
+absl::StatusOr<std::unique_ptr<TrainingMetrics>> TrainingMetrics::Create(
+    MetricsRegistry* registry) {
+  auto metrics = std::unique_ptr<TrainingMetrics>(new TrainingMetrics());
+  absl::StatusOr<Counter*> steps = registry->AddCounter(
+      "distrt_training_steps_total", "Training steps this task ran.");
+  if (!steps.ok()) return steps.status();
+  absl::StatusOr<Counter*> examples = registry->AddCounter(
+      "distrt_training_examples_total", "Examples this task trained on.");
+  if (!examples.ok()) return examples.status();
+  absl::StatusOr<Gauge*> global_step =
+      registry->AddGauge("distrt_global_step",
+                         "The job's global step, as this task last read it.");
+  if (!global_step.ok()) return global_step.status();
+  absl::StatusOr<Counter*> restarts = registry->AddCounter(
+      "distrt_ps_task_restarts_total",
+      "ps tasks the chief saw come back with a new incarnation.");
+  if (!restarts.ok()) return restarts.status();
+  metrics->steps_ = (*steps)->WithLabels({});
+  metrics->examples_ = (*examples)->WithLabels({});
+  metrics->global_step_ = (*global_step)->WithLabels({});
+  metrics->ps_restarts_ = (*restarts)->WithLabels({});
+  return metrics;
+}
+
+void TrainingMetrics::AddStep(int64_t examples, int64_t global_step) {
+  steps_->Increment();
+  examples_->Increment(static_cast<double>(examples));
+  global_step_->Set(static_cast<double>(global_step));
+}
+
+void TrainingMetrics::AddPsRestart() { ps_restarts_->Increment(); }
+
+}  // namespace distrt
