@@ -7,6 +7,7 @@ packages=(
   bazel-bootstrap        # Bazel 4.2.3: the build
   bazel-rules-java       # local stand-in for @rules_java (no internet)
   g++ pkg-config
+  clang libclang-rt-14-dev                   # libFuzzer targets (fuzz/, --config=fuzz)
   prometheus             # promtool checks the /metrics exposition (tests)
   protobuf-compiler libprotobuf-dev          # messages in proto/
   protobuf-compiler-grpc libgrpc++-dev       # RPC between processes

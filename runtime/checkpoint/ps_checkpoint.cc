@@ -111,16 +111,27 @@ absl::StatusOr<OpenCheckpoint> OpenShards(const std::string& dir,
     num_shards = counts.begin()->first;
   }
 
-  const absl::flat_hash_set<std::string> present(entries->begin(),
-                                                 entries->end());
-  // Counted, not collected: the count comes from a file name.
-  int num_missing = 0;
-  std::string first_missing;
-  for (int i = 0; i < *num_shards; ++i) {
-    if (std::string name = ShardFileName(i, *num_shards);
-        !present.contains(name)) {
-      if (num_missing++ == 0) first_missing = std::move(name);
+  // The shard indices present, from the listing: the count comes from a
+  // file name (or a request) and may be huge, so nothing loops over it.
+  std::vector<int> present;
+  for (const std::string& entry : *entries) {
+    std::optional<ShardFileId> id = ParseShardFileName(entry);
+    if (id.has_value() && id->num_shards == *num_shards) {
+      present.push_back(id->shard_index);
     }
+  }
+  std::sort(present.begin(), present.end());
+  present.erase(std::unique(present.begin(), present.end()), present.end());
+  const int64_t num_missing =
+      int64_t{*num_shards} - static_cast<int64_t>(present.size());
+  std::string first_missing;
+  if (num_missing > 0) {
+    int first = 0;
+    while (first < static_cast<int>(present.size()) &&
+           present[first] == first) {
+      ++first;
+    }
+    first_missing = ShardFileName(first, *num_shards);
   }
   if (num_missing > 0) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -136,6 +147,11 @@ absl::StatusOr<OpenCheckpoint> OpenShards(const std::string& dir,
     if (!reader.ok()) return reader.status();
     const ps::CheckpointShardHeader& header = (*reader)->header();
     if (!step.has_value()) step = header.step();
+    if (header.step() < 0) {
+      return absl::DataLossError(
+          absl::StrCat((*reader)->path(), ": its header says step ",
+                       header.step(), "; steps are never negative"));
+    }
     if (header.shard_index() != i || header.num_shards() != *num_shards ||
         header.step() != *step) {
       return absl::DataLossError(absl::StrCat(

@@ -47,6 +47,12 @@ std::string DescribeJson(const Json& value) {
 
 absl::StatusOr<int> ParseTaskIndex(const Json& value, absl::string_view what) {
   int64_t index = 0;
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() > std::numeric_limits<int>::max()) {
+    // Read as int64 it could wrap to a negative number.
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", value.get<uint64_t>(), " is too large"));
+  }
   if (value.is_number_integer()) {
     index = value.get<int64_t>();
   } else if (value.is_string()) {
