@@ -208,9 +208,8 @@ TEST_F(PsCheckpointTest, RestartedServersTakeBackTheirShards) {
     absl::StatusOr<std::string> line =
         ps.process->ReadStdoutLine(absl::Seconds(30));
     ASSERT_TRUE(line.ok()) << line.status();
-    EXPECT_THAT(*line, HasSubstr(absl::StrCat(
-                           "took back this task's shard of ", checkpoint_,
-                           " (step 10)")));
+    EXPECT_THAT(*line, HasSubstr(absl::StrCat("took back this task's shard of ",
+                                              checkpoint_, " (step 10)")));
   }
   std::unique_ptr<PsClient> client = ClientOf(*tasks);
   // The chief creating the variables again finds them there, restored.
@@ -221,8 +220,8 @@ TEST_F(PsCheckpointTest, RestartedServersTakeBackTheirShards) {
 }
 
 TEST_F(PsCheckpointTest, TakingBackAShardNeedsTheSameNumberOfTasks) {
-  absl::StatusOr<PsProcess> ps = testing::StartPsProcess(
-      0, 3, {absl::StrCat("--checkpoint_dir=", dir_)});
+  absl::StatusOr<PsProcess> ps =
+      testing::StartPsProcess(0, 3, {absl::StrCat("--checkpoint_dir=", dir_)});
   ASSERT_FALSE(ps.ok());
   EXPECT_THAT(ps.status().message(),
               HasSubstr("was saved by 2 ps tasks, this cluster has 3"));
