@@ -157,6 +157,9 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
       return malformed(absl::StrCat("bad field ", field));
     }
   }
+  if (!input.ConsumedEntireMessage()) {
+    return malformed(absl::StrCat("bad tag at byte ", input.CurrentPosition()));
+  }
   if (input.CurrentPosition() - start != length) {
     return malformed("cut short");
   }
@@ -240,6 +243,9 @@ absl::Status DecodeWithTensors(grpc::ByteBuffer* buffer, absl::string_view what,
       }
       input.PopLimit(limit);
     }
+  }
+  if (!input.ConsumedEntireMessage()) {
+    return malformed(absl::StrCat("bad tag at byte ", input.CurrentPosition()));
   }
   if (static_cast<size_t>(input.CurrentPosition()) != total) {
     return malformed(absl::StrCat("cut short at byte ", input.CurrentPosition(),

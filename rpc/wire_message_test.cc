@@ -308,6 +308,23 @@ TEST_F(MalformedTest, ATensorFieldTwiceIsRefused) {
   EXPECT_NE(s.message().find("twice"), std::string::npos) << s;
 }
 
+// ReadTag returns 0 both at the end of a message and for a tag that does
+// not parse; only the first is a message that ends well.
+TEST_F(MalformedTest, TrailingBytesThatAreNoFieldAreRefused) {
+  const std::string valid = Valid();
+  for (const std::string& tail :
+       {std::string(1, '\0'), std::string(5, '\xff')}) {
+    absl::Status s = Decode(valid + tail);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << tail.size();
+    EXPECT_NE(s.message().find("bad tag"), std::string::npos) << s;
+  }
+  // The same inside a tensor: its bytes end in a 0 byte.
+  absl::Status s = Decode(std::string("\x1a\x03\x1a\x00\x00", 5));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("tensor field 3: bad tag"), std::string::npos)
+      << s;
+}
+
 TEST_F(MalformedTest, ADestinationErrorRefusesTheMessage) {
   grpc::ByteBuffer buffer = BufferOf(Valid());
   IncomingTensor values(3);

@@ -203,7 +203,10 @@ absl::Status CheckIsDirectory(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<ReadOnlyFile>> ReadOnlyFile::Open(
     const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
+  // before the regular-file check below could refuse it. Reads from regular
+  // files ignore the flag.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ErrnoError("cannot open", path);
   struct stat st;
   if (fstat(fd, &st) != 0) {

@@ -10,7 +10,50 @@
 
 namespace distrt {
 
+namespace {
+
+// Finds the first bracket that opens a list or object nested deeper than
+// kMaxJsonNesting (brackets inside strings do not count), before the
+// parser builds anything.
+absl::Status CheckNesting(absl::string_view text) {
+  int depth = 0;
+  int line = 1;
+  size_t line_start = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonNesting) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("not valid JSON: nested deeper than ", kMaxJsonNesting,
+                         " lists and objects at line ", line, ", column ",
+                         i - line_start + 1));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Json> ParseJson(absl::string_view text) {
+  if (absl::Status nesting = CheckNesting(text); !nesting.ok()) return nesting;
   // nlohmann reports where and why parsing failed only through its exception;
   // it is caught here and never crosses this function.
   try {

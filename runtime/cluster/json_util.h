@@ -16,7 +16,13 @@ namespace distrt {
 // printed back reads like what was given.
 using Json = nlohmann::ordered_json;
 
-// Parses `text`; INVALID_ARGUMENT with the line, column and reason otherwise.
+// How deep lists and objects may nest. Configuration nests a few levels;
+// nlohmann::json copies and compares values recursively, so a value nested
+// tens of thousands deep would overflow the stack.
+inline constexpr int kMaxJsonNesting = 100;
+
+// Parses `text`; INVALID_ARGUMENT with the line, column and reason otherwise
+// (nesting deeper than kMaxJsonNesting included).
 absl::StatusOr<Json> ParseJson(absl::string_view text);
 
 // "an object", "a string", "the number 2222", ... for error messages.

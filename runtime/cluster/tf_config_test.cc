@@ -3,8 +3,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/cluster/json_util.h"
 
 namespace distrt {
 namespace {
@@ -139,6 +141,21 @@ TEST(TfConfigTest, SyntaxErrors) {
   ExpectInvalid(R"({"cluster":["a:1"]})",
                 "TF_CONFIG: \"cluster\" must be an object from task type to "
                 "task addresses, got a list");
+}
+
+TEST(TfConfigTest, NestingDeeperThanTheLimitIsRefusedBeforeParsing) {
+  // Brackets inside strings do not count.
+  const std::string in_strings =
+      R"({"environment":"\"[[)" + std::string(200, '{') + R"("})";
+  absl::StatusOr<TfConfig> config = ParseTfConfig(in_strings);
+  EXPECT_TRUE(config.ok()) << config.status();
+  const std::string deep =
+      "{\n\"environment\": " + std::string(kMaxJsonNesting, '[') +
+      std::string(kMaxJsonNesting, ']') + "}";
+  ExpectInvalid(deep, absl::StrCat("TF_CONFIG: not valid JSON: nested deeper "
+                                   "than 100 lists and objects at line 2, "
+                                   "column ",
+                                   16 + kMaxJsonNesting - 1));
 }
 
 TEST(TfConfigTest, MalformedJsonNamesThePosition) {
