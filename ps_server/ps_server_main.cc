@@ -10,7 +10,9 @@
 // back from it. It exits 0 after SIGTERM/SIGINT or a Shutdown RPC
 // (in-flight requests finish first), and 2 with one line on stderr on bad
 // input: TF_CONFIG, a task that is not a ps task, flags, TLS or token
-// files, a damaged checkpoint, or a port it cannot listen on.
+// files, a damaged checkpoint, or a port it cannot listen on. (An unknown
+// flag, or a value Abseil cannot parse as the flag's type, is refused by
+// Abseil's own parser before that: status 1, with its "ERROR: " line.)
 
 #include <signal.h>
 

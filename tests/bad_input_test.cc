@@ -656,6 +656,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "(e.g. 64,32)"}),
         Worker("ZeroHiddenUnits", {"--hidden_units=64,0"},
                {"--hidden_units: \"0\" is not a positive integer"}),
+        // Found before training, not when writing at the end.
+        Worker("MetricsOutInAMissingDirectory",
+               {"--metrics_out=$DIR/missing/m.json"},
+               {"worker: --metrics_out: cannot write $DIR/missing/m.json: "
+                "$DIR/missing: No such file or directory"}),
+        Worker("MetricsOutIsADirectory", {"--metrics_out=$DIR"},
+               {"worker: --metrics_out: cannot write $DIR: it is a "
+                "directory"}),
         Worker("ZeroPsFailureTimeout", {"--ps_failure_timeout=0s"},
                {"worker: --ps_failure_timeout: must be positive"}),
         Worker("NoReplicas", {"--num_cpu_replicas=0"},
@@ -844,7 +852,11 @@ INSTANTIATE_TEST_SUITE_P(
         // The line's bytes from the NUL on are lost from the message (the
         // worker prints it with %s), but the file and line are there.
         Libsvm("NulByte", std::string("1 1:1\n\x01\x00\x02 3:1\n", 14),
-               "2: label \"\x01"),
+               "2: label \"\\x01\\x00\\x02\" is not a number"),
+        // A 1 MiB token is cut to 64 bytes in the message.
+        Libsvm("HugeToken", "1 1:1\n" + std::string(1 << 20, 'x') + " 3:1\n",
+               absl::StrCat("2: label \"", std::string(64, 'x'),
+                            "...\" (1048576 bytes) is not a number")),
         Csv("RaggedRow", "1,2,3\n0,1\n", "2: 2 columns, expected 3"),
         Csv("CellNotANumber", "1,2,3\n0,abc,1\n",
             "2: column 2: \"abc\" is not a number"),
@@ -937,9 +949,9 @@ INSTANTIATE_TEST_SUITE_P(
                  {"--train_data=$DIR/good.svm", "--model=linear",
                   "--num_features=5"},
                  2,
-                 {"worker: INVALID_ARGUMENT: --train_data: example 0 has "
-                  "feature id 8 (1-based) but the model has 5 features "
-                  "(--num_features, or the training data's largest id)"}},
+                 {"worker: INVALID_ARGUMENT: $DIR/good.svm:1: feature id 8 "
+                  "(1-based) but the model has 5 features (--num_features, or "
+                  "the training data's largest id)"}},
         DataCase{"HugeFeatureIndex",
                  "bad.svm",
                  "1 9223372036854775806:1\n",
@@ -965,12 +977,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "does not exist"}}),
     DataCaseName);
 
-// Bad evaluation data is found only after training: the chief reads
-// --eval_data in EvaluateAtEnd (worker/training_job.cc), so a job trains
-// (and checkpoints) to the end before it fails on a typo in the flag.
-// Enable when the worker reads (or at least expands and parses) its
-// evaluation data before it trains.
-TEST(BadDataGapTest, DISABLED_BadEvalDataIsFoundBeforeTraining) {
+// Bad evaluation data is found before training: the chief reads
+// --eval_data up front (worker/training_job.cc), not after training (and
+// checkpointing) to the end.
+TEST(BadDataFoundEarlyTest, BadEvalDataIsFoundBeforeTraining) {
   TestDir dir;
   dir.WriteFile("good.svm", GoodLibsvm());
   SubprocessOptions options;
@@ -988,12 +998,10 @@ TEST(BadDataGapTest, DISABLED_BadEvalDataIsFoundBeforeTraining) {
   EXPECT_THAT(result.stdout_text, Not(HasSubstr("training from global step")));
 }
 
-// A label the model cannot take is reported as "example <i>: label ..."
-// with i counted within the batch (runtime/models/model_inputs.cc), not as
-// the file and line it came from. Enable when the worker checks labels
-// while reading (e.g. LabelKind::kBinary for logreg), so that the message is
-// "<file>:<line>: label ...".
-TEST(BadDataGapTest, DISABLED_ALabelTheModelCannotTakeNamesItsFileAndLine) {
+// A label the model cannot take is found while the data is fitted to the
+// model (worker/job_model.cc), before training, and named by its file and
+// line rather than its place in a batch.
+TEST(BadDataFoundEarlyTest, ALabelTheModelCannotTakeNamesItsFileAndLine) {
   TestDir dir;
   const std::string path =
       dir.WriteFile("bad.svm", GoodLibsvmWithLine(50, "5 1:1 2:1"));

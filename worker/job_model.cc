@@ -1,6 +1,7 @@
 #include "worker/job_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -31,6 +32,24 @@ InputShard WholeInput(std::vector<std::string> files) {
 
 bool IsSparseModel(absl::string_view model) {
   return model == "logreg" || model == "wide_deep";
+}
+
+// Whether the model trains on `label` (readers let only finite labels
+// through). The models check their batches the same way (model_inputs.h).
+absl::Status CheckLabelForModel(const ModelConfig& config, float label) {
+  if (IsSparseModel(config.name) && label != 0.0f && label != 1.0f) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("label ", label, " is not 0 or 1 (", config.name,
+                     " is a binary classifier)"));
+  }
+  if (config.name == "mlp" &&
+      (!(label >= 0.0f && label < static_cast<float>(config.num_classes)) ||
+       label != std::floor(label))) {
+    return absl::InvalidArgumentError(absl::StrCat("label ", label,
+                                                   " is not a class id in [0, ",
+                                                   config.num_classes, ")"));
+  }
+  return absl::OkStatus();
 }
 
 // Feature and class counts from all of the training data, so every task
@@ -109,8 +128,8 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
   absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
   if (!model.ok()) return model.status();
   job.model = *std::move(model);
-  if (absl::Status s =
-          FitExamplesToModel(config, "--train_data", &job.all_examples);
+  if (absl::Status s = FitExamplesToModel(config, "--train_data",
+                                          job.train_files, &job.all_examples);
       !s.ok()) {
     return s;
   }
@@ -119,15 +138,28 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
 
 absl::Status FitExamplesToModel(const ModelConfig& config,
                                 absl::string_view what,
+                                const std::vector<std::string>& files,
                                 std::vector<Example>* examples) {
-  if (IsSparseModel(config.name)) return absl::OkStatus();
   for (size_t i = 0; i < examples->size(); ++i) {
     Example& e = (*examples)[i];
-    if (!e.dense.empty() || e.ids.empty()) continue;
+    const auto refused = [&](absl::string_view why) {
+      const bool located = e.file >= 0 &&
+                           static_cast<size_t>(e.file) < files.size() &&
+                           e.line > 0;
+      return absl::InvalidArgumentError(
+          located ? absl::StrCat(files[e.file], ":", e.line, ": ", why)
+                  : absl::StrCat(what, ": example ", i, ": ", why));
+    };
+    if (absl::Status s = CheckLabelForModel(config, e.label); !s.ok()) {
+      return refused(s.message());
+    }
+    if (IsSparseModel(config.name) || !e.dense.empty() || e.ids.empty()) {
+      continue;
+    }
     if (e.ids.back() >= config.num_features) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": example ", i, " has feature id ", e.ids.back() + 1,
-          " (1-based) but the model has ", config.num_features,
+      return refused(absl::StrCat(
+          "feature id ", e.ids.back() + 1, " (1-based) but the model has ",
+          config.num_features,
           " features (--num_features, or the training data's largest id)"));
     }
     e.dense.assign(config.num_features, 0.0f);
@@ -151,10 +183,10 @@ absl::StatusOr<std::vector<Example>> ReadEvalData(const WorkerOptions& options,
       ExpandFlagFiles("--eval_data", options.eval_data);
   if (!files.ok()) return files.status();
   absl::StatusOr<std::vector<Example>> examples =
-      ReadInputShard(WholeInput(*std::move(files)), job.format);
+      ReadInputShard(WholeInput(*files), job.format);
   if (!examples.ok()) return examples.status();
   if (absl::Status s =
-          FitExamplesToModel(job.config, "--eval_data", &*examples);
+          FitExamplesToModel(job.config, "--eval_data", *files, &*examples);
       !s.ok()) {
     return s;
   }

@@ -38,10 +38,14 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options);
 
 // Makes examples fit the model: the dense models (linear, mlp) read LIBSVM
 // files too, so an example given with sparse features becomes a dense row of
-// config.num_features. INVALID_ARGUMENT naming `what` and the example for a
-// feature id beyond that.
+// config.num_features. Checks each label is one the model takes (0 or 1 for
+// logreg and wide_deep, a class id for mlp), so that bad data is reported
+// before training starts. INVALID_ARGUMENT naming the example's file and line
+// (its Example::file indexes `files`; `what`, the flag, when it has none)
+// for a feature id beyond that or such a label.
 absl::Status FitExamplesToModel(const ModelConfig& config,
                                 absl::string_view what,
+                                const std::vector<std::string>& files,
                                 std::vector<Example>* examples);
 
 // Every example of --eval_data, in the training data's format, fitted to

@@ -43,7 +43,8 @@ TEST(JobModelTest, DenseModelsTakeLibsvmRowsAsDenseRows) {
   absl::StatusOr<std::vector<Example>> examples = ReadEvalData(options, *job);
   EXPECT_EQ(examples.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(examples.status().message(),
-              HasSubstr("--eval_data: example 1 has feature id 5"));
+              HasSubstr(eval + ":2: feature id 5 (1-based) but the model "
+                               "has 4 features"));
 }
 
 TEST(JobModelTest, SparseModelsKeepSparseRows) {

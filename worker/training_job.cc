@@ -502,13 +502,10 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   return absl::OkStatus();
 }
 
-absl::Status EvaluateAtEnd(Job& job, const JobModel& built,
+absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
                            FinalMetrics* metrics) {
-  absl::StatusOr<std::vector<Example>> examples =
-      ReadEvalData(job.options, built);
-  if (!examples.ok()) return examples.status();
   absl::StatusOr<Evaluation> evaluation =
-      Evaluate(*job.strategy, *job.model, *job.variables, *examples,
+      Evaluate(*job.strategy, *job.model, *job.variables, examples,
                job.options.global_batch_size, metrics);
   if (!evaluation.ok()) return evaluation.status();
   job.log(absl::StrCat("evaluated ", evaluation->examples,
@@ -602,11 +599,19 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
         ReadInputShard(*shard, built->format);
     if (!read.ok()) return read.status();
     examples = *std::move(read);
-    if (absl::Status s =
-            FitExamplesToModel(built->config, "--train_data", &examples);
+    if (absl::Status s = FitExamplesToModel(built->config, "--train_data",
+                                            shard->files, &examples);
         !s.ok()) {
       return s;
     }
+  }
+  // The chief's evaluation data, read now so that a mistake in it is found
+  // before training rather than after.
+  std::vector<Example> eval_examples;
+  if (job.role.is_chief && !options.eval_data.empty()) {
+    absl::StatusOr<std::vector<Example>> read = ReadEvalData(options, *built);
+    if (!read.ok()) return read.status();
+    eval_examples = *std::move(read);
   }
   log(absl::StrCat("model ", options.model, " with ", config.num_features,
                    " features; input pipeline ", job.pipeline_id + 1, " of ",
@@ -649,7 +654,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     }
   }
   if (job.role.is_chief && !options.eval_data.empty()) {
-    if (absl::Status s = EvaluateAtEnd(job, *built, &metrics); !s.ok()) {
+    if (absl::Status s = EvaluateAtEnd(job, eval_examples, &metrics); !s.ok()) {
       return s;
     }
   }

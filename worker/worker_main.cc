@@ -194,6 +194,19 @@ int Main(int argc, char** argv) {
                  std::string(config.status().message()).c_str());
     return 2;
   }
+  const bool evaluator =
+      config->task.has_value() && config->task->type == kEvaluatorJob;
+  const bool chief =
+      !evaluator && (config->is_local() || ResolveTaskRole(*config).is_chief);
+  if (!options.metrics_out.empty() && (chief || evaluator)) {
+    const std::string path = evaluator
+                                 ? EvaluatorMetricsPath(options.metrics_out)
+                                 : options.metrics_out;
+    if (absl::Status s = CheckCanWriteFile("--metrics_out", path); !s.ok()) {
+      std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
+  }
   // Metrics: served from here until the task ends.
   MetricsRegistry registry;
   std::unique_ptr<TrainingMetrics> training_metrics;
@@ -232,8 +245,6 @@ int Main(int argc, char** argv) {
     Log(absl::StrCat("metrics at http://", server_options.bind_host, ":",
                      metrics_server->port(), "/metrics"));
   }
-  const bool evaluator =
-      config->task.has_value() && config->task->type == kEvaluatorJob;
   absl::StatusOr<FinalMetrics> metrics =
       evaluator ? RunEvaluatorJob(options, *config, Log)
                 : RunTrainingJob(options, *config, Log);
@@ -246,7 +257,6 @@ int Main(int argc, char** argv) {
     for (const std::string& line : SummaryLines(*metrics)) Log(line);
     return 0;
   }
-  const bool chief = config->is_local() || ResolveTaskRole(*config).is_chief;
   if (chief) {
     for (const std::string& line : SummaryLines(*metrics)) Log(line);
     if (!options.metrics_out.empty()) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "runtime/input/line_reader.h"
+#include "runtime/input/quoted_token.h"
 
 namespace distrt {
 namespace {
@@ -48,7 +49,8 @@ absl::StatusOr<CsvLineParser> CsvLineParser::Create(CsvOptions options) {
 
 std::string CsvLineParser::ColumnName(int index) const {
   if (names_.empty()) return absl::StrCat("column ", index + 1);
-  return absl::StrCat("column ", index + 1, " (\"", names_[index], "\")");
+  return absl::StrCat("column ", index + 1, " (", QuotedToken(names_[index]),
+                      ")");
 }
 
 absl::Status CsvLineParser::ReadSchema(
@@ -108,12 +110,12 @@ absl::StatusOr<Example> CsvLineParser::ParseRow(
     }
     float value;
     if (!absl::SimpleAtof(text, &value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(ColumnName(i), ": \"", text, "\" is not a number"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          ColumnName(i), ": ", QuotedToken(text), " is not a number"));
     }
     if (!std::isfinite(value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(ColumnName(i), ": \"", text, "\" is not finite"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          ColumnName(i), ": ", QuotedToken(text), " is not finite"));
     }
     if (i == label_index_) {
       example.label = value;
@@ -168,7 +170,10 @@ absl::StatusOr<std::vector<Example>> ParseCsvFile(const std::string& path,
     absl::StatusOr<std::optional<Example>> example =
         parser->ParseLine(line, (*reader)->location());
     if (!example.ok()) return example.status();
-    if (example->has_value()) examples.push_back(*std::move(*example));
+    if (example->has_value()) {
+      (*example)->line = (*reader)->line_number();
+      examples.push_back(*std::move(*example));
+    }
   }
   return examples;
 }

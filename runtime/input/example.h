@@ -17,6 +17,12 @@ struct Example {
   // values; ids.size() == values.size(). A value may be an explicit 0.
   std::vector<int64_t> ids;
   std::vector<float> values;
+  // Where it came from, for errors found after reading (a label the model
+  // cannot take): the 1-based line of its file, 0 when not read from one;
+  // and the index of that file in the list ReadInputShard read, -1 when not
+  // read by it.
+  int64_t line = 0;
+  int32_t file = -1;
 };
 
 }  // namespace distrt

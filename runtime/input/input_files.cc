@@ -169,10 +169,13 @@ absl::StatusOr<std::vector<Example>> ReadInputShard(
         "input shard ", shard.index, " of ", shard.count, " is not a shard"));
   }
   std::vector<Example> kept;
-  for (const std::string& path : shard.files) {
+  for (size_t file = 0; file < shard.files.size(); ++file) {
     absl::StatusOr<std::vector<Example>> examples =
-        ReadInputFile(path, options);
+        ReadInputFile(shard.files[file], options);
     if (!examples.ok()) return examples.status();
+    for (Example& example : *examples) {
+      example.file = static_cast<int32_t>(file);
+    }
     if (!shard.by_record) {
       if (kept.empty()) {
         kept = *std::move(examples);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "runtime/input/line_reader.h"
+#include "runtime/input/quoted_token.h"
 
 namespace distrt {
 namespace {
@@ -36,18 +37,18 @@ absl::Status CheckOptions(const LibsvmOptions& options) {
 absl::Status ParseLabel(absl::string_view text, LabelKind kind, float* label) {
   if (!absl::SimpleAtof(text, label)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("label \"", text, "\" is not a number"));
+        absl::StrCat("label ", QuotedToken(text), " is not a number"));
   }
   if (!std::isfinite(*label)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("label \"", text, "\" is not finite"));
+        absl::StrCat("label ", QuotedToken(text), " is not finite"));
   }
   if (kind == LabelKind::kBinary) {
     if (*label == -1.0f || *label == 0.0f) {
       *label = 0.0f;
     } else if (*label != 1.0f) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "label \"", text, "\" is not binary: expected -1, 0 or +1"));
+          "label ", QuotedToken(text), " is not binary: expected -1, 0 or +1"));
     }
   }
   return absl::OkStatus();
@@ -57,8 +58,9 @@ absl::Status CheckQid(absl::string_view token) {
   const absl::string_view text = token.substr(kQidPrefix.size());
   int64_t qid;
   if (!absl::SimpleAtoi(text, &qid)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"", token, "\": query id \"", text, "\" is not an integer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(QuotedToken(token), ": query id ", QuotedToken(text),
+                     " is not an integer"));
   }
   return absl::OkStatus();
 }
@@ -90,42 +92,44 @@ absl::StatusOr<std::optional<Example>> ParseRawLine(absl::string_view line,
     }
     const size_t colon = token.find(':');
     if (colon == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "feature \"", token, "\" has no ':' (expected index:value)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature ", QuotedToken(token),
+                       " has no ':' (expected index:value)"));
     }
     const absl::string_view index_text = token.substr(0, colon);
     const absl::string_view value_text = token.substr(colon + 1);
     int64_t index;
     if (!absl::SimpleAtoi(index_text, &index)) {
-      return absl::InvalidArgumentError(absl::StrCat("feature \"", token,
-                                                     "\": index \"", index_text,
-                                                     "\" is not an integer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature ", QuotedToken(token), ": index ",
+                       QuotedToken(index_text), " is not an integer"));
     }
     if (index < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "feature \"", token, "\": index ", index, " is negative"));
+          "feature ", QuotedToken(token), ": index ", index, " is negative"));
     }
     if (index == 0 && !zero_allowed) {
       return absl::InvalidArgumentError(
-          absl::StrCat("feature \"", token,
-                       "\": index 0, but indices are 1-based (index_base "
+          absl::StrCat("feature ", QuotedToken(token),
+                       ": index 0, but indices are 1-based (index_base "
                        "kOne)"));
     }
     if (!example.ids.empty() && index <= example.ids.back()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "feature \"", token, "\": index ", index,
+          "feature ", QuotedToken(token), ": index ", index,
           " is not greater than the previous index ", example.ids.back(),
           "; indices must be strictly increasing"));
     }
     float value;
     if (!absl::SimpleAtof(value_text, &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("feature \"", token,
-                                                     "\": value \"", value_text,
-                                                     "\" is not a number"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature ", QuotedToken(token), ": value ",
+                       QuotedToken(value_text), " is not a number"));
     }
     if (!std::isfinite(value)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "feature \"", token, "\": value \"", value_text, "\" is not finite"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature ", QuotedToken(token), ": value ",
+                       QuotedToken(value_text), " is not finite"));
     }
     example.ids.push_back(index);
     example.values.push_back(value);
@@ -162,9 +166,6 @@ absl::StatusOr<std::vector<Example>> ParseLibsvmFile(
 
   const bool detect = options.index_base == IndexBase::kDetect;
   std::vector<Example> examples;
-  // With kDetect and a bound, the line of each example, for the errors found
-  // once the whole file has been read.
-  std::vector<int64_t> lines;
   bool saw_zero = false;
   std::string line;
   while (true) {
@@ -179,10 +180,10 @@ absl::StatusOr<std::vector<Example>> ParseLibsvmFile(
     }
     if (!example->has_value()) continue;
     Example& parsed = **example;
+    parsed.line = (*reader)->line_number();
     if (detect) {
       // Ids increase, so an id 0 can only be the first.
       saw_zero |= !parsed.ids.empty() && parsed.ids.front() == 0;
-      if (options.num_features > 0) lines.push_back((*reader)->line_number());
     } else if (absl::Status s = ConvertIds(options.index_base,
                                            options.num_features, &parsed);
                !s.ok()) {
@@ -196,7 +197,7 @@ absl::StatusOr<std::vector<Example>> ParseLibsvmFile(
     for (size_t i = 0; i < examples.size(); ++i) {
       if (absl::Status s = ConvertIds(base, options.num_features, &examples[i]);
           !s.ok()) {
-        return WithLocation(s, absl::StrCat(path, ":", lines[i]));
+        return WithLocation(s, absl::StrCat(path, ":", examples[i].line));
       }
     }
   }
