@@ -44,6 +44,7 @@
 #include "grpcpp/support/slice.h"
 #include "proto/ps_service.pb.h"
 #include "proto/variable.pb.h"
+#include "rpc/ps_methods.h"
 #include "rpc/ps_request_handler.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/wire_message.h"
@@ -63,27 +64,6 @@ using rpc::PsRequestHandler;
 constexpr int kMaxRequests = 16;
 constexpr int64_t kMaxResponseBytes = int64_t{1} << 20;
 constexpr int64_t kMaxVariableBytes = int64_t{32} << 20;
-
-enum Method {
-  kGetStatus,
-  kShutdown,
-  kCreateVariable,
-  kLookupVariable,
-  kListVariables,
-  kPullDense,
-  kPushDense,
-  kPullDenseBatch,
-  kPushDenseBatch,
-  kPullSparse,
-  kPushSparse,
-  kCreateHashTable,
-  kPullHash,
-  kPushHash,
-  kSave,
-  kCommitCheckpoint,
-  kRestore,
-  kNumMethods,
-};
 
 // The message as gRPC could hand it over: in slices of `slice_bytes` (all
 // in one when 0).
@@ -295,19 +275,19 @@ void Session::PushRowsById(absl::string_view method, grpc::ByteBuffer* in,
 
 void Session::Handle(int method, grpc::ByteBuffer* in) {
   switch (method) {
-    case kGetStatus: {
+    case rpc::kGetStatus: {
       ps::GetStatusRequest request;
       if (!Parse(in, &request)) return;
       ps::GetStatusResponse response;
       handler_.FillHoldings(&response);
       return;
     }
-    case kShutdown: {
+    case rpc::kShutdown: {
       ps::ShutdownRequest request;
       Parse(in, &request);
       return;
     }
-    case kCreateVariable: {
+    case rpc::kCreateVariable: {
       ps::CreateVariableRequest request;
       if (!Parse(in, &request)) return;
       ps::VariableInfo response;
@@ -315,7 +295,7 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
       if (!status.ok()) ExpectServiceError(status, "CreateVariable");
       return;
     }
-    case kLookupVariable: {
+    case rpc::kLookupVariable: {
       ps::LookupVariableRequest request;
       if (!Parse(in, &request)) return;
       ps::VariableInfo response;
@@ -323,14 +303,14 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
       if (!status.ok()) ExpectServiceError(status, "LookupVariable");
       return;
     }
-    case kListVariables: {
+    case rpc::kListVariables: {
       ps::ListVariablesRequest request;
       if (!Parse(in, &request)) return;
       ps::ListVariablesResponse response;
       handler_.ListVariables(&response);
       return;
     }
-    case kPullDense: {
+    case rpc::kPullDense: {
       ps::PullDenseRequest request;
       if (!DecodeWithTensors(in, "PullDense request", &request, {}).ok()) {
         return;
@@ -341,7 +321,7 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
           });
       return;
     }
-    case kPushDense: {
+    case rpc::kPushDense: {
       ps::PushDenseRequest request;
       IncomingTensor values(3);
       values.in_place = true;
@@ -353,7 +333,7 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
       if (!status.ok()) ExpectServiceError(status, "PushDense");
       return;
     }
-    case kPullDenseBatch: {
+    case rpc::kPullDenseBatch: {
       ps::PullDenseBatchRequest request;
       if (!Parse(in, &request)) return;
       ps::PullDenseBatchResponse response;
@@ -361,20 +341,20 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
       if (!status.ok()) ExpectServiceError(status, "PullDenseBatch");
       return;
     }
-    case kPushDenseBatch: {
+    case rpc::kPushDenseBatch: {
       ps::PushDenseBatchRequest request;
       if (!Parse(in, &request)) return;
       const absl::Status status = handler_.PushDenseBatch(request);
       if (!status.ok()) ExpectServiceError(status, "PushDenseBatch");
       return;
     }
-    case kPullSparse:
+    case rpc::kPullSparse:
       PullRowsById("PullSparse request", in, &PsRequestHandler::PullSparse);
       return;
-    case kPushSparse:
+    case rpc::kPushSparse:
       PushRowsById("PushSparse request", in, &PsRequestHandler::PushSparse);
       return;
-    case kCreateHashTable: {
+    case rpc::kCreateHashTable: {
       ps::CreateHashTableRequest request;
       if (!Parse(in, &request)) return;
       ps::HashTableInfo response;
@@ -382,13 +362,13 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
       if (!status.ok()) ExpectServiceError(status, "CreateHashTable");
       return;
     }
-    case kPullHash:
+    case rpc::kPullHash:
       PullRowsById("PullHash request", in, &PsRequestHandler::PullHash);
       return;
-    case kPushHash:
+    case rpc::kPushHash:
       PushRowsById("PushHash request", in, &PsRequestHandler::PushHash);
       return;
-    case kSave: {
+    case rpc::kSave: {
       ps::SaveRequest request;
       if (!Parse(in, &request)) return;
       request.set_directory(Confine(request.directory()));
@@ -397,7 +377,7 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
       if (!status.ok()) ExpectCheckpointError(status, "Save");
       return;
     }
-    case kCommitCheckpoint: {
+    case rpc::kCommitCheckpoint: {
       ps::CommitCheckpointRequest request;
       if (!Parse(in, &request)) return;
       request.set_directory(Confine(request.directory()));
@@ -406,7 +386,7 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
       if (!status.ok()) ExpectCheckpointError(status, "CommitCheckpoint");
       return;
     }
-    case kRestore: {
+    case rpc::kRestore: {
       ps::RestoreRequest request;
       if (!Parse(in, &request)) return;
       request.set_directory(Confine(request.directory()));
@@ -422,7 +402,7 @@ void Run(const uint8_t* data, size_t size) {
   ByteReader input(data, size);
   Session session;
   for (int i = 0; i < kMaxRequests && !input.empty(); ++i) {
-    const int method = input.Byte() % kNumMethods;
+    const int method = input.Byte() % rpc::kNumPsMethods;
     const size_t slice_bytes = input.Byte();
     const absl::string_view message = input.Chunk();
     grpc::ByteBuffer received = Received(message, slice_bytes);

@@ -14,6 +14,7 @@
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
+#include "rpc/ps_methods.h"
 #include "rpc/ps_request_handler.h"
 #include "rpc/ps_server_metrics.h"
 #include "rpc/transport_security.h"
@@ -29,36 +30,6 @@ uint64_t NewIncarnation() {
   const uint64_t high = device();
   return (high << 32) ^ device();
 }
-
-// The RPCs, for request counts, in the order of the service's definition
-// (the generated service numbers its methods so).
-enum Method {
-  kGetStatus,
-  kShutdown,
-  kCreateVariable,
-  kLookupVariable,
-  kListVariables,
-  kPullDense,
-  kPushDense,
-  kPullDenseBatch,
-  kPushDenseBatch,
-  kPullSparse,
-  kPushSparse,
-  kCreateHashTable,
-  kPullHash,
-  kPushHash,
-  kSave,
-  kCommitCheckpoint,
-  kRestore,
-  kNumMethods,
-};
-
-constexpr std::array<const char*, kNumMethods> kMethodNames = {
-    "GetStatus",      "Shutdown",   "CreateVariable", "LookupVariable",
-    "ListVariables",  "PullDense",  "PushDense",      "PullDenseBatch",
-    "PushDenseBatch", "PullSparse", "PushSparse",     "CreateHashTable",
-    "PullHash",       "PushHash",   "Save",           "CommitCheckpoint",
-    "Restore"};
 
 int ClampToInt(int64_t bytes) {
   return static_cast<int>(std::min<int64_t>(bytes, INT32_MAX));
@@ -89,9 +60,9 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     response->set_uptime_ms(
         absl::ToInt64Milliseconds(absl::Now() - start_time_));
     handler_.FillHoldings(response);
-    for (int m = 0; m < kNumMethods; ++m) {
+    for (int m = 0; m < kNumPsMethods; ++m) {
       const int64_t n = requests_[m].load(std::memory_order_relaxed);
-      if (n > 0) (*response->mutable_requests())[kMethodNames[m]] = n;
+      if (n > 0) (*response->mutable_requests())[kPsMethodNames[m]] = n;
     }
     response->set_failed_requests(failed_.load(std::memory_order_relaxed));
     return grpc::Status::OK;
@@ -194,7 +165,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     if (options_.metrics == nullptr) return absl::OkStatus();
     absl::StatusOr<std::unique_ptr<PsServerMetrics>> metrics =
         PsServerMetrics::Create(
-            options_.metrics, kMethodNames,
+            options_.metrics, kPsMethodNames,
             [this](ps::GetStatusResponse* status) {
               handler_.FillHoldings(status);
             },
@@ -304,7 +275,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
 
   // Serves `method` with `serve(request bytes, response bytes)`.
   template <typename Serve>
-  void ServeRaw(Method method, Serve serve) {
+  void ServeRaw(PsMethod method, Serve serve) {
     MarkMethodRawCallback(
         method, new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer,
                                                          grpc::ByteBuffer>(
@@ -398,7 +369,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
 
   // Runs `handle` (a synchronous RPC's work), then counts and records it.
   template <typename Handle>
-  grpc::Status Timed(Method method, Handle handle) {
+  grpc::Status Timed(PsMethod method, Handle handle) {
     const absl::Time start = absl::Now();
     const absl::Status status = handle();
     if (metrics_ != nullptr) {
@@ -407,7 +378,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     return Count(method, status);
   }
 
-  grpc::Status Count(Method method, const absl::Status& status) {
+  grpc::Status Count(PsMethod method, const absl::Status& status) {
     requests_[method].fetch_add(1, std::memory_order_relaxed);
     if (!status.ok()) failed_.fetch_add(1, std::memory_order_relaxed);
     return ToGrpcStatus(status);
@@ -417,7 +388,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   std::optional<RestoreInfo> restored_;       // set by Start, then constant
   std::unique_ptr<PsServerMetrics> metrics_;  // set by Start; may be null
   BufferPool pool_;
-  std::array<std::atomic<int64_t>, kNumMethods> requests_{};
+  std::array<std::atomic<int64_t>, kNumPsMethods> requests_{};
   std::atomic<int64_t> failed_{0};
 };
 

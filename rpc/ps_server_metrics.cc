@@ -33,7 +33,9 @@ absl::StatusOr<std::unique_ptr<PsServerMetrics>> PsServerMetrics::Create(
   if (!sent.ok()) return sent.status();
   for (const char* name : method_names) {
     const absl::string_view label[] = {name};
-    metrics->methods_.push_back({name, (*latency)->WithLabels(label),
+    const absl::string_view ok_labels[] = {name, "OK"};
+    metrics->methods_.push_back({name, (*requests)->WithLabels(ok_labels),
+                                 (*latency)->WithLabels(label),
                                  (*received)->WithLabels(label),
                                  (*sent)->WithLabels(label)});
   }
@@ -93,9 +95,13 @@ void PsServerMetrics::Record(int method, absl::Duration latency,
                              int64_t bytes_sent) {
   if (method < 0 || method >= static_cast<int>(methods_.size())) return;
   MethodCells& cells = methods_[method];
-  const std::string code_name = absl::StatusCodeToString(code);
-  const absl::string_view labels[] = {cells.name, code_name};
-  requests_->WithLabels(labels)->Increment();
+  if (code == absl::StatusCode::kOk) {
+    cells.ok_requests->Increment();
+  } else {
+    const std::string code_name = absl::StatusCodeToString(code);
+    const absl::string_view labels[] = {cells.name, code_name};
+    requests_->WithLabels(labels)->Increment();
+  }
   cells.latency->Observe(absl::ToDoubleSeconds(latency));
   cells.received->Increment(static_cast<double>(bytes_received));
   cells.sent->Increment(static_cast<double>(bytes_sent));

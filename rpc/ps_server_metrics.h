@@ -14,8 +14,8 @@
 //   distrt_ps_restored_from_checkpoint          1 when it took back its shard
 //                                               at start (a restart)
 //
-// Record is called on every request: lock-free but for the {method, code}
-// lookup. Thread-safe.
+// Record is called on every request: lock-free for a request that succeeded
+// (a failed one looks up its {method, code} cell). Thread-safe.
 
 #include <array>
 #include <cstdint>
@@ -47,6 +47,8 @@ class PsServerMetrics {
  private:
   struct MethodCells {
     const char* name = "";
+    // Its requests that succeeded: most of them, so found once, here.
+    CounterCell* ok_requests = nullptr;
     HistogramCell* latency = nullptr;
     CounterCell* received = nullptr;
     CounterCell* sent = nullptr;

@@ -9,6 +9,7 @@ packages=(
   g++ pkg-config
   clang libclang-rt-14-dev                   # libFuzzer targets (fuzz/, --config=fuzz)
   prometheus             # promtool checks the /metrics exposition (tests)
+  cmake ninja-build patch curl xz-utils      # tools/tsan_abseil.sh (--config=tsan)
   protobuf-compiler libprotobuf-dev          # messages in proto/
   protobuf-compiler-grpc libgrpc++-dev       # RPC between processes
   libabsl-dev            # Status, flags, strings, Mutex

@@ -40,6 +40,10 @@ class PsClientPythonTest(unittest.TestCase):
 
     def setUp(self):
         env = dict(os.environ)
+        # Set by run_python_test.sh under ThreadSanitizer (tools/tsan_test.sh).
+        child_libs = env.pop("DISTRT_CHILD_LD_LIBRARY_PATH", None)
+        if child_libs:
+            env["LD_LIBRARY_PATH"] = child_libs
         env["TF_CONFIG"] = json.dumps({
             "cluster": {"ps": ["127.0.0.1:2"]},
             "task": {"type": "ps", "index": 0},
