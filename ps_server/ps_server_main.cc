@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/ps_grpc_server.h"
 #include "rpc/transport_security_flags.h"
@@ -36,6 +37,7 @@
 #include "runtime/cluster/tf_config.h"
 #include "runtime/metrics/metrics_http_server.h"
 #include "runtime/metrics/metrics_registry.h"
+#include "runtime/metrics/process_metrics.h"
 #include "runtime/util/malloc_tuning.h"
 
 ABSL_FLAG(int, port, -1,
@@ -94,6 +96,7 @@ absl::StatusOr<TaskId> PsTaskOf(const TfConfig& config) {
 }
 
 int Main(int argc, char** argv) {
+  const absl::Time start_time = absl::Now();
   absl::SetProgramUsageMessage(
       "ps_server [--port=N] [--bind_host=HOST] [--max_message_mb=N] "
       "[--max_memory_mb=N] [--checkpoint_dir=DIR] [--tls_cert=PEM "
@@ -160,7 +163,12 @@ int Main(int argc, char** argv) {
   options.restore_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   options.num_ps_tasks = config->cluster.NumTasks(kPsJob);
   MetricsRegistry metrics;
-  if (metrics_port >= 0) options.metrics = &metrics;
+  if (metrics_port >= 0) {
+    options.metrics = &metrics;
+    if (absl::Status s = AddProcessMetrics(&metrics, start_time); !s.ok()) {
+      return Fail(s.message());
+    }
+  }
   options.task_index = task->index;
   options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
   options.max_message_bytes = int64_t{max_message_mb} << 20;

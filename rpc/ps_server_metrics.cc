@@ -33,7 +33,8 @@ absl::StatusOr<std::unique_ptr<PsServerMetrics>> PsServerMetrics::Create(
   if (!sent.ok()) return sent.status();
   for (const char* name : method_names) {
     const absl::string_view label[] = {name};
-    const absl::string_view ok_labels[] = {name, "OK"};
+    const std::string ok = absl::StatusCodeToString(absl::StatusCode::kOk);
+    const absl::string_view ok_labels[] = {name, ok};
     metrics->methods_.push_back({name, (*requests)->WithLabels(ok_labels),
                                  (*latency)->WithLabels(label),
                                  (*received)->WithLabels(label),

@@ -87,7 +87,9 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
   };
   const int start = input.CurrentPosition();
   bool have_data = false;
+  int tag_at = start;
   while (true) {
+    tag_at = input.CurrentPosition();
     const uint32_t tag = input.ReadTag();
     if (tag == 0) break;
     const int field = WireFormat::GetTagFieldNumber(tag);
@@ -158,7 +160,8 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
     }
   }
   if (!input.ConsumedEntireMessage()) {
-    return malformed(absl::StrCat("bad tag at byte ", input.CurrentPosition()));
+    // A tag that does not parse reads as 0, as the end of the message does.
+    return malformed(absl::StrCat("bad tag at byte ", tag_at));
   }
   if (input.CurrentPosition() - start != length) {
     return malformed("cut short");
@@ -203,10 +206,12 @@ absl::Status DecodeWithTensors(grpc::ByteBuffer* buffer, absl::string_view what,
   // The fields that are not tensors, copied as they come, parsed at the end.
   std::string others;
   std::vector<bool> seen(tensors.size(), false);
+  int tag_at = 0;
   {
     StringOutputStream others_stream(&others);
     CodedOutputStream others_out(&others_stream);
     while (true) {
+      tag_at = input.CurrentPosition();
       const uint32_t tag = input.ReadTag();
       if (tag == 0) break;
       const int field = WireFormat::GetTagFieldNumber(tag);
@@ -245,7 +250,8 @@ absl::Status DecodeWithTensors(grpc::ByteBuffer* buffer, absl::string_view what,
     }
   }
   if (!input.ConsumedEntireMessage()) {
-    return malformed(absl::StrCat("bad tag at byte ", input.CurrentPosition()));
+    // A tag that does not parse reads as 0, as the end of the message does.
+    return malformed(absl::StrCat("bad tag at byte ", tag_at));
   }
   if (static_cast<size_t>(input.CurrentPosition()) != total) {
     return malformed(absl::StrCat("cut short at byte ", input.CurrentPosition(),

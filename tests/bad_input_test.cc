@@ -181,16 +181,16 @@ INSTANTIATE_TEST_SUITE_P(
         // as nlohmann::json copies values recursively (50000 deep once
         // overflowed ps_server's stack under ASan).
         TfConfigCase{"DeepNestingUnclosed", Nested(100000, false),
-                     "TF_CONFIG: not valid JSON: nested deeper than 100 lists "
-                     "and objects at line 1, column 101"},
+                     "TF_CONFIG: not valid JSON: at line 1, column 101: lists "
+                     "and objects nested deeper than 100"},
         TfConfigCase{"DeepNesting", Nested(50000, true),
-                     "TF_CONFIG: not valid JSON: nested deeper than 100 lists "
-                     "and objects at line 1, column 101"},
+                     "TF_CONFIG: not valid JSON: at line 1, column 101: lists "
+                     "and objects nested deeper than 100"},
         TfConfigCase{"DeepNestingInside",
                      PsTask(kTwoPs).insert(1, "\"environment\":" +
                                                   Nested(50000, true) + ","),
-                     "TF_CONFIG: not valid JSON: nested deeper than 100 lists "
-                     "and objects at line 1, column 115"},
+                     "TF_CONFIG: not valid JSON: at line 1, column 115: lists "
+                     "and objects nested deeper than 100"},
         TfConfigCase{"NestedAsDeepAsAllowed",
                      PsTask(kTwoPs).insert(1, "\"environment\":" +
                                                   Nested(99, true) + ","),
@@ -960,7 +960,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {"worker: INVALID_ARGUMENT: model config: variable "
                   "\"logreg/weights\": shape [9223372036854775806, 1] has "
                   "more than 2^40 elements"}},
-        // Evaluation data; see the disabled test below for when.
+        // Evaluation data.
         DataCase{"EvalDataBadLine",
                  "bad.svm",
                  "1 1:1\nx 1:1\n",

@@ -88,9 +88,15 @@ def run(argv, env=None, check_ok=True):
 
 
 def clean_env(extra):
-    """This process's environment without TF_CONFIG or DISTRT_*, plus extra."""
+    """This process's environment without TF_CONFIG or DISTRT_*, plus extra.
+
+    Under ThreadSanitizer (tools/tsan_test.sh) our programs load Abseil
+    built with TSan, which run_python_test.sh kept from the interpreter."""
     env = {k: v for k, v in os.environ.items()
            if k != "TF_CONFIG" and not k.startswith("DISTRT_")}
+    tsan_abseil = os.environ.get("DISTRT_TSAN_ABSEIL_LIB")
+    if tsan_abseil:
+        env["LD_LIBRARY_PATH"] = tsan_abseil
     env.update(extra)
     return env
 

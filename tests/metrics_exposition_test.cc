@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -71,6 +72,7 @@ std::pair<int, std::string> PromtoolCheck(const std::string& exposition) {
 }
 
 TEST(MetricsExpositionTest, PsServerMetricsCountRequestsAndPassPromtool) {
+  const absl::Time test_start = absl::Now();
   absl::StatusOr<PsProcess> ps = StartPsProcess(0, 1, {"--metrics_port=0"});
   ASSERT_TRUE(ps.ok()) << ps.status();
   absl::StatusOr<std::string> line =
@@ -102,6 +104,14 @@ TEST(MetricsExpositionTest, PsServerMetricsCountRequestsAndPassPromtool) {
                                  "riable\",code=\"NOT_FOUND\"} "));
   EXPECT_THAT(metrics, HasSubstr("distrt_rpc_latency_seconds_count{method=\""
                                  "PullDense\"} 1\n"));
+  // Started within the test's run, in Unix seconds.
+  std::smatch started;
+  ASSERT_TRUE(std::regex_search(
+      metrics, started,
+      std::regex("\nprocess_start_time_seconds ([0-9.e+]+)\n")));
+  const double start = std::stod(started[1]);
+  EXPECT_GT(start, absl::ToDoubleSeconds(test_start - absl::UnixEpoch()) - 1);
+  EXPECT_LT(start, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()) + 1);
   EXPECT_THAT(metrics, HasSubstr("distrt_rpc_latency_seconds_bucket{method=\""
                                  "PullDense\",le=\"+Inf\"} 1\n"));
   // The gradient went in, the values came out: 4000 bytes each and framing.

@@ -538,7 +538,7 @@ TEST_F(PsFailureTest, GivesUpOnAStoppedTaskAfterTheTimeout) {
   absl::StatusOr<VariablePlacement> w = client->LookupVariable("w");
   ASSERT_TRUE(w.ok());
   // Stopped, not dead: its connections stay open and nothing answers.
-  tasks_[0].process->Signal(SIGSTOP);
+  ASSERT_TRUE(tasks_[0].process->Stop().ok());
   std::vector<float> gradient(4, 1.0f);
   absl::Status s = client->Push(*w, absl::MakeConstSpan(gradient));
   tasks_[0].process->Signal(SIGCONT);

@@ -1,11 +1,5 @@
 #include "worker/final_metrics.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
@@ -39,32 +33,6 @@ absl::Status WriteFinalMetrics(const std::string& path,
   const std::string json = FinalMetricsJson(metrics);
   const absl::string_view pieces[] = {json};
   return WriteFileAtomically(path, pieces);
-}
-
-absl::Status CheckCanWriteFile(absl::string_view flag,
-                               const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  const auto refused = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": cannot write ", path, ": ", why));
-  };
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0) {
-    return refused(absl::StrCat(dir, ": ", std::strerror(errno)));
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    return refused(absl::StrCat(dir, " is not a directory"));
-  }
-  if (access(dir.c_str(), W_OK) != 0) {
-    return refused(absl::StrCat("directory ", dir, ": ", std::strerror(errno)));
-  }
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return refused("it is a directory");
-  }
-  return absl::OkStatus();
 }
 
 std::string EvaluatorMetricsPath(absl::string_view metrics_out) {

@@ -41,11 +41,6 @@ std::string FinalMetricsJson(const FinalMetrics& metrics);
 absl::Status WriteFinalMetrics(const std::string& path,
                                const FinalMetrics& metrics);
 
-// Checks that a file can be written at `path`: its directory exists and is
-// writable. INVALID_ARGUMENT naming `flag` and the directory otherwise, so
-// that a job does not train to the end to fail writing its metrics.
-absl::Status CheckCanWriteFile(absl::string_view flag, const std::string& path);
-
 // Where the evaluator writes its metrics when every task gets the same
 // --metrics_out: "out/metrics.json" -> "out/metrics.evaluator.json" (the
 // suffix is appended when there is no extension).

@@ -605,14 +605,6 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
       return s;
     }
   }
-  // The chief's evaluation data, read now so that a mistake in it is found
-  // before training rather than after.
-  std::vector<Example> eval_examples;
-  if (job.role.is_chief && !options.eval_data.empty()) {
-    absl::StatusOr<std::vector<Example>> read = ReadEvalData(options, *built);
-    if (!read.ok()) return read.status();
-    eval_examples = *std::move(read);
-  }
   log(absl::StrCat("model ", options.model, " with ", config.num_features,
                    " features; input pipeline ", job.pipeline_id + 1, " of ",
                    job.num_pipelines, ": ", examples.size(), " examples from ",
@@ -630,6 +622,15 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     if (!writer.ok()) return writer.status();
     job.summaries = *std::move(writer);
     log(absl::StrCat("summaries: ", job.summaries->path()));
+  }
+  // The chief's evaluation data, read before training so that a mistake in
+  // it is found now rather than at the end; after the set-up, so that the
+  // other tasks are not kept waiting for it, and a failure frees them.
+  std::vector<Example> eval_examples;
+  if (job.role.is_chief && !options.eval_data.empty()) {
+    absl::StatusOr<std::vector<Example>> read = ReadEvalData(options, *built);
+    if (!read.ok()) return read.status();
+    eval_examples = *std::move(read);
   }
   FinalMetrics metrics;
   if (absl::Status s = Train(job, std::move(examples), &metrics); !s.ok()) {

@@ -10,11 +10,13 @@
 //      --strategy says).
 //   3. The chief creates the variables, restores the latest checkpoint in
 //      --checkpoint_dir (so a restarted job resumes), then marks the
-//      variables ready; other workers wait for that mark, bounded.
+//      variables ready; other workers wait for that mark, bounded. The
+//      chief then reads --eval_data, so that bad evaluation data stops the
+//      job before training.
 //   4. Trains: one TrainStep per input step until the global step reaches
 //      --train_steps or the data's --epochs are done, printing a progress
 //      line every few seconds; the chief checkpoints periodically.
-//   5. The chief checkpoints once more, evaluates --eval_data, writes
+//   5. The chief checkpoints once more, evaluates on --eval_data, writes
 //      --metrics_out, waits (bounded) for the other workers to finish and
 //      tells the ps tasks to exit.
 

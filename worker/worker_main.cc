@@ -3,7 +3,10 @@
 // TF_CONFIG; without one it trains alone, mirrored over its local devices.
 //
 // Exit status: 0 when training finished, 1 when it failed (the error on
-// stderr), 2 for bad flags or TF_CONFIG.
+// stderr), 2 for bad input: flags (an unwritable --metrics_out included),
+// TF_CONFIG, TLS or token files, or malformed data (INVALID_ARGUMENT). An
+// unknown flag or a value Abseil cannot parse is refused by Abseil's parser
+// first, with status 1 and its "ERROR: " line.
 
 #include <cstdio>
 #include <string>
@@ -17,13 +20,16 @@
 #include "absl/time/time.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/transport_security_flags.h"
+#include "runtime/checkpoint/file_system.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/metrics/metrics_http_server.h"
 #include "runtime/metrics/metrics_registry.h"
+#include "runtime/metrics/process_metrics.h"
 #include "runtime/util/malloc_tuning.h"
 #include "worker/evaluator_job.h"
+#include "worker/final_metrics.h"
 #include "worker/training_job.h"
 #include "worker/training_metrics.h"
 #include "worker/worker_options.h"
@@ -155,6 +161,7 @@ void Log(absl::string_view line) {
 }
 
 int Main(int argc, char** argv) {
+  const absl::Time start_time = absl::Now();
   absl::SetProgramUsageMessage(
       "worker --model=logreg --train_data=FILES (--train_steps=N | "
       "--epochs=N) [flags]\n"
@@ -202,8 +209,9 @@ int Main(int argc, char** argv) {
     const std::string path = evaluator
                                  ? EvaluatorMetricsPath(options.metrics_out)
                                  : options.metrics_out;
-    if (absl::Status s = CheckCanWriteFile("--metrics_out", path); !s.ok()) {
-      std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
+    if (absl::Status s = CheckCanCreateFile(path); !s.ok()) {
+      std::fprintf(stderr, "worker: --metrics_out: %s\n",
+                   std::string(s.message()).c_str());
       return 2;
     }
   }
@@ -219,6 +227,10 @@ int Main(int argc, char** argv) {
       return 1;
     }
     training_metrics = *std::move(made);
+    if (absl::Status s = AddProcessMetrics(&registry, start_time); !s.ok()) {
+      std::fprintf(stderr, "worker: %s\n", s.ToString().c_str());
+      return 1;
+    }
     options.metrics = training_metrics.get();
     MetricsHttpServer::Options server_options;
     server_options.registry = &registry;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -197,6 +198,32 @@ absl::Status CheckIsDirectory(const std::string& path) {
   if (!S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, " is not a directory"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCanCreateFile(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  const auto refused = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write ", path, ": ", why));
+  };
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    return refused(absl::StrCat(dir, ": ", std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return refused(absl::StrCat(dir, " is not a directory"));
+  }
+  // Writing makes a temporary file beside `path` and renames it.
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return refused(absl::StrCat("directory ", dir, ": ", std::strerror(errno)));
+  }
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return refused("it is a directory");
   }
   return absl::OkStatus();
 }

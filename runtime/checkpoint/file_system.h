@@ -68,6 +68,12 @@ absl::StatusOr<bool> PathExists(const std::string& path);
 // FAILED_PRECONDITION when it is something else.
 absl::Status CheckIsDirectory(const std::string& path);
 
+// OK when a file can be created (or replaced) at `path`: its directory
+// exists, can be written and searched, and `path` is not a directory.
+// INVALID_ARGUMENT "cannot write <path>: <why>" otherwise. For outputs
+// written at the end of a long job, checked at its start.
+absl::Status CheckCanCreateFile(const std::string& path);
+
 // A file opened for reading at offsets (pread): one open file serves many
 // reads in any order. Thread-safe: ReadAt keeps no position. The file is
 // closed by the destructor.

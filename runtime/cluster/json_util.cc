@@ -14,7 +14,8 @@ namespace {
 
 // Finds the first bracket that opens a list or object nested deeper than
 // kMaxJsonNesting (brackets inside strings do not count), before the
-// parser builds anything.
+// parser builds anything. Text that closes more than it opened is left to
+// the parser, which says what is wrong with it.
 absl::Status CheckNesting(absl::string_view text) {
   int depth = 0;
   int line = 1;
@@ -35,13 +36,12 @@ absl::Status CheckNesting(absl::string_view text) {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonNesting) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("not valid JSON: nested deeper than ", kMaxJsonNesting,
-                         " lists and objects at line ", line, ", column ",
-                         i - line_start + 1));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "not valid JSON: at line ", line, ", column ", i - line_start + 1,
+            ": lists and objects nested deeper than ", kMaxJsonNesting));
       }
     } else if (c == ']' || c == '}') {
-      --depth;
+      if (--depth < 0) return absl::OkStatus();
     } else if (c == '\n') {
       ++line;
       line_start = i + 1;

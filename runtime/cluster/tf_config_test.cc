@@ -152,10 +152,17 @@ TEST(TfConfigTest, NestingDeeperThanTheLimitIsRefusedBeforeParsing) {
   const std::string deep =
       "{\n\"environment\": " + std::string(kMaxJsonNesting, '[') +
       std::string(kMaxJsonNesting, ']') + "}";
-  ExpectInvalid(deep, absl::StrCat("TF_CONFIG: not valid JSON: nested deeper "
-                                   "than 100 lists and objects at line 2, "
+  ExpectInvalid(deep, absl::StrCat("TF_CONFIG: not valid JSON: at line 2, "
                                    "column ",
-                                   16 + kMaxJsonNesting - 1));
+                                   16 + kMaxJsonNesting - 1,
+                                   ": lists and objects nested deeper than "
+                                   "100"));
+  // Closing more than was opened is the parser's to report, even with deep
+  // nesting after it.
+  EXPECT_THAT(ParseError("]" + std::string(150, '[')),
+              ::testing::Property(&absl::Status::message,
+                                  HasSubstr("at line 1, column 1: syntax "
+                                            "error")));
 }
 
 TEST(TfConfigTest, MalformedJsonNamesThePosition) {

@@ -402,6 +402,9 @@ TEST_F(StrategyTest, ReadManyAndApplyGradientsMatchOneAtATime) {
             if (absl::Status s = same_as_read(context, all, all); !s.ok()) {
               return s;
             }
+            // Under central storage the replicas share one copy: nobody
+            // updates it while another still compares its reads.
+            if (absl::Status s = context.Barrier(); !s.ok()) return s;
             if (absl::Status s = context.ApplyGradients(batched, grad_spans);
                 !s.ok()) {
               return s;

@@ -82,8 +82,9 @@ class CsvLineParser {
   int label_index_ = -1;
 };
 
-// Every example in the CSV file at `path`, in file order. An empty file (or
-// one with only a header) gives no examples.
+// Every example in the CSV file at `path`, in file order, each with its
+// Example::line. An empty file (or one with only a header) gives no
+// examples.
 absl::StatusOr<std::vector<Example>> ParseCsvFile(
     const std::string& path, const CsvOptions& options = {});
 

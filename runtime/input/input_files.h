@@ -51,6 +51,8 @@ absl::StatusOr<std::vector<Example>> ReadInputFile(
 
 // This worker's examples: shard.files in order, and of each file the
 // records (0-based example index within the file) that shard.Keeps. Each
+// example's Example::file is the index of its file in shard.files (and
+// Example::line its line), for errors found later. Each
 // file is parsed whole, so a malformed line is an error even when it is
 // another worker's record: every worker fails the same way. INVALID_ARGUMENT
 // when shard.index is not in [0, shard.count).

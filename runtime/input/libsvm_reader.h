@@ -62,8 +62,8 @@ struct LibsvmOptions {
   int64_t num_features = 0;
 };
 
-// Every example in the file at `path`, in file order. With kDetect the file
-// is still read only once.
+// Every example in the file at `path`, in file order, each with its
+// Example::line. With kDetect the file is still read only once.
 absl::StatusOr<std::vector<Example>> ParseLibsvmFile(
     const std::string& path, const LibsvmOptions& options = {});
 

@@ -3,8 +3,9 @@
 
 // How a record reader shows a piece of a malformed line in its error: in
 // double quotes, C-escaped (a NUL or a control byte cannot cut the message
-// short or garble a terminal), and cut to kMaxQuotedTokenBytes with the
-// full size said (a 1 MB token must not make a 1 MB error line).
+// short or garble a terminal; bytes of 0x80 and above are escaped too, so
+// UTF-8 shows as \xc3\xb6), and cut to kMaxQuotedTokenBytes with the full
+// size said (a 1 MB token must not make a 1 MB error line).
 
 #include <cstddef>
 #include <string>

@@ -40,10 +40,11 @@ class PsClientPythonTest(unittest.TestCase):
 
     def setUp(self):
         env = dict(os.environ)
-        # Set by run_python_test.sh under ThreadSanitizer (tools/tsan_test.sh).
-        child_libs = env.pop("DISTRT_CHILD_LD_LIBRARY_PATH", None)
-        if child_libs:
-            env["LD_LIBRARY_PATH"] = child_libs
+        # Under ThreadSanitizer (tools/tsan_test.sh), ps_server loads Abseil
+        # built with TSan; run_python_test.sh kept it from the interpreter.
+        tsan_abseil = env.get("DISTRT_TSAN_ABSEIL_LIB")
+        if tsan_abseil:
+            env["LD_LIBRARY_PATH"] = tsan_abseil
         env["TF_CONFIG"] = json.dumps({
             "cluster": {"ps": ["127.0.0.1:2"]},
             "task": {"type": "ps", "index": 0},

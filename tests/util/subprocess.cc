@@ -154,6 +154,24 @@ void Subprocess::Signal(int signal) {
   if (!reaped_) kill(pid_, signal);
 }
 
+absl::Status Subprocess::Stop() {
+  if (reaped_) {
+    return absl::FailedPreconditionError(absl::StrCat(program_, " has exited"));
+  }
+  kill(pid_, SIGSTOP);
+  // SIGSTOP cannot be caught or ignored: the child stops or is already
+  // gone, and waitpid returns either way.
+  int status = 0;
+  pid_t done = 0;
+  do {
+    done = waitpid(pid_, &status, WUNTRACED);
+  } while (done < 0 && errno == EINTR);
+  if (done == pid_ && WIFSTOPPED(status)) return absl::OkStatus();
+  if (done == pid_) reaped_ = true;
+  return absl::FailedPreconditionError(
+      absl::StrCat(program_, " exited instead of stopping"));
+}
+
 absl::StatusOr<SubprocessResult> Subprocess::Wait(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (fds_[0] >= 0 || fds_[1] >= 0) {

@@ -58,6 +58,13 @@ class Subprocess {
   // Sends `signal` (e.g. SIGTERM) to the child.
   void Signal(int signal);
 
+  // Sends SIGSTOP and returns once the child has stopped (waitpid with
+  // WUNTRACED): a thread of it that was running on another core cannot
+  // still answer a request made after this returns. SIGCONT resumes it.
+  // FAILED_PRECONDITION when it exited instead (it is then reaped, and Wait
+  // cannot report its status).
+  absl::Status Stop();
+
   // Waits for the child to exit and returns its status with everything it
   // wrote that was not read by ReadStdoutLine. DEADLINE_EXCEEDED (after
   // killing it) when it does not exit within `timeout`.
