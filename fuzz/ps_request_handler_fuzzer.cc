@@ -44,6 +44,7 @@
 #include "grpcpp/support/slice.h"
 #include "proto/ps_service.pb.h"
 #include "proto/variable.pb.h"
+#include "rpc/pooled_tensor.h"
 #include "rpc/ps_methods.h"
 #include "rpc/ps_request_handler.h"
 #include "rpc/tensor_codec.h"
@@ -59,6 +60,7 @@ namespace {
 using rpc::DecodeWithTensors;
 using rpc::EncodeWithTensors;
 using rpc::IncomingTensor;
+using rpc::PooledTensor;
 using rpc::PsRequestHandler;
 
 constexpr int kMaxRequests = 16;
@@ -174,22 +176,6 @@ class Session {
   BufferPool pool_;
   const std::string root_;
   bool wrote_files_ = false;
-};
-
-// A tensor of a request, decoded into a buffer from the pool (as the
-// server's PooledTensor).
-struct PooledTensor {
-  PooledTensor(int field, BufferPool& pool) : tensor(field) {
-    tensor.destination = [this, &pool](int64_t bytes) {
-      buffer = pool.Get(bytes);
-      return absl::StatusOr<char*>(buffer.data());
-    };
-  }
-  PooledTensor(const PooledTensor&) = delete;
-  PooledTensor& operator=(const PooledTensor&) = delete;
-
-  IncomingTensor tensor;
-  BufferPool::Buffer buffer;
 };
 
 template <typename Response, typename Pull>

@@ -14,6 +14,7 @@
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
+#include "rpc/pooled_tensor.h"
 #include "rpc/ps_methods.h"
 #include "rpc/ps_request_handler.h"
 #include "rpc/ps_server_metrics.h"
@@ -298,21 +299,6 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
                       return reactor;
                     }));
   }
-
-  // A tensor of a request, decoded into a buffer from the pool.
-  struct PooledTensor {
-    PooledTensor(int field, BufferPool& pool) : tensor(field) {
-      tensor.destination = [this, &pool](int64_t bytes) {
-        buffer = pool.Get(bytes);
-        return absl::StatusOr<char*>(buffer.data());
-      };
-    }
-    PooledTensor(const PooledTensor&) = delete;
-    PooledTensor& operator=(const PooledTensor&) = delete;
-
-    IncomingTensor tensor;
-    BufferPool::Buffer buffer;
-  };
 
   // Runs `pull(values)` with a pooled buffer for the result and encodes a
   // Response whose field 1 is that result, sent from the buffer.
