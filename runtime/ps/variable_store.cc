@@ -346,8 +346,18 @@ absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
   if (!found.ok()) return found.status();
   Variable& v = **found;
   absl::MutexLock lock(&v.mu);
-  ++v.step;
   const int64_t offset = v.Offset(rows.begin);
+  // Checked before anything is added, so that an increment that would
+  // overflow (a counter pushed a huge delta) changes nothing.
+  for (size_t i = 0; i < delta.size(); ++i) {
+    int64_t sum;
+    if (__builtin_add_overflow(v.ints[offset + i], delta[i], &sum)) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "variable \"", name, "\" element ", rows.begin + i, ": ",
+          v.ints[offset + i], " + ", delta[i], " overflows int64"));
+    }
+  }
+  ++v.step;
   for (size_t i = 0; i < delta.size(); ++i) v.ints[offset + i] += delta[i];
   return absl::OkStatus();
 }

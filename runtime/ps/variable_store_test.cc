@@ -209,6 +209,24 @@ TEST(VariableStoreTest, Int64VariablesAdd) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(VariableStoreTest, AnInt64IncrementThatOverflowsChangesNothing) {
+  VariableStore store;
+  VariableSpec counts;
+  counts.name = "counts";
+  counts.dtype = DType::kInt64;
+  counts.shape = {2};
+  ASSERT_TRUE(store.Create(counts, {0, 2}).ok());
+  const int64_t big = int64_t{1} << 62;
+  ASSERT_TRUE(store.AddInt64("counts", {0, 2}, {1, big}).ok());
+  absl::Status s = store.AddInt64("counts", {0, 2}, {1, big});
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+  EXPECT_THAT(std::string(s.message()),
+              ::testing::HasSubstr("variable \"counts\" element 1: "));
+  std::vector<int64_t> value(2);
+  ASSERT_TRUE(store.PullInt64("counts", {0, 2}, absl::MakeSpan(value)).ok());
+  EXPECT_EQ(value, (std::vector<int64_t>{1, big}));
+}
+
 TEST(VariableStoreTest, ConcurrentPushesAreNeverLost) {
   constexpr int kThreads = 8;
   constexpr int kPushes = 1000;
