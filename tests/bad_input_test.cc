@@ -670,8 +670,17 @@ INSTANTIATE_TEST_SUITE_P(
                {"worker: --num_cpu_replicas: must be in 1..256"}),
         Worker("TooManyReplicas", {"--num_cpu_replicas=1000"},
                {"--num_cpu_replicas: must be in 1..256"}),
-        Worker("UnknownDevices", {"--devices=tpu"},
-               {"worker: --devices: \"tpu\" is not auto or cpu"}),
+        Worker(
+            "UnknownDevices", {"--devices=tpu"},
+            {"worker: --devices: \"tpu\" is not auto, cpu, gpu or gpu:<ids>"}),
+        Worker("BadGpuNumber", {"--devices=gpu:0,x"},
+               {"worker: --devices: \"x\" in \"gpu:0,x\" is not a GPU "
+                "number"}),
+        // This machine has no GPU: asking for one is an error, not a quiet
+        // fallback to CPUs.
+        Worker("GpuRequestedWhereThereIsNone", {"--devices=gpu"},
+               {"GPUs were requested, but there is no usable GPU: "},
+               /*exit_code=*/1),
         Worker("UnknownDataFormat", {"--data_format=json"},
                {"worker: --data_format: \"json\" is not libsvm or csv"}),
         Worker("UnknownStrategy", {"--strategy=tpu"},

@@ -172,8 +172,11 @@ absl::Status FitExamplesToModel(const ModelConfig& config,
 
 absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
   LocalDevicesOptions device_options;
+  if (absl::Status s = ParseDeviceSelection(options.devices, &device_options);
+      !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--devices: ", s.message()));
+  }
   device_options.num_cpu_devices = options.num_cpu_replicas;
-  device_options.use_gpus = options.devices == "auto";
   return CreateLocalDevices(device_options);
 }
 

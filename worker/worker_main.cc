@@ -71,10 +71,12 @@ ABSL_FLAG(std::string, strategy, "auto",
 ABSL_FLAG(int, num_cpu_replicas, 1,
           "Replicas (logical CPU devices) when training on CPUs.");
 ABSL_FLAG(std::string, devices, "auto",
-          "auto: GPUs when usable, otherwise CPU replicas; cpu: CPUs only.");
+          "auto: every usable GPU, otherwise CPU replicas (saying why); "
+          "cpu: CPUs only; gpu: every GPU, an error when there is none; "
+          "gpu:0,2: those GPUs (numbered after CUDA_VISIBLE_DEVICES).");
 ABSL_FLAG(std::string, cross_device_ops, "auto",
-          "auto, cpu_all_reduce, reduction_to_one_device or "
-          "hierarchical_copy.");
+          "auto, cpu_all_reduce, reduction_to_one_device, "
+          "hierarchical_copy or nccl (GPUs).");
 ABSL_FLAG(double, collective_timeout_secs, 300,
           "multi_worker_mirrored: how long a worker waits for the others at "
           "a collective before it stops with an error naming the lost task.");

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "runtime/device/local_devices.h"
 
 namespace distrt {
 namespace {
@@ -81,9 +82,9 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (o.num_cpu_replicas < 1 || o.num_cpu_replicas > 256) {
     return Bad("num_cpu_replicas", "must be in 1..256");
   }
-  if (o.devices != "auto" && o.devices != "cpu") {
-    return Bad("devices",
-               absl::StrCat("\"", o.devices, "\" is not auto or cpu"));
+  LocalDevicesOptions devices;
+  if (absl::Status s = ParseDeviceSelection(o.devices, &devices); !s.ok()) {
+    return Bad("devices", s.message());
   }
   if (o.num_features < 0) return Bad("num_features", "must not be negative");
   if (o.num_classes < 0) return Bad("num_classes", "must not be negative");

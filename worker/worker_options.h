@@ -70,7 +70,8 @@ struct WorkerOptions {
 
   StrategyKind strategy = StrategyKind::kAuto;
   int num_cpu_replicas = 1;
-  // "auto": GPUs when usable, else num_cpu_replicas CPU devices; "cpu".
+  // As ParseDeviceSelection (runtime/device/local_devices.h) reads it:
+  // "auto", "cpu", "gpu" or "gpu:<ids>".
   std::string devices = "auto";
   std::string cross_device_ops = "auto";
   // Multi-worker mirrored: how long a worker waits for the others at a

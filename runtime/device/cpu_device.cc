@@ -1,8 +1,6 @@
 #include "runtime/device/cpu_device.h"
 
-#include <cstring>
-
-#include "absl/strings/str_cat.h"
+#include "runtime/kernels/cpu_math.h"
 
 namespace distrt {
 namespace {
@@ -21,19 +19,23 @@ CpuDevice::CpuDevice(const DeviceName& task, int id)
 
 absl::StatusOr<Tensor> CpuDevice::CopyFrom(const Tensor& source) {
   if (source.is_null()) return Tensor();
-  if (source.allocator() != CpuAllocator()) {
-    // Only host memory exists until the GPU issue adds device memory, which
-    // will copy to the host itself.
-    return absl::UnimplementedError(
-        absl::StrCat("copying a tensor from ", source.allocator()->name(),
-                     " memory to ", name().ToString(), " is not supported"));
-  }
   absl::StatusOr<Tensor> copy =
       Tensor::Create(source.dtype(), source.shape(), allocator());
-  if (copy.ok() && source.bytes() > 0) {
-    std::memcpy(copy->raw_data(), source.raw_data(), source.bytes());
+  if (!copy.ok() || source.bytes() == 0) return copy;
+  // Device memory (a GPU's) is read back by the allocator that owns it.
+  if (absl::Status s = source.allocator()->CopyToHost(
+          source.raw_data(), copy->raw_data(), source.bytes());
+      !s.ok()) {
+    return s;
   }
   return copy;
+}
+
+DeviceMath& CpuDevice::math() { return *HostMath(); }
+
+Device& HostDevice() {
+  static CpuDevice* const device = new CpuDevice(DeviceName(), 0);
+  return *device;
 }
 
 }  // namespace distrt

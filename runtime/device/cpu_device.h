@@ -19,9 +19,14 @@ class CpuDevice final : public Device {
   CpuDevice(const DeviceName& task, int id);
 
   Allocator* allocator() override { return CpuAllocator(); }
+  DeviceMath& math() override;
   absl::StatusOr<Tensor> CopyFrom(const Tensor& source) override;
   absl::Status Synchronize() override { return absl::OkStatus(); }
 };
+
+// A CPU device for computing on the host outside any strategy (a model's
+// own Compute), named /device:CPU:0.
+Device& HostDevice();
 
 }  // namespace distrt
 

@@ -1,16 +1,17 @@
 #ifndef DISTRT_RUNTIME_DEVICE_DEVICE_H_
 #define DISTRT_RUNTIME_DEVICE_DEVICE_H_
 
-// Device: somewhere a replica's computation runs and its tensors live. The
-// CPU device is here; the GPU issue implements the same interface with CUDA
-// streams and memory. Strategies hold a list of devices and run one replica
-// on each.
+// Device: somewhere a replica's computation runs and its tensors live: CPUs
+// (runtime/device/cpu_device.h) and CUDA GPUs (runtime/gpu/gpu_device.h,
+// with a stream and device memory). Strategies hold a list of devices and
+// run one replica on each; models compute through the device's math().
 
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/device/device_name.h"
+#include "runtime/kernels/device_math.h"
 #include "runtime/tensor/allocator.h"
 #include "runtime/tensor/tensor.h"
 
@@ -27,10 +28,13 @@ class Device {
 
   // Where tensors on this device get their memory.
   virtual Allocator* allocator() = 0;
+  // Arithmetic on tensors in this device's memory.
+  virtual DeviceMath& math() = 0;
   // A copy of `source` (on any device) in this device's memory.
   virtual absl::StatusOr<Tensor> CopyFrom(const Tensor& source) = 0;
   // Returns when every operation queued on the device so far has finished
-  // (nothing to wait for on CPUs, which run synchronously).
+  // (nothing to wait for on CPUs, which run synchronously; a GPU's stream).
+  // A failed kernel on a GPU shows up here at the latest.
   virtual absl::Status Synchronize() = 0;
 
  protected:

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/tensor/shape.h"
 
 namespace distrt {
@@ -29,16 +30,77 @@ absl::Status CheckSameShape(absl::string_view what,
   return absl::OkStatus();
 }
 
-void AddInto(absl::Span<float> sum, absl::Span<const float> value) {
-  for (size_t i = 0; i < sum.size(); ++i) sum[i] += value[i];
+bool OnHost(const Tensor& tensor) {
+  return tensor.allocator()->host_accessible();
 }
 
-void Scale(absl::Span<float> values, float factor) {
-  for (float& v : values) v *= factor;
+float* Floats(Tensor& tensor) { return static_cast<float*>(tensor.raw_data()); }
+const float* Floats(const Tensor& tensor) {
+  return static_cast<const float*>(tensor.raw_data());
 }
 
-void CopyInto(absl::Span<float> to, absl::Span<const float> from) {
-  std::copy(from.begin(), from.end(), to.begin());
+// `tensor`, or a copy of it on `device` when it lives elsewhere (a GPU
+// reading another GPU's value); `local` holds the copy.
+absl::StatusOr<const Tensor*> OnDevice(Device* device, const Tensor& tensor,
+                                       const Tensor& near, Tensor* local) {
+  if (tensor.allocator() == near.allocator()) return &tensor;
+  absl::StatusOr<Tensor> copy = device->CopyFrom(tensor);
+  if (!copy.ok()) return copy.status();
+  *local = *std::move(copy);
+  return local;
+}
+
+// sum += value, on sum's device (`device`).
+absl::Status AddInto(Device* device, Tensor& sum, const Tensor& value) {
+  if (OnHost(sum) && OnHost(value)) {
+    absl::Span<float> to = sum.flat<float>();
+    absl::Span<const float> from = value.flat<float>();
+    for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+    return absl::OkStatus();
+  }
+  Tensor local;
+  absl::StatusOr<const Tensor*> near = OnDevice(device, value, sum, &local);
+  if (!near.ok()) return near.status();
+  return device->math().Axpy(sum.num_elements(), 1.0f, Floats(**near),
+                             Floats(sum));
+}
+
+absl::Status Scale(Device* device, Tensor& values, float factor) {
+  if (OnHost(values)) {
+    for (float& v : values.flat<float>()) v *= factor;
+    return absl::OkStatus();
+  }
+  return device->math().Scale(values.num_elements(), factor, Floats(values));
+}
+
+// to = from, where `to` is on `device`.
+absl::Status CopyInto(Device* device, Tensor& to, const Tensor& from) {
+  if (OnHost(to) && OnHost(from)) {
+    absl::Span<const float> source = from.flat<float>();
+    std::copy(source.begin(), source.end(), to.flat<float>().begin());
+    return absl::OkStatus();
+  }
+  Tensor local;
+  absl::StatusOr<const Tensor*> near = OnDevice(device, from, to, &local);
+  if (!near.ok()) return near.status();
+  return to.allocator()->CopyWithin((*near)->raw_data(), to.raw_data(),
+                                    to.bytes());
+}
+
+// `tensor` in host memory: itself, or a copy in `local`.
+absl::StatusOr<const Tensor*> OnHostMemory(const Tensor& tensor,
+                                           Tensor* local) {
+  if (OnHost(tensor)) return &tensor;
+  absl::StatusOr<Tensor> copy =
+      Tensor::Create(tensor.dtype(), tensor.shape(), CpuAllocator());
+  if (!copy.ok()) return copy.status();
+  if (absl::Status s = tensor.allocator()->CopyToHost(
+          tensor.raw_data(), copy->raw_data(), tensor.bytes());
+      !s.ok()) {
+    return s;
+  }
+  *local = *std::move(copy);
+  return local;
 }
 
 // The replicas' values of one in-replica all-reduce: every replica puts its
@@ -70,16 +132,20 @@ absl::StatusOr<Tensor> CrossDeviceOps::Reduce(
   if (absl::Status s = CheckSameShape("reduce", per_replica); !s.ok()) {
     return s;
   }
-  Allocator* allocator =
-      IsCpu(destination) ? destination->allocator() : CpuAllocator();
+  // Summed on the host; values in device memory are read back first.
   absl::StatusOr<Tensor> sum =
-      Tensor::Zeros(DType::kFloat32, per_replica[0]->shape(), allocator);
+      Tensor::Zeros(DType::kFloat32, per_replica[0]->shape(), CpuAllocator());
   if (!sum.ok()) return sum.status();
   for (const Tensor* value : per_replica) {
-    AddInto(sum->flat<float>(), value->flat<float>());
+    Tensor local;
+    absl::StatusOr<const Tensor*> host = OnHostMemory(*value, &local);
+    if (!host.ok()) return host.status();
+    absl::Span<float> to = sum->flat<float>();
+    absl::Span<const float> from = (*host)->flat<float>();
+    for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
   }
   if (op == ReduceOp::kMean) {
-    Scale(sum->flat<float>(), 1.0f / per_replica.size());
+    for (float& v : sum->flat<float>()) v *= 1.0f / per_replica.size();
   }
   if (IsCpu(destination)) return sum;
   return destination->CopyFrom(*sum);
@@ -116,17 +182,24 @@ absl::Status ReductionToOneDevice::AllReduce(ReplicaGroup& group, int replica,
     return s;
   }
   const int n = group.num_replicas();
+  Device* device = group.device(replica);
+  // A replica that fails still meets the others at every barrier, and all
+  // return an error.
+  absl::Status status;
   // Replica 0's device is the one device everything is reduced on.
   if (replica == 0) {
-    for (int r = 1; r < n; ++r) {
-      AddInto(value.flat<float>(), values[r]->flat<float>());
+    for (int r = 1; r < n && status.ok(); ++r) {
+      status = AddInto(device, value, *values[r]);
     }
-    if (op == ReduceOp::kMean) Scale(value.flat<float>(), 1.0f / n);
+    if (status.ok() && op == ReduceOp::kMean) {
+      status = Scale(device, value, 1.0f / n);
+    }
   }
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
-  if (replica != 0) CopyInto(value.flat<float>(), values[0]->flat<float>());
+  if (replica != 0) status.Update(CopyInto(device, value, *values[0]));
   // Replica 0's buffer stays untouched until everyone copied it.
-  return group.barrier().Wait("all-reduce");
+  status.Update(group.barrier().Wait("all-reduce"));
+  return status;
 }
 
 absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
@@ -140,30 +213,36 @@ absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
   const int n = group.num_replicas();
   const int leader = replica / group_size_ * group_size_;
   const int group_end = std::min(leader + group_size_, n);
+  Device* device = group.device(replica);
+  // A replica that fails still meets the others at every barrier.
+  absl::Status status;
   // 1. Each group's leader sums its group (the groups in parallel).
   if (replica == leader) {
-    for (int r = leader + 1; r < group_end; ++r) {
-      AddInto(value.flat<float>(), values[r]->flat<float>());
+    for (int r = leader + 1; r < group_end && status.ok(); ++r) {
+      status = AddInto(device, value, *values[r]);
     }
   }
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
   // 2. Replica 0 (leader of group 0) sums the group sums.
   if (replica == 0) {
-    for (int r = group_size_; r < n; r += group_size_) {
-      AddInto(value.flat<float>(), values[r]->flat<float>());
+    for (int r = group_size_; r < n && status.ok(); r += group_size_) {
+      status = AddInto(device, value, *values[r]);
     }
-    if (op == ReduceOp::kMean) Scale(value.flat<float>(), 1.0f / n);
+    if (status.ok() && op == ReduceOp::kMean) {
+      status = Scale(device, value, 1.0f / n);
+    }
   }
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
   // 3. The other leaders fetch the result, then their groups from them.
   if (replica == leader && replica != 0) {
-    CopyInto(value.flat<float>(), values[0]->flat<float>());
+    status.Update(CopyInto(device, value, *values[0]));
   }
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
   if (replica != leader) {
-    CopyInto(value.flat<float>(), values[leader]->flat<float>());
+    status.Update(CopyInto(device, value, *values[leader]));
   }
-  return group.barrier().Wait("all-reduce");
+  status.Update(group.barrier().Wait("all-reduce"));
+  return status;
 }
 
 absl::Status CpuChunkedAllReduce::AllReduce(ReplicaGroup& group, int replica,
@@ -186,6 +265,10 @@ std::unique_ptr<CrossDeviceOps> ChooseCrossDeviceOps(
   bool all_cpu = true;
   for (const Device* device : devices) all_cpu = all_cpu && IsCpu(device);
   if (all_cpu) return std::make_unique<CpuChunkedAllReduce>();
+  // All GPUs: NCCL. A mix of kinds cannot use it.
+  absl::StatusOr<std::unique_ptr<CrossDeviceOps>> nccl =
+      CreateNcclAllReduce(devices);
+  if (nccl.ok()) return *std::move(nccl);
   return std::make_unique<HierarchicalCopyAllReduce>();
 }
 
@@ -198,6 +281,7 @@ absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateCrossDeviceOps(
   if (name == "hierarchical_copy") {
     return std::make_unique<HierarchicalCopyAllReduce>();
   }
+  if (name == "nccl") return CreateNcclAllReduce(devices);
   if (name == "cpu_all_reduce") {
     for (const Device* device : devices) {
       if (!IsCpu(device)) {
@@ -211,7 +295,7 @@ absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateCrossDeviceOps(
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown cross-device ops \"", name,
       "\"; known: auto, reduction_to_one_device, hierarchical_copy, "
-      "cpu_all_reduce"));
+      "cpu_all_reduce, nccl"));
 }
 
 }  // namespace distrt

@@ -22,12 +22,13 @@
 //   reduce-scatter + all-gather of runtime/collective/cpu_all_reduce.h:
 //   every replica's thread reduces its own chunk, no whole-buffer copies.
 //   The automatic choice for CPU devices.
-// NcclAllReduce, for GPUs, comes with the GPU issue behind this interface.
+// - NcclAllReduce ("nccl", runtime/distribute/nccl_all_reduce.h): NCCL
+//   across the local GPUs. The automatic choice when every device is a GPU.
 //
 // Every replica's tensor must be float32 with the same shape; otherwise
-// INVALID_ARGUMENT, for every replica. Tensors are read and written in
-// host memory, which is where CPU devices keep them; the GPU issue adds
-// device-side reduction.
+// INVALID_ARGUMENT, for every replica. Tensors live on their replica's
+// device: CPU replicas reduce in host memory, GPU replicas with their
+// device's math on its stream (copying a peer's value over first).
 
 #include <memory>
 #include <string>
@@ -47,7 +48,8 @@ class CrossDeviceOps {
  public:
   virtual ~CrossDeviceOps() = default;
 
-  // "reduction_to_one_device", "hierarchical_copy", "cpu_all_reduce".
+  // "reduction_to_one_device", "hierarchical_copy", "cpu_all_reduce",
+  // "nccl".
   virtual std::string name() const = 0;
 
   // The reduction of `per_replica` (one tensor per replica) on
@@ -98,8 +100,8 @@ class CpuChunkedAllReduce : public CrossDeviceOps {
 };
 
 // The cross-device ops for `devices` when the user names none: the chunked
-// CPU all-reduce when every device is a CPU, else hierarchical copy (the
-// GPU issue makes it NCCL).
+// CPU all-reduce when every device is a CPU, NCCL when every device is a
+// GPU, else hierarchical copy.
 std::unique_ptr<CrossDeviceOps> ChooseCrossDeviceOps(
     absl::Span<Device* const> devices);
 

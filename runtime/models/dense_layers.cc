@@ -3,15 +3,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace distrt {
-namespace {
-
-using ConstMatrixMap = Eigen::Map<const RowMajorMatrix>;
-using ConstRowVectorMap = Eigen::Map<const Eigen::RowVectorXf>;
-using MatrixMap = Eigen::Map<RowMajorMatrix>;
-using RowVectorMap = Eigen::Map<Eigen::RowVectorXf>;
-
-}  // namespace
-
 std::vector<ModelVariable> DenseLayers::Variables(
     const std::string& prefix, absl::Span<const std::string> layer_names,
     const VariableOptions& options) const {
@@ -28,50 +19,92 @@ std::vector<ModelVariable> DenseLayers::Variables(
   return variables;
 }
 
-void DenseLayers::Forward(absl::Span<const VariableSlice> params,
-                          RowMajorMatrix input,
-                          std::vector<RowMajorMatrix>* activations) const {
-  activations->resize(num_layers() + 1);
-  (*activations)[0] = std::move(input);
-  for (int l = 0; l < num_layers(); ++l) {
-    const ConstMatrixMap kernel(params[2 * l].dense.data(), widths_[l],
-                                widths_[l + 1]);
-    const ConstRowVectorMap bias(params[2 * l + 1].dense.data(),
-                                 widths_[l + 1]);
-    RowMajorMatrix& out = (*activations)[l + 1];
-    out.noalias() = (*activations)[l] * kernel;
-    out.rowwise() += bias;
-    if (l + 1 < num_layers()) out = out.cwiseMax(0.0f);
+absl::StatusOr<std::vector<const float*>> DenseLayers::UploadParams(
+    DeviceArrays& arrays, absl::Span<const VariableSlice> values) const {
+  std::vector<const float*> params;
+  for (int v = 0; v < 2 * num_layers(); ++v) {
+    absl::StatusOr<const float*> up = arrays.Upload(values[v].dense);
+    if (!up.ok()) return up.status();
+    params.push_back(*up);
   }
+  return params;
 }
 
-void DenseLayers::Backward(absl::Span<const VariableSlice> params,
-                           const std::vector<RowMajorMatrix>& activations,
-                           RowMajorMatrix d_output,
-                           absl::Span<VariableSlice> grads,
-                           RowMajorMatrix* d_input) const {
+absl::Status DenseLayers::Forward(
+    DeviceArrays& arrays, absl::Span<const float* const> params, int64_t n,
+    const float* input, std::vector<const float*>* activations) const {
+  DeviceMath& math = arrays.math();
+  activations->assign(num_layers() + 1, nullptr);
+  (*activations)[0] = input;
+  for (int l = 0; l < num_layers(); ++l) {
+    const int64_t in_width = widths_[l];
+    const int64_t out_width = widths_[l + 1];
+    absl::StatusOr<float*> out = arrays.Floats(n * out_width);
+    if (!out.ok()) return out.status();
+    if (absl::Status s =
+            math.Gemm(false, false, n, out_width, in_width, 1.0f,
+                      (*activations)[l], params[2 * l], 0.0f, *out);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = math.AddBias(n, out_width, params[2 * l + 1], *out);
+        !s.ok()) {
+      return s;
+    }
+    if (l + 1 < num_layers()) {
+      if (absl::Status s = math.Relu(n * out_width, *out); !s.ok()) return s;
+    }
+    (*activations)[l + 1] = *out;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DenseLayers::Backward(
+    DeviceArrays& arrays, absl::Span<const float* const> params, int64_t n,
+    const std::vector<const float*>& activations, const float* d_output,
+    DenseGradientOutput& gradients, int first_variable, float** d_input) const {
+  DeviceMath& math = arrays.math();
   // `delta` is d loss / d (layer l's pre-activation output).
-  RowMajorMatrix delta = std::move(d_output);
+  const float* delta = d_output;
   for (int l = num_layers() - 1; l >= 0; --l) {
-    const RowMajorMatrix& in = activations[l];
-    grads[2 * l].dense.resize(widths_[l] * widths_[l + 1]);
-    grads[2 * l + 1].dense.resize(widths_[l + 1]);
-    MatrixMap d_kernel(grads[2 * l].dense.data(), widths_[l], widths_[l + 1]);
-    RowVectorMap d_bias(grads[2 * l + 1].dense.data(), widths_[l + 1]);
+    const int64_t in_width = widths_[l];
+    const int64_t out_width = widths_[l + 1];
+    const float* in = activations[l];
+    absl::StatusOr<float*> d_kernel =
+        gradients.For(first_variable + 2 * l, in_width * out_width);
+    if (!d_kernel.ok()) return d_kernel.status();
+    absl::StatusOr<float*> d_bias =
+        gradients.For(first_variable + 2 * l + 1, out_width);
+    if (!d_bias.ok()) return d_bias.status();
     // An empty batch gives zero-depth products and sums: zeros.
-    d_kernel.noalias() = in.transpose() * delta;
-    d_bias = delta.colwise().sum();
+    if (absl::Status s = math.Gemm(true, false, in_width, out_width, n, 1.0f,
+                                   in, delta, 0.0f, *d_kernel);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = math.ColumnSums(n, out_width, delta, *d_bias);
+        !s.ok()) {
+      return s;
+    }
     if (l == 0 && d_input == nullptr) break;
-    const ConstMatrixMap kernel(params[2 * l].dense.data(), widths_[l],
-                                widths_[l + 1]);
-    RowMajorMatrix d_in = delta * kernel.transpose();
+    absl::StatusOr<float*> d_in = arrays.Floats(n * in_width);
+    if (!d_in.ok()) return d_in.status();
+    if (absl::Status s = math.Gemm(false, true, n, in_width, out_width, 1.0f,
+                                   delta, params[2 * l], 0.0f, *d_in);
+        !s.ok()) {
+      return s;
+    }
     if (l == 0) {
-      *d_input = std::move(d_in);
+      *d_input = *d_in;
       break;
     }
     // Through the ReLU that made `in`: it passed exactly the positive parts.
-    delta = d_in.cwiseProduct((in.array() > 0.0f).cast<float>().matrix());
+    if (absl::Status s = math.ReluGrad(n * in_width, in, *d_in); !s.ok()) {
+      return s;
+    }
+    delta = *d_in;
   }
+  return absl::OkStatus();
 }
 
 }  // namespace distrt

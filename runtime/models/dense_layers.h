@@ -3,23 +3,21 @@
 
 // DenseLayers: a stack of fully connected layers with a ReLU after each but
 // the last, the forward and backward passes of the MLP and of the deep part
-// of wide & deep. It holds only the layer widths; the kernels and biases
-// come with each call, so one object serves concurrent callers.
+// of wide & deep, through a device's math (GEMMs by Eigen on CPUs, cuBLAS on
+// GPUs). It holds only the layer widths; the kernels and biases come with
+// each call, so one object serves concurrent callers.
 
-#include <Eigen/Dense>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/types/span.h"
+#include "runtime/models/dense_gradient_output.h"
+#include "runtime/models/device_arrays.h"
 #include "runtime/models/model.h"
 #include "runtime/models/model_variables.h"
 
 namespace distrt {
-
-// Examples as rows; row-major like Batch::dense and the kernels.
-using RowMajorMatrix =
-    Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 class DenseLayers {
  public:
@@ -39,20 +37,29 @@ class DenseLayers {
       const std::string& prefix, absl::Span<const std::string> layer_names,
       const VariableOptions& options) const;
 
-  // `params`: the dense slices of Variables(), in that order, sizes already
-  // checked. Sets activations->at(0) to `input` (examples by widths[0]) and
-  // activations->at(l + 1) to layer l's output, ReLU'd but for the last.
-  void Forward(absl::Span<const VariableSlice> params, RowMajorMatrix input,
-               std::vector<RowMajorMatrix>* activations) const;
+  // The layers' values (the dense slices of Variables(), in that order) in
+  // device memory, for Forward and Backward.
+  absl::StatusOr<std::vector<const float*>> UploadParams(
+      DeviceArrays& arrays, absl::Span<const VariableSlice> values) const;
 
-  // Given the activations of Forward and d_output (d loss / d last
-  // activation), sets the layers' gradients (grads[2 l].dense and
-  // grads[2 l + 1].dense, resized) and, when d_input is not null,
-  // d loss / d input.
-  void Backward(absl::Span<const VariableSlice> params,
-                const std::vector<RowMajorMatrix>& activations,
-                RowMajorMatrix d_output, absl::Span<VariableSlice> grads,
-                RowMajorMatrix* d_input) const;
+  // `params`: device pointers to the values of Variables(), in that order
+  // (sizes already checked). `input`: n examples by widths[0] on the device.
+  // Sets activations->at(0) to input and activations->at(l + 1) to layer
+  // l's output (n by widths[l + 1]), ReLU'd but for the last.
+  absl::Status Forward(DeviceArrays& arrays,
+                       absl::Span<const float* const> params, int64_t n,
+                       const float* input,
+                       std::vector<const float*>* activations) const;
+
+  // Given Forward's activations and d_output (d loss / d last activation, n
+  // by the last width), writes the layers' gradients through
+  // `gradients` as variables first_variable + 2 l (kernel) and + 2 l + 1
+  // (bias) and, when d_input is not null, sets it to d loss / d input.
+  absl::Status Backward(DeviceArrays& arrays,
+                        absl::Span<const float* const> params, int64_t n,
+                        const std::vector<const float*>& activations,
+                        const float* d_output, DenseGradientOutput& gradients,
+                        int first_variable, float** d_input) const;
 
  private:
   std::vector<int64_t> widths_;

@@ -1,17 +1,11 @@
 #include "runtime/models/linear_model.h"
 
-#include <Eigen/Dense>
-
+#include "runtime/models/dense_gradient_output.h"
+#include "runtime/models/device_arrays.h"
 #include "runtime/models/model_inputs.h"
 
 namespace distrt {
 namespace {
-
-using ConstMatrixMap =
-    Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic,
-                                   Eigen::RowMajor>>;
-using ConstVectorMap = Eigen::Map<const Eigen::VectorXf>;
-using VectorMap = Eigen::Map<Eigen::VectorXf>;
 
 enum VariableIndex { kWeights = 0, kBias = 1 };
 
@@ -35,38 +29,83 @@ absl::Status LinearModel::SparseIds(
   return absl::OkStatus();
 }
 
-absl::Status LinearModel::Compute(const Batch& batch,
-                                  absl::Span<const VariableSlice> values,
-                                  bool with_gradients,
-                                  ModelStepResult* result) const {
+absl::Status LinearModel::ComputeOn(Device& device, const Batch& batch,
+                                    absl::Span<const VariableSlice> values,
+                                    bool with_gradients,
+                                    const DenseGradientBuffer* dense_gradients,
+                                    ModelStepResult* result) const {
   if (absl::Status s = CheckLabels(batch); !s.ok()) return s;
   if (absl::Status s = CheckFiniteLabels(batch); !s.ok()) return s;
   if (absl::Status s = CheckDenseFeatures(batch, num_features_); !s.ok()) {
     return s;
   }
   if (absl::Status s = CheckValues(variables_, values); !s.ok()) return s;
+  DeviceArrays arrays(device);
+  DeviceMath& math = arrays.math();
+  absl::StatusOr<const float*> x = arrays.Upload(batch.dense);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<const float*> labels = arrays.Upload(batch.labels);
+  if (!labels.ok()) return labels.status();
+  absl::StatusOr<const float*> weights = arrays.Upload(values[kWeights].dense);
+  if (!weights.ok()) return weights.status();
+  absl::StatusOr<const float*> bias = arrays.Upload(values[kBias].dense);
+  if (!bias.ok()) return bias.status();
 
   const int64_t n = batch.size;
-  const ConstMatrixMap x(batch.dense.data(), n, num_features_);
-  const ConstVectorMap weights(values[kWeights].dense.data(), num_features_);
-  const float bias = values[kBias].dense[0];
-  const ConstVectorMap labels(batch.labels.data(), n);
-
-  result->predictions.resize(n);
-  VectorMap predictions(result->predictions.data(), n);
-  predictions.noalias() = x * weights;
-  predictions.array() += bias;
-  const Eigen::VectorXf residuals = predictions - labels;
-  result->loss_sum = residuals.cast<double>().squaredNorm();
+  const int64_t f = num_features_;
+  absl::StatusOr<float*> predictions = arrays.Floats(n);
+  if (!predictions.ok()) return predictions.status();
+  if (absl::Status s = math.Gemm(false, false, n, 1, f, 1.0f, *x, *weights,
+                                 0.0f, *predictions);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = math.AddBias(n, 1, *bias, *predictions); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<float*> losses = arrays.Floats(n);
+  if (!losses.ok()) return losses.status();
+  // d/dp (p - y)^2 = 2 (p - y).
+  float* d_predictions = nullptr;
+  if (with_gradients) {
+    absl::StatusOr<float*> d = arrays.Floats(n);
+    if (!d.ok()) return d.status();
+    d_predictions = *d;
+  }
+  if (absl::Status s =
+          math.SquaredError(n, *predictions, *labels, *losses, d_predictions);
+      !s.ok()) {
+    return s;
+  }
 
   result->gradients.clear();
-  if (!with_gradients) return absl::OkStatus();
-  result->gradients.resize(variables_.size());
-  // d/dp (p - y)^2 = 2 (p - y).
-  result->gradients[kWeights].dense.resize(num_features_);
-  VectorMap d_weights(result->gradients[kWeights].dense.data(), num_features_);
-  d_weights.noalias() = 2.0f * (x.transpose() * residuals);
-  result->gradients[kBias].dense = {2.0f * residuals.sum()};
+  if (with_gradients) {
+    result->gradients.resize(variables_.size());
+    DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
+    absl::StatusOr<float*> d_weights = gradients.For(kWeights, f);
+    if (!d_weights.ok()) return d_weights.status();
+    if (absl::Status s = math.Gemm(true, false, f, 1, n, 1.0f, *x,
+                                   d_predictions, 0.0f, *d_weights);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<float*> d_bias = gradients.For(kBias, 1);
+    if (!d_bias.ok()) return d_bias.status();
+    if (absl::Status s = math.ColumnSums(n, 1, d_predictions, *d_bias);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = gradients.Finish(); !s.ok()) return s;
+  }
+  result->predictions.resize(n);
+  if (absl::Status s =
+          arrays.Download(*predictions, absl::MakeSpan(result->predictions));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<double> loss_sum = arrays.SumOnHost(*losses, n);
+  if (!loss_sum.ok()) return loss_sum.status();
+  result->loss_sum = *loss_sum;
   return absl::OkStatus();
 }
 

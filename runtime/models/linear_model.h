@@ -34,10 +34,11 @@ class LinearModel final : public Model {
   absl::Status SparseIds(const Batch& batch,
                          std::vector<std::vector<int64_t>>* ids) const override;
   // INVALID_ARGUMENT also for a label that is not finite.
-  absl::Status Compute(const Batch& batch,
-                       absl::Span<const VariableSlice> values,
-                       bool with_gradients,
-                       ModelStepResult* result) const override;
+  absl::Status ComputeOn(Device& device, const Batch& batch,
+                         absl::Span<const VariableSlice> values,
+                         bool with_gradients,
+                         const DenseGradientBuffer* dense_gradients,
+                         ModelStepResult* result) const override;
 
  private:
   const int64_t num_features_;

@@ -1,7 +1,6 @@
 #include "runtime/models/mlp_model.h"
 
 #include "absl/strings/str_cat.h"
-#include "runtime/models/losses.h"
 #include "runtime/models/model_inputs.h"
 
 namespace distrt {
@@ -41,10 +40,11 @@ absl::Status MlpModel::SparseIds(const Batch& batch,
   return absl::OkStatus();
 }
 
-absl::Status MlpModel::Compute(const Batch& batch,
-                               absl::Span<const VariableSlice> values,
-                               bool with_gradients,
-                               ModelStepResult* result) const {
+absl::Status MlpModel::ComputeOn(Device& device, const Batch& batch,
+                                 absl::Span<const VariableSlice> values,
+                                 bool with_gradients,
+                                 const DenseGradientBuffer* dense_gradients,
+                                 ModelStepResult* result) const {
   if (absl::Status s = CheckLabels(batch); !s.ok()) return s;
   if (absl::Status s = CheckClassLabels(batch, num_classes_); !s.ok()) {
     return s;
@@ -55,33 +55,61 @@ absl::Status MlpModel::Compute(const Batch& batch,
   if (absl::Status s = CheckValues(variables_, values); !s.ok()) return s;
 
   const int64_t n = batch.size;
-  std::vector<RowMajorMatrix> activations;
-  layers_.Forward(
-      values,
-      Eigen::Map<const RowMajorMatrix>(batch.dense.data(), n, num_features_),
-      &activations);
-  const RowMajorMatrix& logits = activations.back();
+  DeviceArrays arrays(device);
+  absl::StatusOr<std::vector<const float*>> params =
+      layers_.UploadParams(arrays, values);
+  if (!params.ok()) return params.status();
+  absl::StatusOr<const float*> input = arrays.Upload(batch.dense);
+  if (!input.ok()) return input.status();
+  absl::StatusOr<const float*> labels = arrays.Upload(batch.labels);
+  if (!labels.ok()) return labels.status();
+  std::vector<const float*> activations;
+  if (absl::Status s =
+          layers_.Forward(arrays, *params, n, *input, &activations);
+      !s.ok()) {
+    return s;
+  }
 
-  result->loss_sum = 0;
-  result->predictions.resize(n * num_classes_);
-  for (int64_t i = 0; i < n; ++i) {
-    result->loss_sum += SoftmaxCrossEntropy(
-        absl::MakeConstSpan(logits.row(i).data(), num_classes_),
-        static_cast<int>(batch.labels[i]),
-        absl::MakeSpan(&result->predictions[i * num_classes_], num_classes_));
+  absl::StatusOr<float*> probabilities = arrays.Floats(n * num_classes_);
+  if (!probabilities.ok()) return probabilities.status();
+  absl::StatusOr<float*> losses = arrays.Floats(n);
+  if (!losses.ok()) return losses.status();
+  // d loss / d logits of the softmax cross-entropy: probabilities - one-hot.
+  float* d_logits = nullptr;
+  if (with_gradients) {
+    absl::StatusOr<float*> d = arrays.Floats(n * num_classes_);
+    if (!d.ok()) return d.status();
+    d_logits = *d;
+  }
+  if (absl::Status s = arrays.math().SoftmaxCrossEntropy(
+          n, num_classes_, activations.back(), *labels, *probabilities, *losses,
+          d_logits);
+      !s.ok()) {
+    return s;
   }
 
   result->gradients.clear();
-  if (!with_gradients) return absl::OkStatus();
-  result->gradients.resize(variables_.size());
-  // d loss / d logits of the softmax cross-entropy: probabilities - one-hot.
-  RowMajorMatrix d_logits = Eigen::Map<const RowMajorMatrix>(
-      result->predictions.data(), n, num_classes_);
-  for (int64_t i = 0; i < n; ++i) {
-    d_logits(i, static_cast<int>(batch.labels[i])) -= 1.0f;
+  if (with_gradients) {
+    result->gradients.resize(variables_.size());
+    DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
+    if (absl::Status s =
+            layers_.Backward(arrays, *params, n, activations, d_logits,
+                             gradients, /*first_variable=*/0,
+                             /*d_input=*/nullptr);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = gradients.Finish(); !s.ok()) return s;
   }
-  layers_.Backward(values, activations, std::move(d_logits),
-                   absl::MakeSpan(result->gradients), /*d_input=*/nullptr);
+  result->predictions.resize(n * num_classes_);
+  if (absl::Status s =
+          arrays.Download(*probabilities, absl::MakeSpan(result->predictions));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<double> loss_sum = arrays.SumOnHost(*losses, n);
+  if (!loss_sum.ok()) return loss_sum.status();
+  result->loss_sum = *loss_sum;
   return absl::OkStatus();
 }
 

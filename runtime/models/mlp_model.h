@@ -43,10 +43,11 @@ class MlpModel final : public Model {
                          std::vector<std::vector<int64_t>>* ids) const override;
   // INVALID_ARGUMENT also naming the example for a label that is not a class
   // id.
-  absl::Status Compute(const Batch& batch,
-                       absl::Span<const VariableSlice> values,
-                       bool with_gradients,
-                       ModelStepResult* result) const override;
+  absl::Status ComputeOn(Device& device, const Batch& batch,
+                         absl::Span<const VariableSlice> values,
+                         bool with_gradients,
+                         const DenseGradientBuffer* dense_gradients,
+                         ModelStepResult* result) const override;
 
  private:
   const int64_t num_features_;

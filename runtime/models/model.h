@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "runtime/device/device.h"
 #include "runtime/input/batch.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/placement.h"
@@ -66,6 +67,15 @@ enum class ModelOutput {
   kMulticlass,  // num_classes probabilities per example
 };
 
+// Where ComputeOn writes the gradients of the dense variables when the
+// caller wants them in one buffer in device memory, to all-reduce them
+// there without a copy: variable i's at base + offsets[i] (offsets has one
+// entry per variable; those of the sparse kinds are unused).
+struct DenseGradientBuffer {
+  float* base = nullptr;
+  std::vector<int64_t> offsets;
+};
+
 struct ModelStepResult {
   double loss_sum = 0;             // sum over the batch's examples
   std::vector<float> predictions;  // size * outputs_per_example
@@ -92,13 +102,23 @@ class Model {
   virtual absl::Status SparseIds(
       const Batch& batch, std::vector<std::vector<int64_t>>* ids) const = 0;
 
-  // Forward pass, and the backward pass when `with_gradients`. `values` has
-  // one slice per variable, filled as SparseIds asked. INVALID_ARGUMENT when
-  // the batch or the values do not fit the model.
-  virtual absl::Status Compute(const Batch& batch,
-                               absl::Span<const VariableSlice> values,
-                               bool with_gradients,
-                               ModelStepResult* result) const = 0;
+  // Forward pass, and the backward pass when `with_gradients`, on `device`:
+  // with its math, scratch arrays in its memory. `values` has one slice per
+  // variable, filled as SparseIds asked; values and results are in host
+  // memory, except that with `dense_gradients` (and with_gradients) the
+  // dense variables' gradients go there and their result->gradients stay
+  // empty. INVALID_ARGUMENT when the batch or the values do not fit the
+  // model; a device failure as the device reports it.
+  virtual absl::Status ComputeOn(Device& device, const Batch& batch,
+                                 absl::Span<const VariableSlice> values,
+                                 bool with_gradients,
+                                 const DenseGradientBuffer* dense_gradients,
+                                 ModelStepResult* result) const = 0;
+
+  // ComputeOn on the host, every gradient in `result`.
+  absl::Status Compute(const Batch& batch,
+                       absl::Span<const VariableSlice> values,
+                       bool with_gradients, ModelStepResult* result) const;
 };
 
 }  // namespace distrt

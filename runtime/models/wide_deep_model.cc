@@ -1,8 +1,10 @@
 #include "runtime/models/wide_deep_model.h"
 
 #include "absl/strings/str_cat.h"
-#include "runtime/models/losses.h"
+#include "runtime/models/dense_gradient_output.h"
+#include "runtime/models/device_arrays.h"
 #include "runtime/models/model_inputs.h"
+#include "runtime/models/sparse_batch_arrays.h"
 
 namespace distrt {
 namespace {
@@ -22,9 +24,6 @@ std::vector<int64_t> DeepWidths(int64_t embedding_dim,
   widths.push_back(1);
   return widths;
 }
-
-using ConstMatrixMap = Eigen::Map<const RowMajorMatrix>;
-using MatrixMap = Eigen::Map<RowMajorMatrix>;
 
 }  // namespace
 
@@ -65,78 +64,151 @@ absl::Status WideDeepModel::SparseIds(
   return absl::OkStatus();
 }
 
-absl::Status WideDeepModel::Compute(const Batch& batch,
-                                    absl::Span<const VariableSlice> values,
-                                    bool with_gradients,
-                                    ModelStepResult* result) const {
+absl::Status WideDeepModel::ComputeOn(
+    Device& device, const Batch& batch, absl::Span<const VariableSlice> values,
+    bool with_gradients, const DenseGradientBuffer* dense_gradients,
+    ModelStepResult* result) const {
   if (absl::Status s = CheckLabels(batch); !s.ok()) return s;
   if (absl::Status s = CheckBinaryLabels(batch); !s.ok()) return s;
   if (absl::Status s = CheckSparseFeatures(batch, num_features_); !s.ok()) {
     return s;
   }
   if (absl::Status s = CheckValues(variables_, values); !s.ok()) return s;
-  absl::StatusOr<std::vector<int64_t>> wide_rows = SliceRowsOfFeatures(
-      batch, variables_[kWideWeights], values[kWideWeights]);
+  DeviceArrays arrays(device);
+  DeviceMath& math = arrays.math();
+  absl::StatusOr<const int32_t*> wide_rows = UploadSliceRows(
+      arrays, batch, variables_[kWideWeights], values[kWideWeights]);
   if (!wide_rows.ok()) return wide_rows.status();
-  absl::StatusOr<std::vector<int64_t>> embedding_rows =
-      SliceRowsOfFeatures(batch, variables_[kEmbedding], values[kEmbedding]);
+  absl::StatusOr<const int32_t*> embedding_rows = UploadSliceRows(
+      arrays, batch, variables_[kEmbedding], values[kEmbedding]);
   if (!embedding_rows.ok()) return embedding_rows.status();
+  absl::StatusOr<SparseBatchArrays> sparse =
+      SparseBatchArrays::Upload(arrays, batch);
+  if (!sparse.ok()) return sparse.status();
+  absl::StatusOr<const float*> wide_weights =
+      arrays.Upload(values[kWideWeights].rows);
+  if (!wide_weights.ok()) return wide_weights.status();
+  absl::StatusOr<const float*> wide_bias =
+      arrays.Upload(values[kWideBias].dense);
+  if (!wide_bias.ok()) return wide_bias.status();
+  absl::StatusOr<const float*> embedding =
+      arrays.Upload(values[kEmbedding].rows);
+  if (!embedding.ok()) return embedding.status();
+  const absl::Span<const VariableSlice> deep_values =
+      values.subspan(kFirstDeep);
+  absl::StatusOr<std::vector<const float*>> deep_params =
+      deep_.UploadParams(arrays, deep_values);
+  if (!deep_params.ok()) return deep_params.status();
 
   const int64_t n = batch.size;
   const int64_t dim = embedding_dim_;
-  const std::vector<float>& wide_weights = values[kWideWeights].rows;
-  const float wide_bias = values[kWideBias].dense[0];
-  const ConstMatrixMap embedding(values[kEmbedding].rows.data(),
-                                 values[kEmbedding].ids.size(), dim);
-
   // Forward: the wide logits, and each example's features pooled into one
   // embedding (the value-weighted sum of their rows) for the deep part.
-  std::vector<float> logits(n, wide_bias);
-  RowMajorMatrix pooled = RowMajorMatrix::Zero(n, dim);
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t k = batch.offsets[i]; k < batch.offsets[i + 1]; ++k) {
-      logits[i] += batch.values[k] * wide_weights[(*wide_rows)[k]];
-      pooled.row(i) += batch.values[k] * embedding.row((*embedding_rows)[k]);
-    }
+  absl::StatusOr<float*> logits = arrays.Zeros(n);
+  if (!logits.ok()) return logits.status();
+  if (absl::Status s =
+          math.SparseGatherSum(n, 1, sparse->offsets, *wide_rows,
+                               sparse->values, *wide_weights, *logits);
+      !s.ok()) {
+    return s;
   }
-  const absl::Span<const VariableSlice> deep_values =
-      values.subspan(kFirstDeep);
-  std::vector<RowMajorMatrix> activations;
-  deep_.Forward(deep_values, std::move(pooled), &activations);
-
-  result->loss_sum = 0;
-  result->predictions.resize(n);
-  RowMajorMatrix d_logits(n, 1);
-  for (int64_t i = 0; i < n; ++i) {
-    logits[i] += activations.back()(i, 0);
-    result->loss_sum += SigmoidCrossEntropy(logits[i], batch.labels[i]);
-    result->predictions[i] = Sigmoid(logits[i]);
-    // d loss / d logit of the binary cross-entropy.
-    d_logits(i, 0) = result->predictions[i] - batch.labels[i];
+  if (absl::Status s = math.AddBias(n, 1, *wide_bias, *logits); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<float*> pooled = arrays.Zeros(n * dim);
+  if (!pooled.ok()) return pooled.status();
+  if (absl::Status s =
+          math.SparseGatherSum(n, dim, sparse->offsets, *embedding_rows,
+                               sparse->values, *embedding, *pooled);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<const float*> activations;
+  if (absl::Status s =
+          deep_.Forward(arrays, *deep_params, n, *pooled, &activations);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = math.Axpy(n, 1.0f, activations.back(), *logits);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<float*> probabilities = arrays.Floats(n);
+  if (!probabilities.ok()) return probabilities.status();
+  absl::StatusOr<float*> losses = arrays.Floats(n);
+  if (!losses.ok()) return losses.status();
+  // d loss / d logit of the binary cross-entropy.
+  float* d_logits = nullptr;
+  if (with_gradients) {
+    absl::StatusOr<float*> d = arrays.Floats(n);
+    if (!d.ok()) return d.status();
+    d_logits = *d;
+  }
+  if (absl::Status s = math.SigmoidCrossEntropy(
+          n, *logits, sparse->labels, *probabilities, *losses, d_logits);
+      !s.ok()) {
+    return s;
   }
 
   result->gradients.clear();
-  if (!with_gradients) return absl::OkStatus();
-  result->gradients.resize(variables_.size());
-  VariableSlice& d_wide = result->gradients[kWideWeights];
-  VariableSlice& d_embedding_slice = result->gradients[kEmbedding];
-  d_wide = ZeroGradient(values[kWideWeights]);
-  result->gradients[kWideBias].dense = {d_logits.sum()};
-  d_embedding_slice = ZeroGradient(values[kEmbedding]);
-
-  RowMajorMatrix d_pooled;
-  deep_.Backward(deep_values, activations, d_logits,
-                 absl::MakeSpan(result->gradients).subspan(kFirstDeep),
-                 &d_pooled);
-  MatrixMap d_embedding(d_embedding_slice.rows.data(),
-                        d_embedding_slice.ids.size(), dim);
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t k = batch.offsets[i]; k < batch.offsets[i + 1]; ++k) {
-      d_wide.rows[(*wide_rows)[k]] += batch.values[k] * d_logits(i, 0);
-      d_embedding.row((*embedding_rows)[k]) +=
-          batch.values[k] * d_pooled.row(i);
+  if (with_gradients) {
+    result->gradients.resize(variables_.size());
+    VariableSlice& d_wide = result->gradients[kWideWeights];
+    VariableSlice& d_embedding = result->gradients[kEmbedding];
+    d_wide = ZeroGradient(values[kWideWeights]);
+    d_embedding = ZeroGradient(values[kEmbedding]);
+    DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
+    absl::StatusOr<float*> d_wide_bias = gradients.For(kWideBias, 1);
+    if (!d_wide_bias.ok()) return d_wide_bias.status();
+    if (absl::Status s = math.ColumnSums(n, 1, d_logits, *d_wide_bias);
+        !s.ok()) {
+      return s;
+    }
+    float* d_pooled = nullptr;
+    if (absl::Status s =
+            deep_.Backward(arrays, *deep_params, n, activations, d_logits,
+                           gradients, kFirstDeep, &d_pooled);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<float*> d_wide_table = arrays.Zeros(d_wide.rows.size());
+    if (!d_wide_table.ok()) return d_wide_table.status();
+    if (absl::Status s =
+            math.SparseScatterAdd(n, 1, sparse->offsets, *wide_rows,
+                                  sparse->values, d_logits, *d_wide_table);
+        !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<float*> d_embedding_table =
+        arrays.Zeros(d_embedding.rows.size());
+    if (!d_embedding_table.ok()) return d_embedding_table.status();
+    if (absl::Status s =
+            math.SparseScatterAdd(n, dim, sparse->offsets, *embedding_rows,
+                                  sparse->values, d_pooled, *d_embedding_table);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = gradients.Finish(); !s.ok()) return s;
+    if (absl::Status s =
+            arrays.Download(*d_wide_table, absl::MakeSpan(d_wide.rows));
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = arrays.Download(*d_embedding_table,
+                                         absl::MakeSpan(d_embedding.rows));
+        !s.ok()) {
+      return s;
     }
   }
+  result->predictions.resize(n);
+  if (absl::Status s =
+          arrays.Download(*probabilities, absl::MakeSpan(result->predictions));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<double> loss_sum = arrays.SumOnHost(*losses, n);
+  if (!loss_sum.ok()) return loss_sum.status();
+  result->loss_sum = *loss_sum;
   return absl::OkStatus();
 }
 

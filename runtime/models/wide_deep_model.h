@@ -56,10 +56,11 @@ class WideDeepModel final : public Model {
   // INVALID_ARGUMENT also naming the example for a label not 0 or 1, and for
   // sparse values lacking an id of the batch. Sparse gradients have the ids
   // of the values given.
-  absl::Status Compute(const Batch& batch,
-                       absl::Span<const VariableSlice> values,
-                       bool with_gradients,
-                       ModelStepResult* result) const override;
+  absl::Status ComputeOn(Device& device, const Batch& batch,
+                         absl::Span<const VariableSlice> values,
+                         bool with_gradients,
+                         const DenseGradientBuffer* dense_gradients,
+                         ModelStepResult* result) const override;
 
  private:
   const int64_t num_features_;

@@ -3,8 +3,30 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 namespace distrt {
+
+absl::Status Allocator::CopyToHost(const void* from, void* to, size_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status Allocator::CopyFromHost(const void* from, void* to, size_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status Allocator::CopyWithin(const void* from, void* to, size_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status Allocator::SetZero(void* to, size_t bytes) {
+  if (bytes > 0) std::memset(to, 0, bytes);
+  return absl::OkStatus();
+}
+
 namespace {
 
 class HostAllocator final : public Allocator {

@@ -60,7 +60,10 @@ absl::StatusOr<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape,
                                      Allocator* allocator) {
   absl::StatusOr<Tensor> tensor = Create(dtype, std::move(shape), allocator);
   if (tensor.ok() && tensor->data_ != nullptr) {
-    std::memset(tensor->data_, 0, tensor->bytes());
+    if (absl::Status s = allocator->SetZero(tensor->data_, tensor->bytes());
+        !s.ok()) {
+      return s;
+    }
   }
   return tensor;
 }
@@ -85,12 +88,24 @@ absl::StatusOr<Tensor> Tensor::Clone() const {
   if (is_null()) return Tensor();
   absl::StatusOr<Tensor> copy = Create(dtype_, shape_, allocator_);
   if (copy.ok() && data_ != nullptr) {
-    std::memcpy(copy->data_, data_, bytes());
+    if (absl::Status s = allocator_->CopyWithin(data_, copy->data_, bytes());
+        !s.ok()) {
+      return s;
+    }
   }
   return copy;
 }
 
 void Tensor::CheckType(DType wanted) const {
+  if (allocator_ != nullptr && !allocator_->host_accessible()) {
+    // Dereferencing device memory on the host would crash later and far
+    // away; this is a bug in the caller, which must copy to the host first.
+    std::fprintf(stderr,
+                 "Tensor: host access to a %s tensor in %s memory, which "
+                 "the host cannot read\n",
+                 DescribeTensor(*this).c_str(), allocator_->name().c_str());
+    std::abort();
+  }
   if (wanted == dtype_) return;
   // A caller asking for the wrong element type is a bug in the caller, not
   // bad input: stop before reinterpreting memory.

@@ -59,8 +59,8 @@ class Tensor {
   size_t bytes() const { return num_elements_ * DTypeSize(dtype_); }
   Allocator* allocator() const { return allocator_; }
 
-  // The elements as T (which must be the tensor's dtype: a mismatch is a
-  // programming error and aborts with a message).
+  // The elements as T (which must be the tensor's dtype, in memory the host
+  // can read: otherwise a programming error that aborts with a message).
   template <typename T>
   absl::Span<T> flat() {
     CheckType(DTypeOf<T>());
@@ -72,6 +72,7 @@ class Tensor {
     return absl::MakeConstSpan(static_cast<const T*>(data_), num_elements_);
   }
 
+  // The buffer, wherever it is (device memory for GPU tensors).
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
 

@@ -12,6 +12,12 @@ namespace {
 
 using Tensors = std::shared_ptr<const std::vector<Tensor>>;
 
+int64_t ElementsOf(const VariableSpec& spec) {
+  int64_t elements = 1;
+  for (int64_t dim : spec.shape) elements *= dim;
+  return elements;
+}
+
 // The whole values of the float32 variables `variables[i]` for the model's
 // variables `indices[i]` as this replica computes with them, into
 // values[indices[i]].dense: all read at once (on parameter servers, the
@@ -35,12 +41,20 @@ absl::Status ReadDense(ReplicaContext& context,
       shared_index.push_back(indices[i]);
     }
   }
+  // Into host memory, where the model takes values from (a mirrored
+  // variable's copy on a GPU comes back from there).
   auto store = [&values](const std::vector<Tensor>& read,
-                         const std::vector<int>& index) {
+                         const std::vector<int>& index) -> absl::Status {
     for (size_t k = 0; k < index.size(); ++k) {
-      auto flat = read[k].flat<float>();
-      values[index[k]].dense.assign(flat.begin(), flat.end());
+      std::vector<float>& dense = values[index[k]].dense;
+      dense.resize(read[k].num_elements());
+      if (absl::Status s = read[k].allocator()->CopyToHost(
+              read[k].raw_data(), dense.data(), read[k].bytes());
+          !s.ok()) {
+        return s;
+      }
     }
+    return absl::OkStatus();
   };
   // The same on every replica: whether to join the MergeCall.
   if (!shared.empty()) {
@@ -53,21 +67,25 @@ absl::Status ReadDense(ReplicaContext& context,
               *std::move(copies));
         });
     if (!read.ok()) return read.status();
-    store(**read, shared_index);
+    if (absl::Status s = store(**read, shared_index); !s.ok()) return s;
   }
   if (!own.empty()) {
     absl::StatusOr<std::vector<Tensor>> read = context.ReadMany(own);
     if (!read.ok()) return read.status();
-    store(*read, own_index);
+    if (absl::Status s = store(*read, own_index); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
-// Reads the values the replica's batch needs, computes, and returns what
-// Compute gave; `ids` are the model's sparse ids per variable.
+// Reads the values the replica's batch needs, computes on the replica's
+// device, and returns what the model gave (dense gradients in
+// `dense_gradients` when given); `ids` are the model's sparse ids per
+// variable.
 absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
                             const ModelVariables& variables, const Batch& batch,
-                            bool with_gradients, ModelStepResult* result) {
+                            bool with_gradients,
+                            const DenseGradientBuffer* dense_gradients,
+                            ModelStepResult* result) {
   std::vector<std::vector<int64_t>> ids;
   // Every replica must reach the collectives below, so a bad batch is
   // reported only after the reads (which may be collectives too).
@@ -107,7 +125,8 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
     if (!s.ok()) return s;
   }
   if (!batch_ok.ok()) return batch_ok;
-  return model.Compute(batch, values, with_gradients, result);
+  return model.ComputeOn(*context.device(), batch, values, with_gradients,
+                         dense_gradients, result);
 }
 
 // Replica function of TrainStep.
@@ -115,42 +134,60 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
                           const ModelVariables& variables, const Batch& batch,
                           std::vector<float>* predictions, int64_t* examples,
                           double* loss_sum) {
+  const std::vector<ModelVariable>& specs = model.variables();
+  Device& device = *context.device();
+  // One all-reduce for every dense gradient, the loss and the count, in
+  // one buffer on the replica's device that the model writes the dense
+  // gradients into: on GPUs they are reduced there (NCCL) and only the
+  // reduction comes to the host, once.
+  DenseGradientBuffer gradients;
+  gradients.offsets.assign(specs.size(), 0);
+  int64_t dense_size = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].kind != ModelVariable::Kind::kDense) continue;
+    gradients.offsets[i] = dense_size;
+    dense_size += ElementsOf(specs[i].spec);
+  }
+  absl::StatusOr<Tensor> packed =
+      Tensor::Create(DType::kFloat32, {dense_size + 2}, device.allocator());
+  if (!packed.ok()) return packed.status();
+  gradients.base = static_cast<float*>(packed->raw_data());
+
   ModelStepResult result;
-  if (absl::Status s = ComputeReplica(context, model, variables, batch,
-                                      /*with_gradients=*/true, &result);
+  if (absl::Status s =
+          ComputeReplica(context, model, variables, batch,
+                         /*with_gradients=*/true, &gradients, &result);
       !s.ok()) {
     return s;
   }
   *predictions = std::move(result.predictions);
-  const std::vector<ModelVariable>& specs = model.variables();
   if (result.gradients.size() != specs.size()) {
     return absl::InternalError(
         absl::StrCat("model ", model.name(), " gave ", result.gradients.size(),
                      " gradients for ", specs.size(), " variables"));
   }
-
-  // One all-reduce for every dense gradient, the loss and the count.
-  int64_t dense_size = 0;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].kind == ModelVariable::Kind::kDense) {
-      dense_size += static_cast<int64_t>(result.gradients[i].dense.size());
-    }
+  const float totals[2] = {static_cast<float>(result.loss_sum),
+                           static_cast<float>(batch.size)};
+  if (absl::Status s = packed->allocator()->CopyFromHost(
+          totals, gradients.base + dense_size, sizeof(totals));
+      !s.ok()) {
+    return s;
   }
-  absl::StatusOr<Tensor> packed =
-      Tensor::Create(DType::kFloat32, {dense_size + 2});
-  if (!packed.ok()) return packed.status();
-  absl::Span<float> buffer = packed->flat<float>();
-  int64_t offset = 0;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].kind != ModelVariable::Kind::kDense) continue;
-    const std::vector<float>& grad = result.gradients[i].dense;
-    std::copy(grad.begin(), grad.end(), buffer.begin() + offset);
-    offset += static_cast<int64_t>(grad.size());
-  }
-  buffer[dense_size] = static_cast<float>(result.loss_sum);
-  buffer[dense_size + 1] = static_cast<float>(batch.size);
   if (absl::Status s = context.AllReduce(ReduceOp::kSum, *packed); !s.ok()) {
     return s;
+  }
+  std::vector<float> reduced_on_host;
+  absl::Span<float> buffer;
+  if (packed->allocator()->host_accessible()) {
+    buffer = packed->flat<float>();
+  } else {
+    reduced_on_host.resize(dense_size + 2);
+    if (absl::Status s = packed->allocator()->CopyToHost(
+            packed->raw_data(), reduced_on_host.data(), packed->bytes());
+        !s.ok()) {
+      return s;
+    }
+    buffer = absl::MakeSpan(reduced_on_host);
   }
   *loss_sum = buffer[dense_size];
   *examples = static_cast<int64_t>(buffer[dense_size + 1]);
@@ -161,12 +198,10 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   // Every dense mean gradient in one update.
   std::vector<DistributedVariable*> dense;
   std::vector<absl::Span<const float>> means;
-  offset = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kDense) continue;
-    const int64_t n = static_cast<int64_t>(result.gradients[i].dense.size());
-    absl::Span<float> mean = buffer.subspan(offset, n);
-    offset += n;
+    absl::Span<float> mean =
+        buffer.subspan(gradients.offsets[i], ElementsOf(specs[i].spec));
     for (float& g : mean) g *= scale;
     dense.push_back(variables.variable(i));
     means.push_back(mean);
@@ -256,7 +291,8 @@ absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,
     const int r = context.replica_id_in_sync_group();
     ModelStepResult result;
     absl::Status s = ComputeReplica(context, model, variables, batches[r],
-                                    /*with_gradients=*/false, &result);
+                                    /*with_gradients=*/false,
+                                    /*dense_gradients=*/nullptr, &result);
     if (!s.ok()) return s;
     step.predictions[r] = std::move(result.predictions);
     losses[r] = result.loss_sum;

@@ -1,0 +1,30 @@
+#ifndef DISTRT_RUNTIME_DISTRIBUTE_NCCL_ALL_REDUCE_H_
+#define DISTRT_RUNTIME_DISTRIBUTE_NCCL_ALL_REDUCE_H_
+
+// NcclAllReduce ("nccl"): the in-replica all-reduce of GPU replicas by NCCL,
+// TensorFlow's default for GPUs. One communicator per group of local GPUs,
+// made on the first all-reduce (ncclCommInitAll); at each all-reduce the
+// replicas meet, and replica 0 queues one grouped call (ncclGroupStart /
+// ncclAllReduce per GPU / ncclGroupEnd) on every replica's own stream, so
+// the reduction is ordered after each replica's gradient kernels and before
+// whatever it queues next. Cross-replica Reduce and Broadcast use the
+// CrossDeviceOps defaults.
+//
+// Built only with --config=cuda; without it, CreateNcclAllReduce says so.
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/distribute/cross_device_ops.h"
+
+namespace distrt {
+
+// INVALID_ARGUMENT when a device is not a GPU (or the same GPU twice);
+// UNAVAILABLE in a build without CUDA.
+absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
+    absl::Span<Device* const> devices);
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_DISTRIBUTE_NCCL_ALL_REDUCE_H_

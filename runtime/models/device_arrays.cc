@@ -1,0 +1,82 @@
+#include "runtime/models/device_arrays.h"
+
+#include <vector>
+
+namespace distrt {
+
+absl::StatusOr<void*> DeviceArrays::UploadBytes(const void* data, DType dtype,
+                                                int64_t count) {
+  absl::StatusOr<Tensor> array =
+      Tensor::Create(dtype, {count}, device_.allocator());
+  if (!array.ok()) return array.status();
+  if (absl::Status s = device_.allocator()->CopyFromHost(
+          data, array->raw_data(), array->bytes());
+      !s.ok()) {
+    return s;
+  }
+  arrays_.push_back(*std::move(array));
+  return arrays_.back().raw_data();
+}
+
+absl::StatusOr<const float*> DeviceArrays::Upload(
+    absl::Span<const float> values) {
+  if (host_memory()) return values.data();
+  absl::StatusOr<void*> up =
+      UploadBytes(values.data(), DType::kFloat32, values.size());
+  if (!up.ok()) return up.status();
+  return static_cast<const float*>(*up);
+}
+
+absl::StatusOr<const int64_t*> DeviceArrays::Upload(
+    absl::Span<const int64_t> values) {
+  if (host_memory()) return values.data();
+  absl::StatusOr<void*> up =
+      UploadBytes(values.data(), DType::kInt64, values.size());
+  if (!up.ok()) return up.status();
+  return static_cast<const int64_t*>(*up);
+}
+
+absl::StatusOr<const int32_t*> DeviceArrays::Upload(
+    absl::Span<const int32_t> values) {
+  if (host_memory()) return values.data();
+  // Tensors hold float32 or int64; int32 ids travel in a float32 tensor of
+  // the same size, which is only a buffer here.
+  static_assert(sizeof(int32_t) == sizeof(float));
+  absl::StatusOr<void*> up =
+      UploadBytes(values.data(), DType::kFloat32, values.size());
+  if (!up.ok()) return up.status();
+  return static_cast<const int32_t*>(*up);
+}
+
+absl::StatusOr<float*> DeviceArrays::Floats(int64_t n) {
+  absl::StatusOr<Tensor> array =
+      Tensor::Create(DType::kFloat32, {n}, device_.allocator());
+  if (!array.ok()) return array.status();
+  arrays_.push_back(*std::move(array));
+  return static_cast<float*>(arrays_.back().raw_data());
+}
+
+absl::StatusOr<float*> DeviceArrays::Zeros(int64_t n) {
+  absl::StatusOr<float*> array = Floats(n);
+  if (!array.ok()) return array;
+  if (absl::Status s = math().Fill(n, 0.0f, *array); !s.ok()) return s;
+  return array;
+}
+
+absl::Status DeviceArrays::Download(const float* from, absl::Span<float> to) {
+  if (to.empty() || from == to.data()) return absl::OkStatus();
+  return device_.allocator()->CopyToHost(from, to.data(),
+                                         to.size() * sizeof(float));
+}
+
+absl::StatusOr<double> DeviceArrays::SumOnHost(const float* from, int64_t n) {
+  std::vector<float> host(n);
+  if (absl::Status s = Download(from, absl::MakeSpan(host)); !s.ok()) {
+    return s;
+  }
+  double sum = 0;
+  for (float v : host) sum += v;
+  return sum;
+}
+
+}  // namespace distrt
