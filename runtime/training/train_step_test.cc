@@ -28,6 +28,7 @@
 #include "runtime/distribute/multi_worker_mirrored_strategy.h"
 #include "runtime/distribute/one_device_strategy.h"
 #include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/gpu/gpu_probe.h"
 #include "runtime/input/batch.h"
 #include "runtime/models/model_config.h"
 #include "runtime/training/model_variables.h"
@@ -123,6 +124,16 @@ using Weights = std::map<std::string, std::vector<float>>;
 // batches of replicas [first_replica, first_replica + its replicas) of the
 // global batch split over `global_replicas` (one worker of several: its part
 // of each global batch, as a multi-worker input pipeline gives it).
+// A float32 tensor's elements, wherever it lives (GPU copies of mirrored
+// variables are read back through their allocator).
+std::vector<float> HostFloats(const Tensor& tensor) {
+  std::vector<float> out(tensor.num_elements());
+  EXPECT_TRUE(tensor.allocator()
+                  ->CopyToHost(tensor.raw_data(), out.data(), tensor.bytes())
+                  .ok());
+  return out;
+}
+
 Weights Train(Strategy& strategy, const Model& model,
               const std::vector<Example>& data, double* last_loss,
               int global_replicas = 0, int first_replica = 0) {
@@ -162,27 +173,24 @@ Weights Train(Strategy& strategy, const Model& model,
     DistributedVariable& variable = *variables->variable(i);
     absl::StatusOr<Tensor> value = strategy.ReadVar(variable);
     EXPECT_TRUE(value.ok()) << value.status();
-    auto flat = value->flat<float>();
-    out.assign(flat.begin(), flat.end());
+    out = HostFloats(*value);
     // Mirrors must stay identical, bit for bit: they get the same updates.
     for (int c = 1; c < variable.num_copies(); ++c) {
       absl::StatusOr<Tensor> copy = variable.ReadCopy(c);
-      auto copy_flat = copy->flat<float>();
-      EXPECT_EQ(std::vector<float>(copy_flat.begin(), copy_flat.end()), out)
-          << v.name() << " copy " << c;
+      EXPECT_EQ(HostFloats(*copy), out) << v.name() << " copy " << c;
     }
   }
   return weights;
 }
 
 void ExpectSameWeights(const Weights& expected, const Weights& got,
-                       const std::string& what) {
+                       const std::string& what, double tolerance = 2e-5) {
   ASSERT_EQ(expected.size(), got.size()) << what;
   for (const auto& [name, values] : expected) {
     const std::vector<float>& other = got.at(name);
     ASSERT_EQ(values.size(), other.size()) << what << " " << name;
     for (size_t i = 0; i < values.size(); ++i) {
-      ASSERT_NEAR(other[i], values[i], 2e-5 * (1 + std::abs(values[i])))
+      ASSERT_NEAR(other[i], values[i], tolerance * (1 + std::abs(values[i])))
           << what << ": " << name << "[" << i << "]";
     }
   }
@@ -306,6 +314,61 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
     EXPECT_EQ(placement->parts.size(), 2u);
   }
   for (auto& server : servers->servers) server->Stop();
+}
+
+// The same training on GPU replicas (every GPU the machine has): the model
+// computes with cuBLAS and the kernels, gradients are reduced by NCCL (the
+// automatic choice) or hierarchical copy on device memory, and pushed to
+// parameter servers from the host once per step. Tagged `gpu` through
+// :train_step_gpu_test; skipped where there is no GPU.
+TEST_P(StrategyEquivalenceTest, GpuReplicasTrainTheSameWeights) {
+  const gpu::GpuProbeResult probe = gpu::ProbeGpus();
+  if (probe.gpus.empty()) {
+    GTEST_SKIP() << "no usable GPU: " << probe.unavailable_reason;
+  }
+  const std::string name = GetParam();
+  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(ConfigFor(name));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<Example> data = MakeData(name, 7);
+  double loss = 0;
+  std::unique_ptr<Strategy> one = *OneDeviceStrategy::Create(Devices(1)[0]);
+  const Weights reference = Train(*one, **model, data, &loss);
+
+  LocalDevicesOptions options;
+  ASSERT_TRUE(ParseDeviceSelection("gpu", &options).ok());
+  absl::StatusOr<LocalDevices> gpus = CreateLocalDevices(options);
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  local_.push_back(std::make_unique<LocalDevices>(*std::move(gpus)));
+  const std::vector<Device*> devices = local_.back()->pointers();
+  ASSERT_EQ(devices[0]->type(), "GPU");
+  // Summation orders differ from the CPU's (cuBLAS, NCCL, atomics).
+  constexpr double kGpuTolerance = 2e-4;
+
+  std::unique_ptr<Strategy> mirrored = *MirroredStrategy::Create(devices);
+  EXPECT_THAT(mirrored->Describe(), HasSubstr("nccl"));
+  ExpectSameWeights(reference, Train(*mirrored, **model, data, &loss),
+                    "MirroredStrategy on GPUs, NCCL", kGpuTolerance);
+  EXPECT_TRUE(std::isfinite(loss));
+
+  StrategyOptions hierarchical;
+  hierarchical.cross_device_ops = "hierarchical_copy";
+  std::unique_ptr<Strategy> copying =
+      *MirroredStrategy::Create(devices, hierarchical);
+  ExpectSameWeights(reference, Train(*copying, **model, data, &loss),
+                    "MirroredStrategy on GPUs, hierarchical copy",
+                    kGpuTolerance);
+
+  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(servers->addresses, PsClient::Options());
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::unique_ptr<ParameterServerStrategy> ps =
+      *ParameterServerStrategy::Create(devices, client->get());
+  ASSERT_TRUE(ps->Initialize().ok());
+  ExpectSameWeights(reference, Train(*ps, **model, data, &loss),
+                    "ParameterServerStrategy on GPUs", kGpuTolerance);
+  EXPECT_TRUE(ps->Finalize().ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
