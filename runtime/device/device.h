@@ -32,6 +32,10 @@ class Device {
   virtual DeviceMath& math() = 0;
   // A copy of `source` (on any device) in this device's memory.
   virtual absl::StatusOr<Tensor> CopyFrom(const Tensor& source) = 0;
+  // Makes the calling thread compute on this device: cudaSetDevice for a
+  // GPU (CUDA remembers one current device per thread), nothing for CPUs.
+  // A strategy calls it on each replica's thread before the replica runs.
+  virtual absl::Status MakeCurrent() { return absl::OkStatus(); }
   // Returns when every operation queued on the device so far has finished
   // (nothing to wait for on CPUs, which run synchronously; a GPU's stream).
   // A failed kernel on a GPU shows up here at the latest.

@@ -126,6 +126,23 @@ absl::Status ExchangeValues(ReplicaGroup& group, int replica, Tensor& value,
 
 }  // namespace
 
+void ReplicaOutcomes::Set(int replica, absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  if (static_cast<int>(statuses_.size()) <= replica) {
+    statuses_.resize(replica + 1);
+  }
+  statuses_[replica] = std::move(status);
+}
+
+absl::Status ReplicaOutcomes::First(int num_replicas) const {
+  absl::MutexLock lock(&mu_);
+  for (int r = 0; r < num_replicas && r < static_cast<int>(statuses_.size());
+       ++r) {
+    if (!statuses_[r].ok()) return statuses_[r];
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Tensor> CrossDeviceOps::Reduce(
     ReduceOp op, absl::Span<const Tensor* const> per_replica,
     Device* destination) {
@@ -197,9 +214,10 @@ absl::Status ReductionToOneDevice::AllReduce(ReplicaGroup& group, int replica,
   }
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
   if (replica != 0) status.Update(CopyInto(device, value, *values[0]));
+  outcomes_.Set(replica, status);
   // Replica 0's buffer stays untouched until everyone copied it.
-  status.Update(group.barrier().Wait("all-reduce"));
-  return status;
+  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  return outcomes_.First(n);
 }
 
 absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
@@ -241,8 +259,9 @@ absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
   if (replica != leader) {
     status.Update(CopyInto(device, value, *values[leader]));
   }
-  status.Update(group.barrier().Wait("all-reduce"));
-  return status;
+  outcomes_.Set(replica, status);
+  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  return outcomes_.First(n);
 }
 
 absl::Status CpuChunkedAllReduce::AllReduce(ReplicaGroup& group, int replica,

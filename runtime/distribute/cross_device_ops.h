@@ -34,8 +34,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "runtime/collective/reduce_op.h"
 #include "runtime/device/device.h"
@@ -72,11 +74,31 @@ class CrossDeviceOps {
                                  Tensor& value) = 0;
 };
 
+// Each replica's outcome of one all-reduce, for algorithms where one
+// replica's failure (a sum on a GPU that ran out of memory) would otherwise
+// hand the others a wrong result that they report as fine. Replica r writes
+// slot r before the all-reduce's last barrier; every replica reads all
+// slots after it. A slot is written again only in the next all-reduce,
+// after its first barrier, which every reader reaches after reading.
+class ReplicaOutcomes {
+ public:
+  void Set(int replica, absl::Status status);
+  // The first failure among replicas [0, num_replicas), or OK.
+  absl::Status First(int num_replicas) const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<absl::Status> statuses_ ABSL_GUARDED_BY(mu_);
+};
+
 class ReductionToOneDevice : public CrossDeviceOps {
  public:
   std::string name() const override { return "reduction_to_one_device"; }
   absl::Status AllReduce(ReplicaGroup& group, int replica, ReduceOp op,
                          Tensor& value) override;
+
+ private:
+  ReplicaOutcomes outcomes_;
 };
 
 class HierarchicalCopyAllReduce : public CrossDeviceOps {
@@ -90,6 +112,7 @@ class HierarchicalCopyAllReduce : public CrossDeviceOps {
 
  private:
   const int group_size_;
+  ReplicaOutcomes outcomes_;
 };
 
 class CpuChunkedAllReduce : public CrossDeviceOps {

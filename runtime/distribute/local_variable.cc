@@ -39,9 +39,10 @@ absl::StatusOr<Tensor> LocalVariable::ReadCopy(int copy) const {
           ? c.store.PullInt64(name(), AllRows(), value->flat<int64_t>())
           : c.store.PullRows(name(), AllRows(), value->flat<float>());
   if (!s.ok()) return s;
-  // The store is in host memory, where CPU devices keep their tensors.
-  if (c.device == nullptr || c.device->type() == "CPU") return value;
-  return c.device->CopyFrom(*value);
+  // In host memory, where the store (and the optimizer) is, whatever the
+  // copy's device: a GPU replica's model copies what it reads up once, and
+  // host readers (the train step, checkpoints, metrics) need no copy back.
+  return value;
 }
 
 absl::Status LocalVariable::ReadRows(int copy, absl::Span<const int64_t> ids,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -49,6 +50,45 @@ absl::Status MultiWorkerAllReduce::SumOverWorkers(absl::Span<float> values) {
   return absl::OkStatus();
 }
 
+absl::Status MultiWorkerAllReduce::OverWorkers(ReduceOp op, Tensor& value) {
+  // Gloo reduces host memory: a GPU's value goes through the host.
+  std::vector<float> staged;
+  absl::Span<float> values;
+  if (value.allocator()->host_accessible()) {
+    values = value.flat<float>();
+  } else {
+    staged.resize(value.num_elements());
+    if (absl::Status s = value.allocator()->CopyToHost(
+            value.raw_data(), staged.data(), value.bytes());
+        !s.ok()) {
+      return s;
+    }
+    values = absl::MakeSpan(staged);
+  }
+  if (absl::Status s = SumOverWorkers(values); !s.ok()) return s;
+  if (op == ReduceOp::kMean) {
+    const float scale = 1.0f / static_cast<float>(total_replicas());
+    for (float& v : values) v *= scale;
+  }
+  if (staged.empty()) return absl::OkStatus();
+  return value.allocator()->CopyFromHost(staged.data(), value.raw_data(),
+                                         value.bytes());
+}
+
+absl::Status MultiWorkerAllReduce::CopyValue(Device* device, const Tensor& from,
+                                             Tensor& to) {
+  if (from.allocator()->host_accessible() &&
+      to.allocator()->host_accessible()) {
+    absl::Span<const float> source = from.flat<float>();
+    std::copy(source.begin(), source.end(), to.flat<float>().begin());
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Tensor> near = device->CopyFrom(from);
+  if (!near.ok()) return near.status();
+  return to.allocator()->CopyWithin(near->raw_data(), to.raw_data(),
+                                    to.bytes());
+}
+
 absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
                                              ReduceOp op, Tensor& value) {
   if (absl::Status s = local_->AllReduce(group, replica, ReduceOp::kSum, value);
@@ -60,11 +100,7 @@ absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
   if (replica == 0) {
     auto result = std::make_shared<CrossWorkerResult>();
     result->value = &value;
-    result->status = SumOverWorkers(value.flat<float>());
-    if (result->status.ok() && op == ReduceOp::kMean) {
-      const float scale = 1.0f / static_cast<float>(total_replicas());
-      for (float& v : value.flat<float>()) v *= scale;
-    }
+    result->status = OverWorkers(op, value);
     group.Put(0, std::move(result));
   }
   if (absl::Status s = group.barrier().Wait("all-reduce across workers");
@@ -74,9 +110,7 @@ absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
   const CrossWorkerResult& result = *group.Get<CrossWorkerResult>(0);
   absl::Status status = result.status;
   if (replica != 0 && status.ok()) {
-    absl::Span<const float> from = result.value->flat<float>();
-    absl::Span<float> to = value.flat<float>();
-    std::copy(from.begin(), from.end(), to.begin());
+    status = CopyValue(group.device(replica), *result.value, value);
   }
   // Replica 0 must not change its value (nor its slot) while others copy.
   if (absl::Status s = group.barrier().Wait("all-reduce across workers");
@@ -92,11 +126,7 @@ absl::StatusOr<Tensor> MultiWorkerAllReduce::Reduce(
   absl::StatusOr<Tensor> sum =
       local_->Reduce(ReduceOp::kSum, per_replica, destination);
   if (!sum.ok()) return sum.status();
-  if (absl::Status s = SumOverWorkers(sum->flat<float>()); !s.ok()) return s;
-  if (op == ReduceOp::kMean) {
-    const float scale = 1.0f / static_cast<float>(total_replicas());
-    for (float& v : sum->flat<float>()) v *= scale;
-  }
+  if (absl::Status s = OverWorkers(op, *sum); !s.ok()) return s;
   return sum;
 }
 

@@ -1,4 +1,5 @@
 // NcclAllReduce for binaries built with --config=cuda.
+#include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -26,6 +27,11 @@ class NcclAllReduce final : public CrossDeviceOps {
 
   absl::Status AllReduce(ReplicaGroup& group, int replica, ReduceOp op,
                          Tensor& value) override {
+    // A value in host memory (an AssignAdd's delta) is summed on the host;
+    // every replica of one all-reduce passes the same kind.
+    if (!value.is_null() && value.allocator()->host_accessible()) {
+      return on_host_.AllReduce(group, replica, op, value);
+    }
     group.Put(replica, std::shared_ptr<void>(&value, [](void*) {}));
     if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
     // Replica 0 checks and queues for everyone; the others wait for it, so
@@ -74,35 +80,46 @@ class NcclAllReduce final : public CrossDeviceOps {
     }
     if (first.num_elements() == 0) return absl::OkStatus();
     if (comms_.empty()) {
+      // ncclCommInitAll sets the calling thread's GPU; give it back after.
+      int current = -1;
+      if (cudaGetDevice(&current) != cudaSuccess) current = -1;
       std::vector<int> ordinals;
       for (gpu::GpuDevice* gpu : gpus_) ordinals.push_back(gpu->cuda_ordinal());
       comms_.resize(n);
       const ncclResult_t made =
           ncclCommInitAll(comms_.data(), n, ordinals.data());
+      if (current >= 0) (void)cudaSetDevice(current);
       if (made != ncclSuccess) {
         comms_.clear();
         return gpu::NcclStatus(made, "ncclCommInitAll", __FILE__, __LINE__);
       }
     }
     const ncclRedOp_t nccl_op = op == ReduceOp::kMean ? ncclAvg : ncclSum;
+    // One thread queues for every GPU: each communicator knows its GPU, so
+    // no cudaSetDevice is needed inside the group.
     DISTRT_RETURN_IF_NCCL_ERROR(ncclGroupStart());
     absl::Status queued;
     for (int r = 0; r < n && queued.ok(); ++r) {
       Tensor& t = *group.Get<Tensor>(r);
-      queued = gpus_[r]->Activate();
-      if (!queued.ok()) break;
       queued = gpu::NcclStatus(
           ncclAllReduce(t.raw_data(), t.raw_data(), t.num_elements(),
                         ncclFloat32, nccl_op, comms_[r], gpus_[r]->stream()),
           "ncclAllReduce", __FILE__, __LINE__);
     }
     // The group must be closed whatever happened inside it.
-    const ncclResult_t ended = ncclGroupEnd();
-    if (!queued.ok()) return queued;
-    return gpu::NcclStatus(ended, "ncclGroupEnd", __FILE__, __LINE__);
+    absl::Status ended =
+        gpu::NcclStatus(ncclGroupEnd(), "ncclGroupEnd", __FILE__, __LINE__);
+    if (queued.ok() && ended.ok()) return absl::OkStatus();
+    // Some GPUs may have been given their part and would wait for the
+    // others for ever: abort the communicators, which ends those kernels,
+    // and make new ones at the next all-reduce.
+    for (ncclComm_t comm : comms_) (void)ncclCommAbort(comm);
+    comms_.clear();
+    return queued.ok() ? ended : queued;
   }
 
   const std::vector<gpu::GpuDevice*> gpus_;
+  HierarchicalCopyAllReduce on_host_;
   // Used by replica 0's thread only, between barriers.
   std::vector<ncclComm_t> comms_;
   absl::Mutex mutex_;

@@ -70,7 +70,8 @@ absl::Status Strategy::Run(
   std::vector<absl::Status> statuses(n);
   auto run_replica = [&](int replica) {
     ReplicaContext context(this, &group_, cross_device_ops_.get(), replica);
-    statuses[replica] = fn(context);
+    statuses[replica] = group_.device(replica)->MakeCurrent();
+    if (statuses[replica].ok()) statuses[replica] = fn(context);
     group_.barrier().Leave(replica, statuses[replica]);
   };
   std::vector<std::thread> threads;

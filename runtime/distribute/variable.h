@@ -70,7 +70,9 @@ class DistributedVariable {
   // For logs, e.g. "mirrored on 4 devices", "on ps tasks 0, 1".
   virtual std::string DescribePlacement() const = 0;
 
-  // The value of copy `copy` (a float32 or int64 tensor of spec().shape).
+  // The value of copy `copy` (a float32 or int64 tensor of spec().shape),
+  // in host memory: copies kept in this process live in host memory with
+  // their optimizer state, whatever device computes with them.
   virtual absl::StatusOr<Tensor> ReadCopy(int copy) const = 0;
   // Rows `ids` of a float32 copy; `out` holds ids.size() rows.
   virtual absl::Status ReadRows(int copy, absl::Span<const int64_t> ids,

@@ -25,22 +25,42 @@ DeviceName GpuDeviceName(const DeviceName& task, int id) {
   return name;
 }
 
+// Runs on GPU `ordinal` for its lifetime, then gives the calling thread
+// back the GPU it had: allocations may come from any thread (a peer's copy,
+// a tensor freed elsewhere), which must not find its current GPU changed.
+class OnGpu {
+ public:
+  explicit OnGpu(int ordinal) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    ok_ = cudaSetDevice(ordinal) == cudaSuccess;
+  }
+  ~OnGpu() {
+    if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  int previous_ = -1;
+  bool ok_ = false;
+};
+
 // cudaMalloc / cudaFree on one GPU.
 class CudaRawMemory final : public RawMemory {
  public:
   explicit CudaRawMemory(int ordinal) : ordinal_(ordinal) {}
   void* Allocate(size_t bytes) override {
+    OnGpu on(ordinal_);
     void* ptr = nullptr;
-    if (cudaSetDevice(ordinal_) != cudaSuccess ||
-        cudaMalloc(&ptr, bytes) != cudaSuccess) {
+    if (!on.ok() || cudaMalloc(&ptr, bytes) != cudaSuccess) {
       // Out of memory is not sticky; clear it so later calls do not see it.
+      // A sticky error (a crashed kernel) shows at the next checked call.
       (void)cudaGetLastError();
       return nullptr;
     }
     return ptr;
   }
   void Free(void* ptr) override {
-    (void)cudaSetDevice(ordinal_);
+    OnGpu on(ordinal_);
     (void)cudaFree(ptr);
   }
 

@@ -42,6 +42,7 @@ class GpuDevice final : public Device {
   DeviceMath& math() override { return *math_; }
   absl::StatusOr<Tensor> CopyFrom(const Tensor& source) override;
   absl::Status Synchronize() override;
+  absl::Status MakeCurrent() override { return Activate(); }
 
   int cuda_ordinal() const { return cuda_ordinal_; }
   cudaStream_t stream() const { return stream_; }

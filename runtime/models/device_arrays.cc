@@ -1,5 +1,6 @@
 #include "runtime/models/device_arrays.h"
 
+#include <utility>
 #include <vector>
 
 namespace distrt {
@@ -46,6 +47,13 @@ absl::StatusOr<const int32_t*> DeviceArrays::Upload(
       UploadBytes(values.data(), DType::kFloat32, values.size());
   if (!up.ok()) return up.status();
   return static_cast<const int32_t*>(*up);
+}
+
+absl::StatusOr<const int32_t*> DeviceArrays::UploadOwned(
+    std::vector<int32_t> values) {
+  if (!host_memory()) return Upload(values);
+  owned_.push_back(std::move(values));
+  return owned_.back().data();
 }
 
 absl::StatusOr<float*> DeviceArrays::Floats(int64_t n) {

@@ -32,6 +32,10 @@ class DeviceArrays {
   absl::StatusOr<const int64_t*> Upload(absl::Span<const int64_t> values);
   absl::StatusOr<const int32_t*> Upload(absl::Span<const int32_t> values);
 
+  // `values`, which the caller made for this call, in device memory: on the
+  // host the vector itself, kept as long as this object.
+  absl::StatusOr<const int32_t*> UploadOwned(std::vector<int32_t> values);
+
   // `n` floats in device memory, uninitialised or zero.
   absl::StatusOr<float*> Floats(int64_t n);
   absl::StatusOr<float*> Zeros(int64_t n);
@@ -51,6 +55,7 @@ class DeviceArrays {
 
   Device& device_;
   std::vector<Tensor> arrays_;
+  std::vector<std::vector<int32_t>> owned_;
 };
 
 }  // namespace distrt

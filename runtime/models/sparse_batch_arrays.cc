@@ -35,16 +35,7 @@ absl::StatusOr<const int32_t*> UploadSliceRows(DeviceArrays& arrays,
   absl::StatusOr<std::vector<int64_t>> rows =
       SliceRowsOfFeatures(batch, variable, slice);
   if (!rows.ok()) return rows.status();
-  std::vector<int32_t> narrow(rows->begin(), rows->end());
-  if (arrays.device().allocator()->host_accessible()) {
-    // The host array must outlive the call: keep it with the arrays.
-    absl::StatusOr<float*> kept = arrays.Floats(narrow.size());
-    if (!kept.ok()) return kept.status();
-    auto* out = reinterpret_cast<int32_t*>(*kept);
-    std::copy(narrow.begin(), narrow.end(), out);
-    return out;
-  }
-  return arrays.Upload(narrow);
+  return arrays.UploadOwned(std::vector<int32_t>(rows->begin(), rows->end()));
 }
 
 }  // namespace distrt
