@@ -736,6 +736,10 @@ INSTANTIATE_TEST_SUITE_P(
                {"worker: INVALID_ARGUMENT: unknown cross-device ops "
                 "\"nccl2\"; known: auto, reduction_to_one_device, "
                 "hierarchical_copy, cpu_all_reduce"}),
+        // On CPU devices (this machine has no GPU).
+        Worker("NcclWithoutGpus", {"--cross_device_ops=nccl"},
+               {"worker: INVALID_ARGUMENT: cross-device ops \"nccl\" needs "
+                "GPU devices"}),
         Unparsable("DurationNotADuration", kWorkerBinary,
                    {"--ps_failure_timeout=banana"},
                    "ERROR: Illegal value 'banana' specified for flag "

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/distribute/nccl_all_reduce.h"
 
 namespace distrt {
 
@@ -27,8 +28,21 @@ MultiWorkerMirroredStrategy::Create(std::vector<Device*> devices,
       CrossDeviceOpsFor(devices, options);
   if (!local.ok()) return local.status();
   const int replicas = static_cast<int>(devices.size());
-  auto ops = std::make_unique<MultiWorkerAllReduce>(*std::move(local), workers,
-                                                    replicas, bucket_bytes);
+  std::unique_ptr<CrossDeviceOps> ops = std::make_unique<MultiWorkerAllReduce>(
+      *std::move(local), workers, replicas, bucket_bytes);
+  // All GPUs: one NCCL communicator over every GPU of every worker, with
+  // the Gloo path above for values in host memory.
+  const bool all_gpus =
+      std::all_of(devices.begin(), devices.end(),
+                  [](const Device* d) { return d->type() == "GPU"; });
+  if (all_gpus &&
+      (options.cross_device_ops == "auto" || options.cross_device_ops.empty() ||
+       options.cross_device_ops == "nccl")) {
+    absl::StatusOr<std::unique_ptr<CrossDeviceOps>> nccl =
+        CreateMultiWorkerNcclAllReduce(devices, workers, std::move(ops));
+    if (!nccl.ok()) return nccl.status();
+    ops = *std::move(nccl);
+  }
   return std::unique_ptr<MultiWorkerMirroredStrategy>(
       new MultiWorkerMirroredStrategy(std::move(devices), std::move(ops),
                                       std::move(options), workers));

@@ -16,14 +16,27 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "runtime/collective/cross_worker_collective.h"
 #include "runtime/distribute/cross_device_ops.h"
 
 namespace distrt {
 
-// INVALID_ARGUMENT when a device is not a GPU (or the same GPU twice);
-// UNAVAILABLE in a build without CUDA.
+// INVALID_ARGUMENT when a device is not a GPU (or the same GPU twice), and
+// always in a build without CUDA.
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
     absl::Span<Device* const> devices);
+
+// "nccl_multi_worker": one NCCL communicator over every GPU of every worker
+// (TF's MultiWorkerMirroredStrategy with NCCL), so a step's gradients are
+// reduced over all of them in one grouped call. Worker 0 makes the NCCL id
+// and sends it to the others over `workers` (the group they formed at the
+// rendezvous) at the first all-reduce; every worker must have as many GPUs
+// (MultiWorkerMirroredStrategy::Initialize checks). `host` (the Gloo path,
+// MultiWorkerAllReduce) reduces values in host memory and cross-replica
+// Reduce calls. Errors as CreateNcclAllReduce.
+absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateMultiWorkerNcclAllReduce(
+    absl::Span<Device* const> devices, CrossWorkerCollective* workers,
+    std::unique_ptr<CrossDeviceOps> host);
 
 }  // namespace distrt
 

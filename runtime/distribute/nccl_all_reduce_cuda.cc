@@ -3,6 +3,8 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -15,22 +17,67 @@
 namespace distrt {
 namespace {
 
+// The ncclUniqueId that rank 0 made, sent to every worker over the group
+// they formed at the rendezvous, with a word saying whether rank 0 made one
+// (so that nobody waits in ncclCommInitRank for a rank 0 that failed).
+absl::StatusOr<ncclUniqueId> ShareUniqueId(CrossWorkerCollective& workers) {
+  ncclUniqueId id{};
+  constexpr size_t kWords =
+      (sizeof(id) + sizeof(int64_t) - 1) / sizeof(int64_t);
+  std::vector<int64_t> words(1 + kWords, 0);
+  absl::Status made;
+  if (workers.rank() == 0) {
+    made = gpu::NcclStatus(ncclGetUniqueId(&id), "ncclGetUniqueId", __FILE__,
+                           __LINE__);
+    words[0] = made.ok() ? 1 : 0;
+    std::memcpy(&words[1], &id, sizeof(id));
+  }
+  if (absl::Status s = workers.Broadcast(absl::MakeSpan(words), 0); !s.ok()) {
+    return s;
+  }
+  if (!made.ok()) return made;
+  if (words[0] != 1) {
+    return absl::UnavailableError(
+        "worker 0 could not make the NCCL id of the workers' communicator");
+  }
+  std::memcpy(&id, &words[1], sizeof(id));
+  return id;
+}
+
 class NcclAllReduce final : public CrossDeviceOps {
  public:
-  explicit NcclAllReduce(std::vector<gpu::GpuDevice*> gpus)
-      : gpus_(std::move(gpus)) {}
+  // Without `workers`, over the local GPUs (ncclCommInitAll); with them,
+  // over every GPU of every worker, rank rank * n + r for local GPU r.
+  // `host` does what NCCL does not: values in host memory (an AssignAdd's
+  // delta) and cross-replica Reduce.
+  NcclAllReduce(std::vector<gpu::GpuDevice*> gpus,
+                CrossWorkerCollective* workers,
+                std::unique_ptr<CrossDeviceOps> host)
+      : gpus_(std::move(gpus)), workers_(workers), host_(std::move(host)) {}
   ~NcclAllReduce() override {
     for (ncclComm_t comm : comms_) (void)ncclCommDestroy(comm);
   }
 
-  std::string name() const override { return "nccl"; }
+  std::string name() const override {
+    return workers_ == nullptr ? "nccl" : "nccl_multi_worker";
+  }
+
+  absl::StatusOr<Tensor> Reduce(ReduceOp op,
+                                absl::Span<const Tensor* const> per_replica,
+                                Device* destination) override {
+    return host_->Reduce(op, per_replica, destination);
+  }
+  absl::StatusOr<std::vector<Tensor>> BatchReduce(
+      ReduceOp op, absl::Span<const std::vector<const Tensor*>> values,
+      Device* destination) override {
+    return host_->BatchReduce(op, values, destination);
+  }
 
   absl::Status AllReduce(ReplicaGroup& group, int replica, ReduceOp op,
                          Tensor& value) override {
-    // A value in host memory (an AssignAdd's delta) is summed on the host;
-    // every replica of one all-reduce passes the same kind.
+    // Every replica of one all-reduce passes the same kind of memory.
     if (!value.is_null() && value.allocator()->host_accessible()) {
-      return on_host_.AllReduce(group, replica, op, value);
+      return host_->AllReduce(group, replica, op, value);
     }
     group.Put(replica, std::shared_ptr<void>(&value, [](void*) {}));
     if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
@@ -80,18 +127,15 @@ class NcclAllReduce final : public CrossDeviceOps {
     }
     if (first.num_elements() == 0) return absl::OkStatus();
     if (comms_.empty()) {
-      // ncclCommInitAll sets the calling thread's GPU; give it back after.
+      // Made on first use (every worker reaches it at the same step); NCCL
+      // set-up changes the calling thread's GPU, which is given back after.
       int current = -1;
       if (cudaGetDevice(&current) != cudaSuccess) current = -1;
-      std::vector<int> ordinals;
-      for (gpu::GpuDevice* gpu : gpus_) ordinals.push_back(gpu->cuda_ordinal());
-      comms_.resize(n);
-      const ncclResult_t made =
-          ncclCommInitAll(comms_.data(), n, ordinals.data());
+      absl::Status made = MakeCommunicators(n);
       if (current >= 0) (void)cudaSetDevice(current);
-      if (made != ncclSuccess) {
+      if (!made.ok()) {
         comms_.clear();
-        return gpu::NcclStatus(made, "ncclCommInitAll", __FILE__, __LINE__);
+        return made;
       }
     }
     const ncclRedOp_t nccl_op = op == ReduceOp::kMean ? ncclAvg : ncclSum;
@@ -118,17 +162,49 @@ class NcclAllReduce final : public CrossDeviceOps {
     return queued.ok() ? ended : queued;
   }
 
+  absl::Status MakeCommunicators(int n) {
+    comms_.assign(n, nullptr);
+    if (workers_ == nullptr) {
+      std::vector<int> ordinals;
+      for (gpu::GpuDevice* gpu : gpus_) ordinals.push_back(gpu->cuda_ordinal());
+      return gpu::NcclStatus(ncclCommInitAll(comms_.data(), n, ordinals.data()),
+                             "ncclCommInitAll", __FILE__, __LINE__);
+    }
+    absl::StatusOr<ncclUniqueId> id = ShareUniqueId(*workers_);
+    if (!id.ok()) return id.status();
+    const int world = workers_->size() * n;
+    DISTRT_RETURN_IF_NCCL_ERROR(ncclGroupStart());
+    absl::Status status;
+    for (int r = 0; r < n && status.ok(); ++r) {
+      status = gpus_[r]->Activate();
+      if (!status.ok()) break;
+      status = gpu::NcclStatus(
+          ncclCommInitRank(&comms_[r], world, *id, workers_->rank() * n + r),
+          "ncclCommInitRank", __FILE__, __LINE__);
+    }
+    absl::Status ended =
+        gpu::NcclStatus(ncclGroupEnd(), "ncclGroupEnd", __FILE__, __LINE__);
+    if (status.ok()) status = ended;
+    if (!status.ok()) {
+      for (ncclComm_t comm : comms_) {
+        if (comm != nullptr) (void)ncclCommAbort(comm);
+      }
+    }
+    return status;
+  }
+
   const std::vector<gpu::GpuDevice*> gpus_;
-  HierarchicalCopyAllReduce on_host_;
+  CrossWorkerCollective* const workers_;
+  const std::unique_ptr<CrossDeviceOps> host_;
   // Used by replica 0's thread only, between barriers.
   std::vector<ncclComm_t> comms_;
   absl::Mutex mutex_;
   absl::Status last_status_ ABSL_GUARDED_BY(mutex_);
 };
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
+// The GPUs of `devices`, or INVALID_ARGUMENT naming one that is not a GPU
+// or a GPU listed twice.
+absl::StatusOr<std::vector<gpu::GpuDevice*>> GpusOf(
     absl::Span<Device* const> devices) {
   std::vector<gpu::GpuDevice*> gpus;
   for (Device* device : devices) {
@@ -147,7 +223,27 @@ absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
     }
     gpus.push_back(gpu);
   }
-  return std::make_unique<NcclAllReduce>(std::move(gpus));
+  return gpus;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
+    absl::Span<Device* const> devices) {
+  absl::StatusOr<std::vector<gpu::GpuDevice*>> gpus = GpusOf(devices);
+  if (!gpus.ok()) return gpus.status();
+  return std::make_unique<NcclAllReduce>(
+      *std::move(gpus), /*workers=*/nullptr,
+      std::make_unique<HierarchicalCopyAllReduce>());
+}
+
+absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateMultiWorkerNcclAllReduce(
+    absl::Span<Device* const> devices, CrossWorkerCollective* workers,
+    std::unique_ptr<CrossDeviceOps> host) {
+  absl::StatusOr<std::vector<gpu::GpuDevice*>> gpus = GpusOf(devices);
+  if (!gpus.ok()) return gpus.status();
+  return std::make_unique<NcclAllReduce>(*std::move(gpus), workers,
+                                         std::move(host));
 }
 
 }  // namespace distrt

@@ -5,8 +5,17 @@ namespace distrt {
 
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
     absl::Span<Device* const>) {
-  return absl::UnavailableError(
-      "cross-device ops \"nccl\" needs a binary built with --config=cuda");
+  return absl::InvalidArgumentError(
+      "cross-device ops \"nccl\" needs GPU devices, and this binary was "
+      "built without CUDA (build with --config=cuda)");
+}
+
+absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateMultiWorkerNcclAllReduce(
+    absl::Span<Device* const>, CrossWorkerCollective*,
+    std::unique_ptr<CrossDeviceOps>) {
+  return absl::InvalidArgumentError(
+      "cross-device ops \"nccl\" needs GPU devices, and this binary was "
+      "built without CUDA (build with --config=cuda)");
 }
 
 }  // namespace distrt

@@ -23,6 +23,7 @@
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/device/opaque_memory_device.h"
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/multi_worker_mirrored_strategy.h"
@@ -196,6 +197,67 @@ void ExpectSameWeights(const Weights& expected, const Weights& got,
   }
 }
 
+// Trains under MultiWorkerMirroredStrategy on devices.size() workers
+// (threads here, processes in a job) reducing over Gloo: worker w on
+// devices[w], taking replicas w * k .. w * k + k - 1 of each global batch
+// (k devices each). Returns each worker's weights; `description` gets
+// worker 0's Describe().
+std::vector<Weights> TrainOnWorkers(
+    const Model& model, const std::vector<Example>& data,
+    const std::vector<std::vector<Device*>>& devices, const std::string& prefix,
+    std::string* description = nullptr) {
+  const int workers = static_cast<int>(devices.size());
+  const int k = static_cast<int>(devices[0].size());
+  InMemoryKvStore store;
+  std::vector<Weights> per_worker(workers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      GlooGroup::Options options;
+      options.rank = w;
+      options.size = workers;
+      options.prefix = prefix;
+      options.timeout = absl::Seconds(60);
+      absl::StatusOr<std::unique_ptr<GlooGroup>> group =
+          GlooGroup::Create(&store, options);
+      ASSERT_TRUE(group.ok()) << group.status();
+      absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> worker =
+          MultiWorkerMirroredStrategy::Create(devices[w], group->get());
+      ASSERT_TRUE(worker.ok()) << worker.status();
+      if (w == 0 && description != nullptr) {
+        *description = (*worker)->Describe();
+      }
+      ASSERT_TRUE((*worker)->Initialize().ok());
+      double loss = 0;
+      per_worker[w] = Train(**worker, model, data, &loss, workers * k, w * k);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return per_worker;
+}
+
+// Trains under ParameterServerStrategy on `devices`, with two ps tasks in
+// this process reached over gRPC.
+Weights TrainOnParameterServers(const Model& model,
+                                const std::vector<Example>& data,
+                                std::vector<Device*> devices) {
+  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
+  EXPECT_TRUE(servers.ok()) << servers.status();
+  if (!servers.ok()) return {};
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(servers->addresses, PsClient::Options());
+  EXPECT_TRUE(client.ok()) << client.status();
+  if (!client.ok()) return {};
+  std::unique_ptr<ParameterServerStrategy> ps =
+      *ParameterServerStrategy::Create(std::move(devices), client->get());
+  EXPECT_TRUE(ps->Initialize().ok());
+  double loss = 0;
+  Weights weights = Train(*ps, model, data, &loss);
+  EXPECT_TRUE(ps->Finalize().ok());
+  for (auto& server : servers->servers) server->Stop();
+  return weights;
+}
+
 class StrategyEquivalenceTest : public ::testing::TestWithParam<std::string> {
  protected:
   std::vector<Device*> Devices(int n) {
@@ -261,33 +323,11 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
   // Three workers (threads here, processes in a job) of 2 replicas each,
   // reducing over Gloo: worker w takes replicas 2w, 2w + 1 of each batch.
   {
-    constexpr int kWorkers = 3;
-    InMemoryKvStore store;
-    std::vector<Weights> per_worker(kWorkers);
     std::vector<std::vector<Device*>> devices;
-    for (int w = 0; w < kWorkers; ++w) devices.push_back(Devices(2));
-    std::vector<std::thread> threads;
-    for (int w = 0; w < kWorkers; ++w) {
-      threads.emplace_back([&, w] {
-        GlooGroup::Options options;
-        options.rank = w;
-        options.size = kWorkers;
-        options.prefix = absl::StrCat("equivalence/", name);
-        options.timeout = absl::Seconds(60);
-        absl::StatusOr<std::unique_ptr<GlooGroup>> group =
-            GlooGroup::Create(&store, options);
-        ASSERT_TRUE(group.ok()) << group.status();
-        absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> worker =
-            MultiWorkerMirroredStrategy::Create(devices[w], group->get());
-        ASSERT_TRUE(worker.ok()) << worker.status();
-        ASSERT_TRUE((*worker)->Initialize().ok());
-        double worker_loss = 0;
-        per_worker[w] =
-            Train(**worker, **model, data, &worker_loss, 2 * kWorkers, 2 * w);
-      });
-    }
-    for (std::thread& t : threads) t.join();
-    for (int w = 0; w < kWorkers; ++w) {
+    for (int w = 0; w < 3; ++w) devices.push_back(Devices(2));
+    const std::vector<Weights> per_worker = TrainOnWorkers(
+        **model, data, devices, absl::StrCat("equivalence/", name));
+    for (size_t w = 0; w < per_worker.size(); ++w) {
       ExpectSameWeights(reference, per_worker[w],
                         absl::StrCat("MultiWorkerMirroredStrategy worker ", w,
                                      " of 3, x2 each"));
@@ -316,10 +356,60 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
   for (auto& server : servers->servers) server->Stop();
 }
 
+// The path GPU replicas take, on devices whose memory the host may not
+// read (OpaqueMemoryDevice: CPU arithmetic, GPU bookkeeping): values
+// uploaded, dense gradients written into a buffer in device memory,
+// reduced there by hierarchical copy (and across workers through the host),
+// downloaded once. Runs everywhere, so a GPU machine is needed only for
+// the CUDA parts themselves.
+TEST_P(StrategyEquivalenceTest, OpaqueMemoryReplicasTrainTheSameWeights) {
+  const std::string name = GetParam();
+  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(ConfigFor(name));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<Example> data = MakeData(name, 7);
+  double loss = 0;
+  std::unique_ptr<Strategy> one = *OneDeviceStrategy::Create(Devices(1)[0]);
+  const Weights reference = Train(*one, **model, data, &loss);
+
+  std::vector<std::unique_ptr<OpaqueMemoryDevice>> owned;
+  auto opaque = [&owned](int n) {
+    std::vector<Device*> devices;
+    for (int i = 0; i < n; ++i) {
+      owned.push_back(std::make_unique<OpaqueMemoryDevice>(i));
+      devices.push_back(owned.back().get());
+    }
+    return devices;
+  };
+
+  std::unique_ptr<Strategy> mirrored = *MirroredStrategy::Create(opaque(3));
+  EXPECT_THAT(mirrored->Describe(), HasSubstr("hierarchical_copy"));
+  ExpectSameWeights(reference, Train(*mirrored, **model, data, &loss),
+                    "MirroredStrategy x3 on opaque memory");
+  int64_t downloaded = 0;
+  for (const auto& device : owned) downloaded += device->bytes_to_host();
+  EXPECT_GT(downloaded, 0);
+
+  {
+    const std::vector<Weights> per_worker =
+        TrainOnWorkers(**model, data, {opaque(2), opaque(2)},
+                       absl::StrCat("opaque_equivalence/", name));
+    for (size_t w = 0; w < per_worker.size(); ++w) {
+      ExpectSameWeights(reference, per_worker[w],
+                        absl::StrCat("MultiWorkerMirroredStrategy worker ", w,
+                                     " of 2, x2 opaque each"));
+    }
+  }
+
+  ExpectSameWeights(reference,
+                    TrainOnParameterServers(**model, data, opaque(2)),
+                    "ParameterServerStrategy x2 on opaque memory");
+}
+
 // The same training on GPU replicas (every GPU the machine has): the model
 // computes with cuBLAS and the kernels, gradients are reduced by NCCL (the
-// automatic choice) or hierarchical copy on device memory, and pushed to
-// parameter servers from the host once per step. Tagged `gpu` through
+// automatic choice; across worker threads too, with two GPUs or more) or
+// hierarchical copy on device memory, and pushed to parameter servers from
+// the host once per step. Tagged `gpu` through
 // :train_step_gpu_test; skipped where there is no GPU.
 TEST_P(StrategyEquivalenceTest, GpuReplicasTrainTheSameWeights) {
   const gpu::GpuProbeResult probe = gpu::ProbeGpus();
@@ -358,17 +448,25 @@ TEST_P(StrategyEquivalenceTest, GpuReplicasTrainTheSameWeights) {
                     "MirroredStrategy on GPUs, hierarchical copy",
                     kGpuTolerance);
 
-  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  absl::StatusOr<std::unique_ptr<PsClient>> client =
-      PsClient::Create(servers->addresses, PsClient::Options());
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::unique_ptr<ParameterServerStrategy> ps =
-      *ParameterServerStrategy::Create(devices, client->get());
-  ASSERT_TRUE(ps->Initialize().ok());
-  ExpectSameWeights(reference, Train(*ps, **model, data, &loss),
+  // Workers (threads here) of one GPU each, reducing over one NCCL
+  // communicator across them, when the machine has two GPUs or more.
+  if (devices.size() >= 2) {
+    std::string description;
+    const std::vector<Weights> per_worker =
+        TrainOnWorkers(**model, data, {{devices[0]}, {devices[1]}},
+                       absl::StrCat("gpu_equivalence/", name), &description);
+    EXPECT_THAT(description, HasSubstr("nccl_multi_worker"));
+    for (size_t w = 0; w < per_worker.size(); ++w) {
+      ExpectSameWeights(reference, per_worker[w],
+                        absl::StrCat("MultiWorkerMirroredStrategy on GPUs, "
+                                     "NCCL across workers, worker ",
+                                     w),
+                        kGpuTolerance);
+    }
+  }
+
+  ExpectSameWeights(reference, TrainOnParameterServers(**model, data, devices),
                     "ParameterServerStrategy on GPUs", kGpuTolerance);
-  EXPECT_TRUE(ps->Finalize().ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
