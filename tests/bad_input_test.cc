@@ -737,7 +737,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "\"nccl2\"; known: auto, reduction_to_one_device, "
                 "hierarchical_copy, cpu_all_reduce"}),
         // On CPU devices (this machine has no GPU).
-        Worker("NcclWithoutGpus", {"--cross_device_ops=nccl"},
+        Worker("NcclWithoutGpus", {"--devices=cpu", "--cross_device_ops=nccl"},
                {"worker: INVALID_ARGUMENT: cross-device ops \"nccl\" needs "
                 "GPU devices"}),
         Unparsable("DurationNotADuration", kWorkerBinary,

@@ -30,16 +30,15 @@ MultiWorkerMirroredStrategy::Create(std::vector<Device*> devices,
   const int replicas = static_cast<int>(devices.size());
   std::unique_ptr<CrossDeviceOps> ops = std::make_unique<MultiWorkerAllReduce>(
       *std::move(local), workers, replicas, bucket_bytes);
-  // All GPUs: one NCCL communicator over every GPU of every worker, with
-  // the Gloo path above for values in host memory.
-  const bool all_gpus =
-      std::all_of(devices.begin(), devices.end(),
-                  [](const Device* d) { return d->type() == "GPU"; });
-  if (all_gpus &&
-      (options.cross_device_ops == "auto" || options.cross_device_ops.empty() ||
-       options.cross_device_ops == "nccl")) {
+  // Asked for by name only: one NCCL communicator over every GPU of every
+  // worker, with the Gloo path above for values in host memory. Not the
+  // default because NCCL cannot share a GPU between two workers (several
+  // workers on one host with --devices=auto would) and a lost worker is
+  // found only by its timeout; Gloo through host memory always works.
+  if (options.cross_device_ops == "nccl") {
     absl::StatusOr<std::unique_ptr<CrossDeviceOps>> nccl =
-        CreateMultiWorkerNcclAllReduce(devices, workers, std::move(ops));
+        CreateMultiWorkerNcclAllReduce(devices, workers, std::move(ops),
+                                       options.collective_timeout);
     if (!nccl.ok()) return nccl.status();
     ops = *std::move(nccl);
   }
@@ -58,11 +57,30 @@ std::string MultiWorkerMirroredStrategy::Describe() const {
 }
 
 absl::Status MultiWorkerMirroredStrategy::Initialize() {
-  std::vector<int64_t> replicas(workers_->size(), 0);
-  replicas[workers_->rank()] = num_replicas_in_sync();
-  if (absl::Status s = workers_->AllReduceSum(absl::MakeSpan(replicas));
+  // Per worker: its replicas, and whether it reduces over NCCL across
+  // workers (then all must: their collectives would not pair up).
+  const int workers = workers_->size();
+  std::vector<int64_t> counts(2 * workers, 0);
+  counts[workers_->rank()] = num_replicas_in_sync();
+  counts[workers + workers_->rank()] =
+      cross_device_ops().name() == "nccl_multi_worker" ? 1 : 0;
+  if (absl::Status s = workers_->AllReduceSum(absl::MakeSpan(counts));
       !s.ok()) {
     return s;
+  }
+  const std::vector<int64_t> replicas(counts.begin(), counts.begin() + workers);
+  const std::vector<int64_t> nccl(counts.begin() + workers, counts.end());
+  if (std::count(nccl.begin(), nccl.end(), nccl[0]) != workers) {
+    std::vector<std::string> which;
+    for (int rank = 0; rank < workers; ++rank) {
+      which.push_back(
+          absl::StrCat("worker ", rank, ": ", nccl[rank] ? "nccl" : "gloo"));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "MultiWorkerMirroredStrategy needs every worker to reduce across "
+        "workers the same way (--cross_device_ops=nccl on all GPU workers "
+        "or on none); they use ",
+        absl::StrJoin(which, ", ")));
   }
   for (int64_t count : replicas) {
     if (count != replicas[0]) {

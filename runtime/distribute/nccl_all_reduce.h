@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "runtime/collective/cross_worker_collective.h"
 #include "runtime/distribute/cross_device_ops.h"
@@ -31,12 +32,19 @@ absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
 // reduced over all of them in one grouped call. Worker 0 makes the NCCL id
 // and sends it to the others over `workers` (the group they formed at the
 // rendezvous) at the first all-reduce; every worker must have as many GPUs
-// (MultiWorkerMirroredStrategy::Initialize checks). `host` (the Gloo path,
-// MultiWorkerAllReduce) reduces values in host memory and cross-replica
-// Reduce calls. Errors as CreateNcclAllReduce.
+// (MultiWorkerMirroredStrategy::Initialize checks), and no GPU may serve two
+// workers. `host` (the Gloo path, MultiWorkerAllReduce) reduces values in
+// host memory and cross-replica Reduce calls.
+//
+// NCCL waits for every rank without a timeout of its own, so a lost worker
+// would hang the others: setting up the communicator and each all-reduce
+// are bounded by `timeout`, after which the communicators are aborted and
+// the call fails with DEADLINE_EXCEEDED. Any failure is final: every later
+// all-reduce returns it (the workers' collectives no longer pair up).
+// Errors as CreateNcclAllReduce.
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateMultiWorkerNcclAllReduce(
     absl::Span<Device* const> devices, CrossWorkerCollective* workers,
-    std::unique_ptr<CrossDeviceOps> host);
+    std::unique_ptr<CrossDeviceOps> host, absl::Duration timeout);
 
 }  // namespace distrt
 

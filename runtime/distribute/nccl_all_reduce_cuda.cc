@@ -10,6 +10,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/gpu/cuda_status.h"
 #include "runtime/gpu/gpu_device.h"
@@ -52,10 +54,16 @@ class NcclAllReduce final : public CrossDeviceOps {
   // delta) and cross-replica Reduce.
   NcclAllReduce(std::vector<gpu::GpuDevice*> gpus,
                 CrossWorkerCollective* workers,
-                std::unique_ptr<CrossDeviceOps> host)
-      : gpus_(std::move(gpus)), workers_(workers), host_(std::move(host)) {}
+                std::unique_ptr<CrossDeviceOps> host, absl::Duration timeout)
+      : gpus_(std::move(gpus)),
+        workers_(workers),
+        host_(std::move(host)),
+        timeout_(timeout) {}
   ~NcclAllReduce() override {
     for (ncclComm_t comm : comms_) (void)ncclCommDestroy(comm);
+    for (size_t r = 0; r < done_.size(); ++r) {
+      if (gpus_[r]->Activate().ok()) (void)cudaEventDestroy(done_[r]);
+    }
   }
 
   std::string name() const override {
@@ -84,7 +92,10 @@ class NcclAllReduce final : public CrossDeviceOps {
     // Replica 0 checks and queues for everyone; the others wait for it, so
     // nothing they queue afterwards can run before the reduction.
     absl::Status status;
-    if (replica == 0) status = QueueAllReduce(group, op);
+    if (replica == 0) {
+      status = workers_ == nullptr ? QueueAllReduce(group, op)
+                                   : AcrossWorkers(group, op);
+    }
     if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
     if (replica != 0) {
       absl::MutexLock lock(&mutex_);
@@ -100,6 +111,99 @@ class NcclAllReduce final : public CrossDeviceOps {
   }
 
  private:
+  // The all-reduce over every worker's GPUs, waited for within the
+  // timeout; any failure is final (see the header).
+  absl::Status AcrossWorkers(ReplicaGroup& group, ReduceOp op) {
+    if (!failed_.ok()) return failed_;
+    absl::Status status = QueueAllReduce(group, op);
+    if (status.ok()) status = WaitForAllReduce();
+    if (!status.ok()) {
+      failed_ = status;
+      AbortCommunicators();
+    }
+    return status;
+  }
+
+  void AbortCommunicators() {
+    for (ncclComm_t comm : comms_) {
+      if (comm != nullptr) (void)ncclCommAbort(comm);
+    }
+    comms_.clear();
+  }
+
+  absl::Status DeadlineExceeded(absl::string_view what) const {
+    return absl::DeadlineExceededError(absl::StrCat(
+        what, " did not finish within ", absl::FormatDuration(timeout_),
+        " (the collective timeout): a worker is lost, stopped, or out of "
+        "step; the NCCL communicator is aborted"));
+  }
+
+  // Until no communicator is still setting up or queueing (non-blocking
+  // communicators report ncclInProgress meanwhile), or an error.
+  absl::Status WaitForCommunicators(absl::Time deadline,
+                                    absl::string_view what) {
+    for (;;) {
+      bool pending = false;
+      for (ncclComm_t comm : comms_) {
+        ncclResult_t state = ncclSuccess;
+        DISTRT_RETURN_IF_NCCL_ERROR(ncclCommGetAsyncError(comm, &state));
+        if (state == ncclInProgress) {
+          pending = true;
+        } else if (state != ncclSuccess) {
+          return gpu::NcclStatus(state, "ncclCommGetAsyncError", __FILE__,
+                                 __LINE__);
+        }
+      }
+      if (!pending) return absl::OkStatus();
+      if (absl::Now() > deadline) return DeadlineExceeded(what);
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  }
+
+  // Until every GPU has finished the queued all-reduce.
+  absl::Status WaitForAllReduce() {
+    const absl::Time deadline = absl::Now() + timeout_;
+    if (absl::Status s = WaitForCommunicators(deadline,
+                                              "queueing an NCCL "
+                                              "all-reduce");
+        !s.ok()) {
+      return s;
+    }
+    if (done_.empty()) {
+      done_.resize(gpus_.size());
+      for (size_t r = 0; r < gpus_.size(); ++r) {
+        if (absl::Status s = gpus_[r]->Activate(); !s.ok()) return s;
+        DISTRT_RETURN_IF_CUDA_ERROR(
+            cudaEventCreateWithFlags(&done_[r], cudaEventDisableTiming));
+      }
+    }
+    for (size_t r = 0; r < gpus_.size(); ++r) {
+      if (absl::Status s = gpus_[r]->Activate(); !s.ok()) return s;
+      DISTRT_RETURN_IF_CUDA_ERROR(
+          cudaEventRecord(done_[r], gpus_[r]->stream()));
+    }
+    for (size_t r = 0; r < gpus_.size(); ++r) {
+      for (;;) {
+        const cudaError_t state = cudaEventQuery(done_[r]);
+        if (state == cudaSuccess) break;
+        if (state != cudaErrorNotReady) {
+          return gpu::CudaStatus(state, "cudaEventQuery", __FILE__, __LINE__);
+        }
+        ncclResult_t nccl = ncclSuccess;
+        (void)ncclCommGetAsyncError(comms_[r], &nccl);
+        if (nccl != ncclSuccess && nccl != ncclInProgress) {
+          return gpu::NcclStatus(nccl, "ncclCommGetAsyncError", __FILE__,
+                                 __LINE__);
+        }
+        if (absl::Now() > deadline) {
+          return DeadlineExceeded("an NCCL all-reduce across workers");
+        }
+        absl::SleepFor(absl::Microseconds(100));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status QueueAllReduce(ReplicaGroup& group, ReduceOp op) {
     const int n = group.num_replicas();
     if (n != static_cast<int>(gpus_.size())) {
@@ -145,14 +249,21 @@ class NcclAllReduce final : public CrossDeviceOps {
     absl::Status queued;
     for (int r = 0; r < n && queued.ok(); ++r) {
       Tensor& t = *group.Get<Tensor>(r);
-      queued = gpu::NcclStatus(
+      const ncclResult_t result =
           ncclAllReduce(t.raw_data(), t.raw_data(), t.num_elements(),
-                        ncclFloat32, nccl_op, comms_[r], gpus_[r]->stream()),
-          "ncclAllReduce", __FILE__, __LINE__);
+                        ncclFloat32, nccl_op, comms_[r], gpus_[r]->stream());
+      queued =
+          result == ncclInProgress
+              ? absl::OkStatus()
+              : gpu::NcclStatus(result, "ncclAllReduce", __FILE__, __LINE__);
     }
-    // The group must be closed whatever happened inside it.
+    // The group must be closed whatever happened inside it. Non-blocking
+    // communicators (across workers) may still be queueing: in progress.
+    const ncclResult_t group_end = ncclGroupEnd();
     absl::Status ended =
-        gpu::NcclStatus(ncclGroupEnd(), "ncclGroupEnd", __FILE__, __LINE__);
+        group_end == ncclInProgress
+            ? absl::OkStatus()
+            : gpu::NcclStatus(group_end, "ncclGroupEnd", __FILE__, __LINE__);
     if (queued.ok() && ended.ok()) return absl::OkStatus();
     // Some GPUs may have been given their part and would wait for the
     // others for ever: abort the communicators, which ends those kernels,
@@ -172,30 +283,47 @@ class NcclAllReduce final : public CrossDeviceOps {
     }
     absl::StatusOr<ncclUniqueId> id = ShareUniqueId(*workers_);
     if (!id.ok()) return id.status();
+    // Every GPU usable before the group: leaving it half-way would leave
+    // the other workers waiting for ranks that never come.
+    for (gpu::GpuDevice* gpu : gpus_) {
+      if (absl::Status s = gpu->Activate(); !s.ok()) return s;
+    }
+    const absl::Time deadline = absl::Now() + timeout_;
     const int world = workers_->size() * n;
+    // Non-blocking: set-up is polled, so that a worker that never joins
+    // ends in DEADLINE_EXCEEDED instead of a hang.
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
     DISTRT_RETURN_IF_NCCL_ERROR(ncclGroupStart());
     absl::Status status;
     for (int r = 0; r < n && status.ok(); ++r) {
-      status = gpus_[r]->Activate();
-      if (!status.ok()) break;
-      status = gpu::NcclStatus(
-          ncclCommInitRank(&comms_[r], world, *id, workers_->rank() * n + r),
-          "ncclCommInitRank", __FILE__, __LINE__);
-    }
-    absl::Status ended =
-        gpu::NcclStatus(ncclGroupEnd(), "ncclGroupEnd", __FILE__, __LINE__);
-    if (status.ok()) status = ended;
-    if (!status.ok()) {
-      for (ncclComm_t comm : comms_) {
-        if (comm != nullptr) (void)ncclCommAbort(comm);
+      (void)cudaSetDevice(gpus_[r]->cuda_ordinal());
+      const ncclResult_t result = ncclCommInitRankConfig(
+          &comms_[r], world, *id, workers_->rank() * n + r, &config);
+      if (result != ncclInProgress) {
+        status = gpu::NcclStatus(result, "ncclCommInitRankConfig", __FILE__,
+                                 __LINE__);
       }
     }
+    const ncclResult_t group_end = ncclGroupEnd();
+    if (status.ok() && group_end != ncclInProgress) {
+      status = gpu::NcclStatus(group_end, "ncclGroupEnd", __FILE__, __LINE__);
+    }
+    if (status.ok()) {
+      status = WaitForCommunicators(
+          deadline, "setting up the NCCL communicator across workers");
+    }
+    if (!status.ok()) AbortCommunicators();
     return status;
   }
 
   const std::vector<gpu::GpuDevice*> gpus_;
   CrossWorkerCollective* const workers_;
   const std::unique_ptr<CrossDeviceOps> host_;
+  const absl::Duration timeout_;
+  // Across workers: the first failure, returned by every later all-reduce.
+  absl::Status failed_;
+  std::vector<cudaEvent_t> done_;  // per GPU, across workers
   // Used by replica 0's thread only, between barriers.
   std::vector<ncclComm_t> comms_;
   absl::Mutex mutex_;
@@ -234,16 +362,16 @@ absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
   if (!gpus.ok()) return gpus.status();
   return std::make_unique<NcclAllReduce>(
       *std::move(gpus), /*workers=*/nullptr,
-      std::make_unique<HierarchicalCopyAllReduce>());
+      std::make_unique<HierarchicalCopyAllReduce>(), absl::InfiniteDuration());
 }
 
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateMultiWorkerNcclAllReduce(
     absl::Span<Device* const> devices, CrossWorkerCollective* workers,
-    std::unique_ptr<CrossDeviceOps> host) {
+    std::unique_ptr<CrossDeviceOps> host, absl::Duration timeout) {
   absl::StatusOr<std::vector<gpu::GpuDevice*>> gpus = GpusOf(devices);
   if (!gpus.ok()) return gpus.status();
   return std::make_unique<NcclAllReduce>(*std::move(gpus), workers,
-                                         std::move(host));
+                                         std::move(host), timeout);
 }
 
 }  // namespace distrt

@@ -12,7 +12,7 @@ absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
 
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateMultiWorkerNcclAllReduce(
     absl::Span<Device* const>, CrossWorkerCollective*,
-    std::unique_ptr<CrossDeviceOps>) {
+    std::unique_ptr<CrossDeviceOps>, absl::Duration) {
   return absl::InvalidArgumentError(
       "cross-device ops \"nccl\" needs GPU devices, and this binary was "
       "built without CUDA (build with --config=cuda)");

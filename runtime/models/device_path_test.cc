@@ -3,6 +3,7 @@
 // downloads, dense gradients into the caller's device buffer) as on the
 // host. OpaqueMemoryDevice does the GPU's bookkeeping with CPU arithmetic,
 // so the results must be equal, bit for bit.
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,8 +106,10 @@ TEST_P(DevicePathTest, DenseGradientsGoIntoTheDeviceBuffer) {
     buffer.offsets.push_back(size);
     size += static_cast<int64_t>((*values)[i].dense.size());
   }
+  // Filled with NaN, as a GPU's reused block holds garbage: every gradient
+  // must be written, not added to.
   absl::StatusOr<Tensor> packed =
-      Tensor::Zeros(DType::kFloat32, {size}, device.allocator());
+      Tensor::Create(DType::kFloat32, {size}, device.allocator());
   ASSERT_TRUE(packed.ok());
   buffer.base = static_cast<float*>(packed->raw_data());
   ModelStepResult on_device;
@@ -119,7 +122,7 @@ TEST_P(DevicePathTest, DenseGradientsGoIntoTheDeviceBuffer) {
       device.allocator()
           ->CopyToHost(packed->raw_data(), downloaded.data(), packed->bytes())
           .ok());
-  EXPECT_EQ(downloaded[0], 0.0f);
+  EXPECT_TRUE(std::isnan(downloaded[0])) << "written outside the offsets";
   for (size_t i = 0; i < values->size(); ++i) {
     const std::vector<float>& expected = on_host.gradients[i].dense;
     std::vector<float> got(downloaded.begin() + buffer.offsets[i],
@@ -127,6 +130,24 @@ TEST_P(DevicePathTest, DenseGradientsGoIntoTheDeviceBuffer) {
                                static_cast<int64_t>(expected.size()));
     EXPECT_EQ(got, expected) << (*model)->variables()[i].name();
   }
+}
+
+// The device's math refuses arrays that are not in its memory, so a
+// missing upload fails here as it would on a GPU.
+TEST(OpaqueMemoryDeviceTest, MathRefusesHostArrays) {
+  OpaqueMemoryDevice device(0);
+  std::vector<float> host(4);
+  EXPECT_EQ(device.math().Fill(4, 1.0f, host.data()).code(),
+            absl::StatusCode::kInternal);
+  absl::StatusOr<Tensor> owned =
+      Tensor::Create(DType::kFloat32, {4}, device.allocator());
+  ASSERT_TRUE(owned.ok());
+  EXPECT_TRUE(
+      device.math().Fill(4, 1.0f, static_cast<float*>(owned->raw_data())).ok());
+  EXPECT_EQ(device.math()
+                .Fill(5, 1.0f, static_cast<float*>(owned->raw_data()))
+                .code(),
+            absl::StatusCode::kInternal);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DevicePathTest,

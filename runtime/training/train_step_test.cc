@@ -200,11 +200,12 @@ void ExpectSameWeights(const Weights& expected, const Weights& got,
 // Trains under MultiWorkerMirroredStrategy on devices.size() workers
 // (threads here, processes in a job) reducing over Gloo: worker w on
 // devices[w], taking replicas w * k .. w * k + k - 1 of each global batch
-// (k devices each). Returns each worker's weights; `description` gets
-// worker 0's Describe().
+// (k devices each), each with `strategy_options`. Returns each worker's
+// weights; `description` gets worker 0's Describe().
 std::vector<Weights> TrainOnWorkers(
     const Model& model, const std::vector<Example>& data,
     const std::vector<std::vector<Device*>>& devices, const std::string& prefix,
+    const StrategyOptions& strategy_options = {},
     std::string* description = nullptr) {
   const int workers = static_cast<int>(devices.size());
   const int k = static_cast<int>(devices[0].size());
@@ -222,7 +223,8 @@ std::vector<Weights> TrainOnWorkers(
           GlooGroup::Create(&store, options);
       ASSERT_TRUE(group.ok()) << group.status();
       absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> worker =
-          MultiWorkerMirroredStrategy::Create(devices[w], group->get());
+          MultiWorkerMirroredStrategy::Create(devices[w], group->get(),
+                                              strategy_options);
       ASSERT_TRUE(worker.ok()) << worker.status();
       if (w == 0 && description != nullptr) {
         *description = (*worker)->Describe();
@@ -449,12 +451,15 @@ TEST_P(StrategyEquivalenceTest, GpuReplicasTrainTheSameWeights) {
                     kGpuTolerance);
 
   // Workers (threads here) of one GPU each, reducing over one NCCL
-  // communicator across them, when the machine has two GPUs or more.
+  // communicator across them (--cross_device_ops=nccl), when the machine
+  // has two GPUs or more.
   if (devices.size() >= 2) {
     std::string description;
-    const std::vector<Weights> per_worker =
-        TrainOnWorkers(**model, data, {{devices[0]}, {devices[1]}},
-                       absl::StrCat("gpu_equivalence/", name), &description);
+    StrategyOptions with_nccl;
+    with_nccl.cross_device_ops = "nccl";
+    const std::vector<Weights> per_worker = TrainOnWorkers(
+        **model, data, {{devices[0]}, {devices[1]}},
+        absl::StrCat("gpu_equivalence/", name), with_nccl, &description);
     EXPECT_THAT(description, HasSubstr("nccl_multi_worker"));
     for (size_t w = 0; w < per_worker.size(); ++w) {
       ExpectSameWeights(reference, per_worker[w],
