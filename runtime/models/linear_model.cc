@@ -2,6 +2,7 @@
 
 #include "runtime/models/dense_gradient_output.h"
 #include "runtime/models/device_arrays.h"
+#include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
 
 namespace distrt {
@@ -53,27 +54,20 @@ absl::Status LinearModel::ComputeOn(Device& device, const Batch& batch,
 
   const int64_t n = batch.size;
   const int64_t f = num_features_;
-  absl::StatusOr<float*> predictions = arrays.Floats(n);
-  if (!predictions.ok()) return predictions.status();
+  // d/dp (p - y)^2 = 2 (p - y), in loss->d_logits.
+  absl::StatusOr<LossArrays> loss =
+      LossArrays::Make(arrays, n, 1, with_gradients);
+  if (!loss.ok()) return loss.status();
   if (absl::Status s = math.Gemm(false, false, n, 1, f, 1.0f, *x, *weights,
-                                 0.0f, *predictions);
+                                 0.0f, loss->predictions);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = math.AddBias(n, 1, *bias, *predictions); !s.ok()) {
+  if (absl::Status s = math.AddBias(n, 1, *bias, loss->predictions); !s.ok()) {
     return s;
   }
-  absl::StatusOr<float*> losses = arrays.Floats(n);
-  if (!losses.ok()) return losses.status();
-  // d/dp (p - y)^2 = 2 (p - y).
-  float* d_predictions = nullptr;
-  if (with_gradients) {
-    absl::StatusOr<float*> d = arrays.Floats(n);
-    if (!d.ok()) return d.status();
-    d_predictions = *d;
-  }
-  if (absl::Status s =
-          math.SquaredError(n, *predictions, *labels, *losses, d_predictions);
+  if (absl::Status s = math.SquaredError(n, loss->predictions, *labels,
+                                         loss->losses, loss->d_logits);
       !s.ok()) {
     return s;
   }
@@ -85,28 +79,19 @@ absl::Status LinearModel::ComputeOn(Device& device, const Batch& batch,
     absl::StatusOr<float*> d_weights = gradients.For(kWeights, f);
     if (!d_weights.ok()) return d_weights.status();
     if (absl::Status s = math.Gemm(true, false, f, 1, n, 1.0f, *x,
-                                   d_predictions, 0.0f, *d_weights);
+                                   loss->d_logits, 0.0f, *d_weights);
         !s.ok()) {
       return s;
     }
     absl::StatusOr<float*> d_bias = gradients.For(kBias, 1);
     if (!d_bias.ok()) return d_bias.status();
-    if (absl::Status s = math.ColumnSums(n, 1, d_predictions, *d_bias);
+    if (absl::Status s = math.ColumnSums(n, 1, loss->d_logits, *d_bias);
         !s.ok()) {
       return s;
     }
     if (absl::Status s = gradients.Finish(); !s.ok()) return s;
   }
-  result->predictions.resize(n);
-  if (absl::Status s =
-          arrays.Download(*predictions, absl::MakeSpan(result->predictions));
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<double> loss_sum = arrays.SumOnHost(*losses, n);
-  if (!loss_sum.ok()) return loss_sum.status();
-  result->loss_sum = *loss_sum;
-  return absl::OkStatus();
+  return loss->Finish(arrays, n, 1, result);
 }
 
 }  // namespace distrt

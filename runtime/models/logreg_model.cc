@@ -2,6 +2,7 @@
 
 #include "runtime/models/dense_gradient_output.h"
 #include "runtime/models/device_arrays.h"
+#include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/sparse_batch_arrays.h"
 
@@ -56,28 +57,16 @@ absl::Status LogRegModel::ComputeOn(Device& device, const Batch& batch,
   if (!bias.ok()) return bias.status();
 
   const int64_t n = batch.size;
-  // logit_i = bias + sum over i's features of value * weight.
-  absl::StatusOr<float*> logits = arrays.Zeros(n);
+  absl::StatusOr<float*> logits =
+      SparseLinearLogits(arrays, *sparse, n, *rows, *weights, *bias);
   if (!logits.ok()) return logits.status();
-  if (absl::Status s = math.SparseGatherSum(n, 1, sparse->offsets, *rows,
-                                            sparse->values, *weights, *logits);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = math.AddBias(n, 1, *bias, *logits); !s.ok()) return s;
-  absl::StatusOr<float*> probabilities = arrays.Floats(n);
-  if (!probabilities.ok()) return probabilities.status();
-  absl::StatusOr<float*> losses = arrays.Floats(n);
-  if (!losses.ok()) return losses.status();
   // d loss / d logit of the binary cross-entropy.
-  float* d_logits = nullptr;
-  if (with_gradients) {
-    absl::StatusOr<float*> d = arrays.Floats(n);
-    if (!d.ok()) return d.status();
-    d_logits = *d;
-  }
-  if (absl::Status s = math.SigmoidCrossEntropy(
-          n, *logits, sparse->labels, *probabilities, *losses, d_logits);
+  absl::StatusOr<LossArrays> loss =
+      LossArrays::Make(arrays, n, 1, with_gradients);
+  if (!loss.ok()) return loss.status();
+  if (absl::Status s = math.SigmoidCrossEntropy(n, *logits, sparse->labels,
+                                                loss->predictions, loss->losses,
+                                                loss->d_logits);
       !s.ok()) {
     return s;
   }
@@ -87,36 +76,22 @@ absl::Status LogRegModel::ComputeOn(Device& device, const Batch& batch,
     result->gradients.resize(variables_.size());
     VariableSlice& d_weights = result->gradients[kWeights];
     d_weights = ZeroGradient(values[kWeights]);
-    absl::StatusOr<float*> d_table = arrays.Zeros(d_weights.rows.size());
-    if (!d_table.ok()) return d_table.status();
-    if (absl::Status s = math.SparseScatterAdd(
-            n, 1, sparse->offsets, *rows, sparse->values, d_logits, *d_table);
-        !s.ok()) {
-      return s;
-    }
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
     absl::StatusOr<float*> d_bias = gradients.For(kBias, 1);
     if (!d_bias.ok()) return d_bias.status();
-    if (absl::Status s = math.ColumnSums(n, 1, d_logits, *d_bias); !s.ok()) {
+    if (absl::Status s = math.ColumnSums(n, 1, loss->d_logits, *d_bias);
+        !s.ok()) {
       return s;
     }
     if (absl::Status s = gradients.Finish(); !s.ok()) return s;
     if (absl::Status s =
-            arrays.Download(*d_table, absl::MakeSpan(d_weights.rows));
+            SparseRowsGradient(arrays, *sparse, n, 1, *rows, loss->d_logits,
+                               absl::MakeSpan(d_weights.rows));
         !s.ok()) {
       return s;
     }
   }
-  result->predictions.resize(n);
-  if (absl::Status s =
-          arrays.Download(*probabilities, absl::MakeSpan(result->predictions));
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<double> loss_sum = arrays.SumOnHost(*losses, n);
-  if (!loss_sum.ok()) return loss_sum.status();
-  result->loss_sum = *loss_sum;
-  return absl::OkStatus();
+  return loss->Finish(arrays, n, 1, result);
 }
 
 }  // namespace distrt

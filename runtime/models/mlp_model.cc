@@ -1,6 +1,7 @@
 #include "runtime/models/mlp_model.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
 
 namespace distrt {
@@ -70,20 +71,13 @@ absl::Status MlpModel::ComputeOn(Device& device, const Batch& batch,
     return s;
   }
 
-  absl::StatusOr<float*> probabilities = arrays.Floats(n * num_classes_);
-  if (!probabilities.ok()) return probabilities.status();
-  absl::StatusOr<float*> losses = arrays.Floats(n);
-  if (!losses.ok()) return losses.status();
   // d loss / d logits of the softmax cross-entropy: probabilities - one-hot.
-  float* d_logits = nullptr;
-  if (with_gradients) {
-    absl::StatusOr<float*> d = arrays.Floats(n * num_classes_);
-    if (!d.ok()) return d.status();
-    d_logits = *d;
-  }
+  absl::StatusOr<LossArrays> loss =
+      LossArrays::Make(arrays, n, num_classes_, with_gradients);
+  if (!loss.ok()) return loss.status();
   if (absl::Status s = arrays.math().SoftmaxCrossEntropy(
-          n, num_classes_, activations.back(), *labels, *probabilities, *losses,
-          d_logits);
+          n, num_classes_, activations.back(), *labels, loss->predictions,
+          loss->losses, loss->d_logits);
       !s.ok()) {
     return s;
   }
@@ -93,7 +87,7 @@ absl::Status MlpModel::ComputeOn(Device& device, const Batch& batch,
     result->gradients.resize(variables_.size());
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
     if (absl::Status s =
-            layers_.Backward(arrays, *params, n, activations, d_logits,
+            layers_.Backward(arrays, *params, n, activations, loss->d_logits,
                              gradients, /*first_variable=*/0,
                              /*d_input=*/nullptr);
         !s.ok()) {
@@ -101,16 +95,7 @@ absl::Status MlpModel::ComputeOn(Device& device, const Batch& batch,
     }
     if (absl::Status s = gradients.Finish(); !s.ok()) return s;
   }
-  result->predictions.resize(n * num_classes_);
-  if (absl::Status s =
-          arrays.Download(*probabilities, absl::MakeSpan(result->predictions));
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<double> loss_sum = arrays.SumOnHost(*losses, n);
-  if (!loss_sum.ok()) return loss_sum.status();
-  result->loss_sum = *loss_sum;
-  return absl::OkStatus();
+  return loss->Finish(arrays, n, num_classes_, result);
 }
 
 }  // namespace distrt

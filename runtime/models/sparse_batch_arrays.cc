@@ -38,4 +38,38 @@ absl::StatusOr<const int32_t*> UploadSliceRows(DeviceArrays& arrays,
   return arrays.UploadOwned(std::vector<int32_t>(rows->begin(), rows->end()));
 }
 
+absl::StatusOr<float*> SparseLinearLogits(
+    DeviceArrays& arrays, const SparseBatchArrays& sparse, int64_t num_examples,
+    const int32_t* rows, const float* weights, const float* bias) {
+  absl::StatusOr<float*> logits = arrays.Zeros(num_examples);
+  if (!logits.ok()) return logits;
+  if (absl::Status s =
+          arrays.math().SparseGatherSum(num_examples, 1, sparse.offsets, rows,
+                                        sparse.values, weights, *logits);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = arrays.math().AddBias(num_examples, 1, bias, *logits);
+      !s.ok()) {
+    return s;
+  }
+  return logits;
+}
+
+absl::Status SparseRowsGradient(DeviceArrays& arrays,
+                                const SparseBatchArrays& sparse,
+                                int64_t num_examples, int64_t width,
+                                const int32_t* rows, const float* d_out,
+                                absl::Span<float> gradient) {
+  absl::StatusOr<float*> table = arrays.Zeros(gradient.size());
+  if (!table.ok()) return table.status();
+  if (absl::Status s =
+          arrays.math().SparseScatterAdd(num_examples, width, sparse.offsets,
+                                         rows, sparse.values, d_out, *table);
+      !s.ok()) {
+    return s;
+  }
+  return arrays.Download(*table, gradient);
+}
+
 }  // namespace distrt

@@ -34,6 +34,22 @@ absl::StatusOr<const int32_t*> UploadSliceRows(DeviceArrays& arrays,
                                                const ModelVariable& variable,
                                                const VariableSlice& slice);
 
+// The sparse linear layer of a [rows, 1] row-sparse weight: logits[i] =
+// bias + the sum over example i's features of value * weight of its row, a
+// new device array of num_examples.
+absl::StatusOr<float*> SparseLinearLogits(
+    DeviceArrays& arrays, const SparseBatchArrays& sparse, int64_t num_examples,
+    const int32_t* rows, const float* weights, const float* bias);
+
+// The gradient of the rows a batch used (a row-sparse weight's, or an
+// embedding's): values[k] * d_out[i, :] scatter-added per feature into
+// zeros, downloaded into `gradient` (the slice's rows, width floats each).
+absl::Status SparseRowsGradient(DeviceArrays& arrays,
+                                const SparseBatchArrays& sparse,
+                                int64_t num_examples, int64_t width,
+                                const int32_t* rows, const float* d_out,
+                                absl::Span<float> gradient);
+
 }  // namespace distrt
 
 #endif  // DISTRT_RUNTIME_MODELS_SPARSE_BATCH_ARRAYS_H_

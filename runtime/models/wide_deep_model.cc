@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/models/dense_gradient_output.h"
 #include "runtime/models/device_arrays.h"
+#include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/sparse_batch_arrays.h"
 
@@ -104,17 +105,9 @@ absl::Status WideDeepModel::ComputeOn(
   const int64_t dim = embedding_dim_;
   // Forward: the wide logits, and each example's features pooled into one
   // embedding (the value-weighted sum of their rows) for the deep part.
-  absl::StatusOr<float*> logits = arrays.Zeros(n);
+  absl::StatusOr<float*> logits = SparseLinearLogits(
+      arrays, *sparse, n, *wide_rows, *wide_weights, *wide_bias);
   if (!logits.ok()) return logits.status();
-  if (absl::Status s =
-          math.SparseGatherSum(n, 1, sparse->offsets, *wide_rows,
-                               sparse->values, *wide_weights, *logits);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = math.AddBias(n, 1, *wide_bias, *logits); !s.ok()) {
-    return s;
-  }
   absl::StatusOr<float*> pooled = arrays.Zeros(n * dim);
   if (!pooled.ok()) return pooled.status();
   if (absl::Status s =
@@ -133,19 +126,13 @@ absl::Status WideDeepModel::ComputeOn(
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<float*> probabilities = arrays.Floats(n);
-  if (!probabilities.ok()) return probabilities.status();
-  absl::StatusOr<float*> losses = arrays.Floats(n);
-  if (!losses.ok()) return losses.status();
   // d loss / d logit of the binary cross-entropy.
-  float* d_logits = nullptr;
-  if (with_gradients) {
-    absl::StatusOr<float*> d = arrays.Floats(n);
-    if (!d.ok()) return d.status();
-    d_logits = *d;
-  }
-  if (absl::Status s = math.SigmoidCrossEntropy(
-          n, *logits, sparse->labels, *probabilities, *losses, d_logits);
+  absl::StatusOr<LossArrays> loss =
+      LossArrays::Make(arrays, n, 1, with_gradients);
+  if (!loss.ok()) return loss.status();
+  if (absl::Status s = math.SigmoidCrossEntropy(n, *logits, sparse->labels,
+                                                loss->predictions, loss->losses,
+                                                loss->d_logits);
       !s.ok()) {
     return s;
   }
@@ -160,56 +147,32 @@ absl::Status WideDeepModel::ComputeOn(
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
     absl::StatusOr<float*> d_wide_bias = gradients.For(kWideBias, 1);
     if (!d_wide_bias.ok()) return d_wide_bias.status();
-    if (absl::Status s = math.ColumnSums(n, 1, d_logits, *d_wide_bias);
+    if (absl::Status s = math.ColumnSums(n, 1, loss->d_logits, *d_wide_bias);
         !s.ok()) {
       return s;
     }
     float* d_pooled = nullptr;
     if (absl::Status s =
-            deep_.Backward(arrays, *deep_params, n, activations, d_logits,
+            deep_.Backward(arrays, *deep_params, n, activations, loss->d_logits,
                            gradients, kFirstDeep, &d_pooled);
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<float*> d_wide_table = arrays.Zeros(d_wide.rows.size());
-    if (!d_wide_table.ok()) return d_wide_table.status();
-    if (absl::Status s =
-            math.SparseScatterAdd(n, 1, sparse->offsets, *wide_rows,
-                                  sparse->values, d_logits, *d_wide_table);
-        !s.ok()) {
-      return s;
-    }
-    absl::StatusOr<float*> d_embedding_table =
-        arrays.Zeros(d_embedding.rows.size());
-    if (!d_embedding_table.ok()) return d_embedding_table.status();
-    if (absl::Status s =
-            math.SparseScatterAdd(n, dim, sparse->offsets, *embedding_rows,
-                                  sparse->values, d_pooled, *d_embedding_table);
         !s.ok()) {
       return s;
     }
     if (absl::Status s = gradients.Finish(); !s.ok()) return s;
     if (absl::Status s =
-            arrays.Download(*d_wide_table, absl::MakeSpan(d_wide.rows));
+            SparseRowsGradient(arrays, *sparse, n, 1, *wide_rows,
+                               loss->d_logits, absl::MakeSpan(d_wide.rows));
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = arrays.Download(*d_embedding_table,
-                                         absl::MakeSpan(d_embedding.rows));
+    if (absl::Status s =
+            SparseRowsGradient(arrays, *sparse, n, dim, *embedding_rows,
+                               d_pooled, absl::MakeSpan(d_embedding.rows));
         !s.ok()) {
       return s;
     }
   }
-  result->predictions.resize(n);
-  if (absl::Status s =
-          arrays.Download(*probabilities, absl::MakeSpan(result->predictions));
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<double> loss_sum = arrays.SumOnHost(*losses, n);
-  if (!loss_sum.ok()) return loss_sum.status();
-  result->loss_sum = *loss_sum;
-  return absl::OkStatus();
+  return loss->Finish(arrays, n, 1, result);
 }
 
 }  // namespace distrt

@@ -1,0 +1,38 @@
+#include "runtime/models/loss_arrays.h"
+
+namespace distrt {
+
+absl::StatusOr<LossArrays> LossArrays::Make(DeviceArrays& arrays, int64_t n,
+                                            int64_t outputs,
+                                            bool with_gradients) {
+  LossArrays made;
+  absl::StatusOr<float*> predictions = arrays.Floats(n * outputs);
+  if (!predictions.ok()) return predictions.status();
+  made.predictions = *predictions;
+  absl::StatusOr<float*> losses = arrays.Floats(n);
+  if (!losses.ok()) return losses.status();
+  made.losses = *losses;
+  if (with_gradients) {
+    absl::StatusOr<float*> d_logits = arrays.Floats(n * outputs);
+    if (!d_logits.ok()) return d_logits.status();
+    made.d_logits = *d_logits;
+  }
+  return made;
+}
+
+absl::Status LossArrays::Finish(DeviceArrays& arrays, int64_t n,
+                                int64_t outputs,
+                                ModelStepResult* result) const {
+  result->predictions.resize(n * outputs);
+  if (absl::Status s =
+          arrays.Download(predictions, absl::MakeSpan(result->predictions));
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<double> loss_sum = arrays.SumOnHost(losses, n);
+  if (!loss_sum.ok()) return loss_sum.status();
+  result->loss_sum = *loss_sum;
+  return absl::OkStatus();
+}
+
+}  // namespace distrt
