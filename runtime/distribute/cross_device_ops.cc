@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/device/copy_into.h"
 #include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/tensor/shape.h"
 
@@ -71,20 +72,6 @@ absl::Status Scale(Device* device, Tensor& values, float factor) {
     return absl::OkStatus();
   }
   return device->math().Scale(values.num_elements(), factor, Floats(values));
-}
-
-// to = from, where `to` is on `device`.
-absl::Status CopyInto(Device* device, Tensor& to, const Tensor& from) {
-  if (OnHost(to) && OnHost(from)) {
-    absl::Span<const float> source = from.flat<float>();
-    std::copy(source.begin(), source.end(), to.flat<float>().begin());
-    return absl::OkStatus();
-  }
-  Tensor local;
-  absl::StatusOr<const Tensor*> near = OnDevice(device, from, to, &local);
-  if (!near.ok()) return near.status();
-  return to.allocator()->CopyWithin((*near)->raw_data(), to.raw_data(),
-                                    to.bytes());
 }
 
 // `tensor` in host memory: itself, or a copy in `local`.
@@ -213,7 +200,7 @@ absl::Status ReductionToOneDevice::AllReduce(ReplicaGroup& group, int replica,
     }
   }
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
-  if (replica != 0) status.Update(CopyInto(device, value, *values[0]));
+  if (replica != 0) status.Update(CopyInto(*device, *values[0], value));
   outcomes_.Set(replica, status);
   // Replica 0's buffer stays untouched until everyone copied it.
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
@@ -253,11 +240,11 @@ absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
   // 3. The other leaders fetch the result, then their groups from them.
   if (replica == leader && replica != 0) {
-    status.Update(CopyInto(device, value, *values[0]));
+    status.Update(CopyInto(*device, *values[0], value));
   }
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
   if (replica != leader) {
-    status.Update(CopyInto(device, value, *values[leader]));
+    status.Update(CopyInto(*device, *values[leader], value));
   }
   outcomes_.Set(replica, status);
   if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/device/copy_into.h"
 
 namespace distrt {
 namespace {
@@ -75,20 +76,6 @@ absl::Status MultiWorkerAllReduce::OverWorkers(ReduceOp op, Tensor& value) {
                                          value.bytes());
 }
 
-absl::Status MultiWorkerAllReduce::CopyValue(Device* device, const Tensor& from,
-                                             Tensor& to) {
-  if (from.allocator()->host_accessible() &&
-      to.allocator()->host_accessible()) {
-    absl::Span<const float> source = from.flat<float>();
-    std::copy(source.begin(), source.end(), to.flat<float>().begin());
-    return absl::OkStatus();
-  }
-  absl::StatusOr<Tensor> near = device->CopyFrom(from);
-  if (!near.ok()) return near.status();
-  return to.allocator()->CopyWithin(near->raw_data(), to.raw_data(),
-                                    to.bytes());
-}
-
 absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
                                              ReduceOp op, Tensor& value) {
   if (absl::Status s = local_->AllReduce(group, replica, ReduceOp::kSum, value);
@@ -110,7 +97,7 @@ absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
   const CrossWorkerResult& result = *group.Get<CrossWorkerResult>(0);
   absl::Status status = result.status;
   if (replica != 0 && status.ok()) {
-    status = CopyValue(group.device(replica), *result.value, value);
+    status = CopyInto(*group.device(replica), *result.value, value);
   }
   // Replica 0 must not change its value (nor its slot) while others copy.
   if (absl::Status s = group.barrier().Wait("all-reduce across workers");

@@ -67,8 +67,6 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
   absl::Status SumOverWorkers(absl::Span<float> values);
   // `value` (on any device) reduced over the workers with `op`, in place.
   absl::Status OverWorkers(ReduceOp op, Tensor& value);
-  // to = from, where `to` is on `device` and `from` on any device.
-  static absl::Status CopyValue(Device* device, const Tensor& from, Tensor& to);
 
   const std::unique_ptr<CrossDeviceOps> local_;
   CrossWorkerCollective* const workers_;
