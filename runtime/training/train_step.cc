@@ -6,17 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "runtime/ps/variable_spec.h"
 
 namespace distrt {
 namespace {
 
 using Tensors = std::shared_ptr<const std::vector<Tensor>>;
-
-int64_t ElementsOf(const VariableSpec& spec) {
-  int64_t elements = 1;
-  for (int64_t dim : spec.shape) elements *= dim;
-  return elements;
-}
 
 // The whole values of the float32 variables `variables[i]` for the model's
 // variables `indices[i]` as this replica computes with them, into
@@ -146,7 +141,7 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kDense) continue;
     gradients.offsets[i] = dense_size;
-    dense_size += ElementsOf(specs[i].spec);
+    dense_size += NumRows(specs[i].spec) * RowWidth(specs[i].spec);
   }
   absl::StatusOr<Tensor> packed =
       Tensor::Create(DType::kFloat32, {dense_size + 2}, device.allocator());
@@ -200,8 +195,8 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   std::vector<absl::Span<const float>> means;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kDense) continue;
-    absl::Span<float> mean =
-        buffer.subspan(gradients.offsets[i], ElementsOf(specs[i].spec));
+    absl::Span<float> mean = buffer.subspan(
+        gradients.offsets[i], NumRows(specs[i].spec) * RowWidth(specs[i].spec));
     for (float& g : mean) g *= scale;
     dense.push_back(variables.variable(i));
     means.push_back(mean);
