@@ -81,12 +81,12 @@ TEST(PsServerProcessTest, StatsSignalsAndShutdown) {
   EXPECT_THAT(stopped->stdout_text, HasSubstr("stopping (SIGTERM)"));
 
   SubprocessResult partial = Distctl({"stats"}, spec);
-  EXPECT_EQ(partial.exit_code, 1);
+  EXPECT_EQ(partial.exit_code, 1) << partial.stderr_text;
   EXPECT_THAT(partial.stdout_text, HasSubstr("unreachable"));
 
   // Shutdown RPC: ps task 0 exits 0; the command reports task 1 as down.
   SubprocessResult shutdown = Distctl({"shutdown"}, spec);
-  EXPECT_EQ(shutdown.exit_code, 1);
+  EXPECT_EQ(shutdown.exit_code, 1) << shutdown.stderr_text;
   EXPECT_THAT(shutdown.stdout_text, HasSubstr("shutting down"));
   absl::StatusOr<SubprocessResult> ended = ps0.process->Wait(kTimeout);
   ASSERT_TRUE(ended.ok()) << ended.status();
