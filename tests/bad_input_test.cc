@@ -502,6 +502,9 @@ TEST_P(BadFlagTest, IsRefusedNamingTheFlag) {
                     InDir("--train_data=$DIR/train.svm", dir.path()),
                     "--train_steps=1", "--global_batch_size=2"};
     options.env["TF_CONFIG"] = std::nullopt;
+    // No visible GPU, so that a case asking for one is refused by a worker
+    // built with --config=cuda on a GPU machine too.
+    options.env["CUDA_VISIBLE_DEVICES"] = "";
   }
   for (const std::string& flag : c.flags) {
     options.argv.push_back(InDir(flag, dir.path()));
