@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/device/copy_into.h"
 #include "runtime/distribute/nccl_all_reduce.h"
+#include "runtime/tensor/host_floats.h"
 #include "runtime/tensor/shape.h"
 
 namespace distrt {
@@ -74,22 +75,6 @@ absl::Status Scale(Device* device, Tensor& values, float factor) {
   return device->math().Scale(values.num_elements(), factor, Floats(values));
 }
 
-// `tensor` in host memory: itself, or a copy in `local`.
-absl::StatusOr<const Tensor*> OnHostMemory(const Tensor& tensor,
-                                           Tensor* local) {
-  if (OnHost(tensor)) return &tensor;
-  absl::StatusOr<Tensor> copy =
-      Tensor::Create(tensor.dtype(), tensor.shape(), CpuAllocator());
-  if (!copy.ok()) return copy.status();
-  if (absl::Status s = tensor.allocator()->CopyToHost(
-          tensor.raw_data(), copy->raw_data(), tensor.bytes());
-      !s.ok()) {
-    return s;
-  }
-  *local = *std::move(copy);
-  return local;
-}
-
 // The replicas' values of one in-replica all-reduce: every replica puts its
 // own in its slot, then everyone meets and checks the same things, so all
 // return the same error.
@@ -141,11 +126,10 @@ absl::StatusOr<Tensor> CrossDeviceOps::Reduce(
       Tensor::Zeros(DType::kFloat32, per_replica[0]->shape(), CpuAllocator());
   if (!sum.ok()) return sum.status();
   for (const Tensor* value : per_replica) {
-    Tensor local;
-    absl::StatusOr<const Tensor*> host = OnHostMemory(*value, &local);
+    absl::StatusOr<HostFloats> host = HostFloats::Read(*value);
     if (!host.ok()) return host.status();
     absl::Span<float> to = sum->flat<float>();
-    absl::Span<const float> from = (*host)->flat<float>();
+    absl::Span<const float> from = host->values();
     for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
   }
   if (op == ReduceOp::kMean) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/device/copy_into.h"
+#include "runtime/tensor/host_floats.h"
 
 namespace distrt {
 namespace {
@@ -53,27 +54,15 @@ absl::Status MultiWorkerAllReduce::SumOverWorkers(absl::Span<float> values) {
 
 absl::Status MultiWorkerAllReduce::OverWorkers(ReduceOp op, Tensor& value) {
   // Gloo reduces host memory: a GPU's value goes through the host.
-  std::vector<float> staged;
-  absl::Span<float> values;
-  if (value.allocator()->host_accessible()) {
-    values = value.flat<float>();
-  } else {
-    staged.resize(value.num_elements());
-    if (absl::Status s = value.allocator()->CopyToHost(
-            value.raw_data(), staged.data(), value.bytes());
-        !s.ok()) {
-      return s;
-    }
-    values = absl::MakeSpan(staged);
-  }
+  absl::StatusOr<HostFloats> host = HostFloats::Edit(value);
+  if (!host.ok()) return host.status();
+  absl::Span<float> values = host->mutable_values();
   if (absl::Status s = SumOverWorkers(values); !s.ok()) return s;
   if (op == ReduceOp::kMean) {
     const float scale = 1.0f / static_cast<float>(total_replicas());
     for (float& v : values) v *= scale;
   }
-  if (staged.empty()) return absl::OkStatus();
-  return value.allocator()->CopyFromHost(staged.data(), value.raw_data(),
-                                         value.bytes());
+  return host->Commit();
 }
 
 absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/tensor/host_floats.h"
 
 namespace distrt {
 namespace {
@@ -171,19 +172,11 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   if (absl::Status s = context.AllReduce(ReduceOp::kSum, *packed); !s.ok()) {
     return s;
   }
-  std::vector<float> reduced_on_host;
-  absl::Span<float> buffer;
-  if (packed->allocator()->host_accessible()) {
-    buffer = packed->flat<float>();
-  } else {
-    reduced_on_host.resize(dense_size + 2);
-    if (absl::Status s = packed->allocator()->CopyToHost(
-            packed->raw_data(), reduced_on_host.data(), packed->bytes());
-        !s.ok()) {
-      return s;
-    }
-    buffer = absl::MakeSpan(reduced_on_host);
-  }
+  // The step's one download (none on CPUs). The mean gradients are made in
+  // it and never go back to the device.
+  absl::StatusOr<HostFloats> reduced = HostFloats::Edit(*packed);
+  if (!reduced.ok()) return reduced.status();
+  absl::Span<float> buffer = reduced->mutable_values();
   *loss_sum = buffer[dense_size];
   *examples = static_cast<int64_t>(buffer[dense_size + 1]);
   // Every replica sees the same total, so all skip together.
