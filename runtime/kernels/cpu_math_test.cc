@@ -8,19 +8,12 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "runtime/kernels/random_vector.h"
 
 namespace distrt {
 namespace {
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-
-std::vector<float> RandomVector(int64_t n, std::mt19937& rng,
-                                float range = 1.0f) {
-  std::uniform_real_distribution<float> dist(-range, range);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // |actual - expected| <= tolerance, relative to |expected| where that is
 // above 1.

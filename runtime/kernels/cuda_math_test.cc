@@ -17,19 +17,12 @@
 #include "runtime/gpu/cuda_status.h"
 #include "runtime/gpu/gpu_probe.h"
 #include "runtime/kernels/cpu_math.h"
+#include "runtime/kernels/random_vector.h"
 
 namespace distrt {
 namespace {
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-
-std::vector<float> RandomVector(int64_t n, std::mt19937& rng,
-                                float range = 1.0f) {
-  std::uniform_real_distribution<float> dist(-range, range);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // Equal up to `tolerance`, relative where |expected| is above 1; NaN only
 // where CpuMath has NaN.
