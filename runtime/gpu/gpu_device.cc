@@ -3,7 +3,9 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -51,9 +53,21 @@ class CudaRawMemory final : public RawMemory {
   void* Allocate(size_t bytes) override {
     OnGpu on(ordinal_);
     void* ptr = nullptr;
-    if (!on.ok() || cudaMalloc(&ptr, bytes) != cudaSuccess) {
+    const cudaError_t result =
+        on.ok() ? cudaMalloc(&ptr, bytes) : cudaErrorInvalidDevice;
+    if (result != cudaSuccess) {
+      // The caller only learns "out of memory"; any other cause (a lost
+      // device, a crashed kernel's sticky error) is said here, on each failed
+      // call, so that the RESOURCE_EXHAUSTED that follows is not taken
+      // at its word.
+      if (result != cudaErrorMemoryAllocation) {
+        const absl::Status status =
+            CudaStatus(result, "cudaMalloc", __FILE__, __LINE__);
+        std::fprintf(stderr, "CUDA device %d, %zu bytes: %s\n", ordinal_, bytes,
+                     std::string(status.message()).c_str());
+      }
       // Out of memory is not sticky; clear it so later calls do not see it.
-      // A sticky error (a crashed kernel) shows at the next checked call.
+      // A sticky error shows again at the next checked call.
       (void)cudaGetLastError();
       return nullptr;
     }
