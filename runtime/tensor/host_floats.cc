@@ -26,10 +26,8 @@ absl::StatusOr<HostFloats> HostFloats::Make(const Tensor& tensor,
   view.editable_ = editable;
   if (tensor.num_elements() == 0) return view;
   if (tensor.allocator()->host_accessible()) {
-    // The span is mutable for Edit's sake; Read only hands out a const one.
-    view.values_ = absl::MakeSpan(
-        static_cast<float*>(const_cast<void*>(tensor.raw_data())),
-        tensor.num_elements());
+    if (editable != nullptr) view.mutable_values_ = editable->flat<float>();
+    view.values_ = tensor.flat<float>();
     return view;
   }
   view.copy_.resize(tensor.num_elements());
@@ -38,18 +36,19 @@ absl::StatusOr<HostFloats> HostFloats::Make(const Tensor& tensor,
       !s.ok()) {
     return s;
   }
-  view.values_ = absl::MakeSpan(view.copy_);
+  if (editable != nullptr) view.mutable_values_ = absl::MakeSpan(view.copy_);
+  view.values_ = absl::MakeConstSpan(view.copy_);
   return view;
 }
 
 absl::Span<float> HostFloats::mutable_values() {
   if (editable_ == nullptr) {
+    // Writing through a read-only view is a bug in the caller.
     std::fprintf(stderr,
-                 "HostFloats: mutable_values() of a view made by "
-                 "Read\n");
+                 "HostFloats: mutable_values() of a view made by Read\n");
     std::abort();
   }
-  return values_;
+  return mutable_values_;
 }
 
 absl::Status HostFloats::Commit() {

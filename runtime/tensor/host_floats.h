@@ -25,6 +25,13 @@ class HostFloats {
   // only through Commit().
   static absl::StatusOr<HostFloats> Edit(Tensor& tensor);
 
+  // The spans point into the view when it holds a copy: moving keeps them
+  // valid, copying would not.
+  HostFloats(HostFloats&&) = default;
+  HostFloats& operator=(HostFloats&&) = default;
+  HostFloats(const HostFloats&) = delete;
+  HostFloats& operator=(const HostFloats&) = delete;
+
   absl::Span<const float> values() const { return values_; }
   // Only for a view made by Edit.
   absl::Span<float> mutable_values();
@@ -41,7 +48,8 @@ class HostFloats {
                                          Tensor* editable);
 
   std::vector<float> copy_;
-  absl::Span<float> values_;
+  absl::Span<const float> values_;
+  absl::Span<float> mutable_values_;  // empty for Read
   Tensor* editable_ = nullptr;
 };
 

@@ -117,6 +117,14 @@ TEST(HostFloatsTest, NonFloatTensorAndCommitOfAReadAreErrors) {
   EXPECT_EQ(read->Commit().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(HostFloatsDeathTest, WritingThroughAReadAborts) {
+  Tensor floats = MakeTensor(CpuAllocator(), {1});
+  absl::StatusOr<HostFloats> read = HostFloats::Read(floats);
+  ASSERT_TRUE(read.ok());
+  EXPECT_DEATH(read->mutable_values(),
+               "mutable_values\\(\\) of a view made by Read");
+}
+
 TEST(HostFloatsTest, EmptyTensorHasNoValues) {
   DeviceLikeMemory memory;
   absl::StatusOr<Tensor> empty = Tensor::Create(DType::kFloat32, {0}, &memory);
