@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/collective/gloo_group.h"
@@ -171,17 +173,33 @@ TEST(MultiWorkerMirroredStrategyTest, SparseGradientsAreGatheredInWorkerOrder) {
 }
 
 TEST(MultiWorkerMirroredStrategyTest, ALostWorkerFailsTheOthersStep) {
+  // Worker 2 leaves only once the others are connected, so that what fails
+  // is their step and not their group's set-up.
+  absl::Mutex mutex;
+  int connected = 0;
   std::vector<absl::Status> statuses =
       RunWorkers({1, 1, 1}, [&](MultiWorkerMirroredStrategy& strategy) {
-        // Worker 2 leaves: its group (and connections) close on return.
-        if (strategy.worker_rank() == 2) return absl::OkStatus();
+        if (strategy.worker_rank() == 2) {
+          // It leaves: its group (and connections) close on return.
+          absl::MutexLock lock(&mutex);
+          const auto others_connected = [&] { return connected == 2; };
+          if (!mutex.AwaitWithTimeout(absl::Condition(&others_connected),
+                                      absl::Seconds(20))) {
+            return absl::DeadlineExceededError("the others did not connect");
+          }
+          return absl::OkStatus();
+        }
+        {
+          absl::MutexLock lock(&mutex);
+          ++connected;
+        }
         return strategy.Run([&](ReplicaContext& context) -> absl::Status {
           absl::StatusOr<Tensor> value = Tensor::Create(DType::kFloat32, {4});
           if (!value.ok()) return value.status();
           return context.AllReduce(ReduceOp::kSum, *value);
         });
       });
-  EXPECT_TRUE(statuses[2].ok());
+  EXPECT_TRUE(statuses[2].ok()) << statuses[2];
   for (int w = 0; w < 2; ++w) {
     EXPECT_FALSE(statuses[w].ok()) << w;
     EXPECT_THAT(statuses[w].message(), HasSubstr("all-reduce")) << statuses[w];
