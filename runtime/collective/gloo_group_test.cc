@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/collective/kv_store.h"
@@ -32,10 +34,17 @@ using ::testing::HasSubstr;
 // Runs `body` for ranks 0 ... size - 1, each on its own thread with its own
 // GlooGroup over `store`, and returns each rank's status (the Create error,
 // or what `body` returned).
+//
+// No body starts before every rank's Create has returned: a body that
+// leaves, closes or times out early could otherwise catch a peer still
+// joining, which would then fail in Create instead of where the test looks.
+// A failed Create counts as returned, and the wait is bounded.
 std::vector<absl::Status> RunRanks(
     KvStore* store, int size, const GlooGroup::Options& base,
     const std::function<absl::Status(GlooGroup&)>& body) {
   std::vector<absl::Status> statuses(size);
+  absl::Mutex mutex;
+  int joined = 0;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([&, rank] {
@@ -44,6 +53,13 @@ std::vector<absl::Status> RunRanks(
       options.size = size;
       absl::StatusOr<std::unique_ptr<GlooGroup>> group =
           GlooGroup::Create(store, options);
+      {
+        absl::MutexLock lock(&mutex);
+        ++joined;
+        const auto everyone_joined = [&] { return joined == size; };
+        mutex.AwaitWithTimeout(absl::Condition(&everyone_joined),
+                               absl::Seconds(60));
+      }
       statuses[rank] = group.ok() ? body(**group) : group.status();
     });
   }
@@ -294,6 +310,9 @@ TEST(GlooGroupTest, BroadcastRootOutOfRange) {
 // below a hang.
 constexpr absl::Duration kFailureTimeout = absl::Seconds(2);
 constexpr absl::Duration kMustFailWithin = absl::Seconds(20);
+// Joining is not what those tests test: slow under sanitizers, it must not
+// fail in Create.
+constexpr absl::Duration kJoinTimeout = absl::Seconds(30);
 
 TEST(GlooGroupTest, ARankThatNeverJoinsFailsCreateNamingIt) {
   InMemoryKvStore store;
@@ -334,6 +353,7 @@ TEST(GlooGroupTest, ARankThatLeavesFailsTheOthersCollective) {
     GlooGroup::Options options;
     options.prefix = UniqueGroupPrefix();
     options.timeout = kFailureTimeout;
+    options.connect_timeout = kJoinTimeout;
     const absl::Time start = absl::Now();
     std::vector<absl::Status> later(3);
     std::vector<absl::Status> statuses =
@@ -371,6 +391,7 @@ TEST(GlooGroupTest, ARankThatStopsCallingIsADeadlineNotAHang) {
   GlooGroup::Options options;
   options.prefix = UniqueGroupPrefix();
   options.timeout = kFailureTimeout;
+  options.connect_timeout = kJoinTimeout;
   absl::Notification others_done;
   std::atomic<int> others_left{2};
   const absl::Time start = absl::Now();
@@ -378,7 +399,7 @@ TEST(GlooGroupTest, ARankThatStopsCallingIsADeadlineNotAHang) {
       RunRanks(&store, 3, options, [&](GlooGroup& group) {
         if (group.rank() == 2) {
           // Alive and connected, but never comes to the all-reduce.
-          others_done.WaitForNotification();
+          others_done.WaitForNotificationWithTimeout(kMustFailWithin);
           return absl::OkStatus();
         }
         std::vector<float> values(1000, 1.0f);
@@ -418,7 +439,7 @@ TEST(GlooGroupTest, ARankThatClosesFailsTheOthersBeforeTheirTimeout) {
           group.Close();
           std::vector<float> values(4, 1.0f);
           absl::Status after = group.AllReduceSum(absl::MakeSpan(values));
-          others_done.WaitForNotification();
+          others_done.WaitForNotificationWithTimeout(kMustFailWithin);
           return after;
         }
         std::vector<float> values(1000, 1.0f);
@@ -467,7 +488,7 @@ TEST(GlooGroupTest, TheCollectiveTimeoutHoldsAfterALongConnectTimeout) {
       RunRanks(&store, 2, options, [&](GlooGroup& group) {
         if (group.rank() == 1) {
           // Connected, but never comes to the barrier.
-          rank0_done.WaitForNotification();
+          rank0_done.WaitForNotificationWithTimeout(kMustFailWithin);
           return absl::OkStatus();
         }
         start = absl::Now();
