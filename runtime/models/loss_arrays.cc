@@ -20,6 +20,19 @@ absl::StatusOr<LossArrays> LossArrays::Make(DeviceArrays& arrays, int64_t n,
   return made;
 }
 
+absl::StatusOr<LossArrays> LossArrays::OfSigmoidCrossEntropy(
+    DeviceArrays& arrays, int64_t n, const float* logits, const float* labels,
+    bool with_gradients) {
+  absl::StatusOr<LossArrays> loss = Make(arrays, n, 1, with_gradients);
+  if (!loss.ok()) return loss;
+  if (absl::Status s = arrays.math().SigmoidCrossEntropy(
+          n, logits, labels, loss->predictions, loss->losses, loss->d_logits);
+      !s.ok()) {
+    return s;
+  }
+  return loss;
+}
+
 absl::Status LossArrays::Finish(DeviceArrays& arrays, int64_t n,
                                 int64_t outputs,
                                 ModelStepResult* result) const {

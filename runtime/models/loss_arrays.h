@@ -22,6 +22,13 @@ struct LossArrays {
   // For n examples of `outputs` values each.
   static absl::StatusOr<LossArrays> Make(DeviceArrays& arrays, int64_t n,
                                          int64_t outputs, bool with_gradients);
+  // The binary cross-entropy of n logits against 0/1 labels (both on the
+  // device): probabilities, losses, and d loss / d logit when wanted.
+  static absl::StatusOr<LossArrays> OfSigmoidCrossEntropy(DeviceArrays& arrays,
+                                                          int64_t n,
+                                                          const float* logits,
+                                                          const float* labels,
+                                                          bool with_gradients);
 
   // Sets result->predictions and result->loss_sum (the losses summed in
   // double); waits for the device.

@@ -127,15 +127,9 @@ absl::Status WideDeepModel::ComputeOn(
     return s;
   }
   // d loss / d logit of the binary cross-entropy.
-  absl::StatusOr<LossArrays> loss =
-      LossArrays::Make(arrays, n, 1, with_gradients);
+  absl::StatusOr<LossArrays> loss = LossArrays::OfSigmoidCrossEntropy(
+      arrays, n, *logits, sparse->labels, with_gradients);
   if (!loss.ok()) return loss.status();
-  if (absl::Status s = math.SigmoidCrossEntropy(n, *logits, sparse->labels,
-                                                loss->predictions, loss->losses,
-                                                loss->d_logits);
-      !s.ok()) {
-    return s;
-  }
 
   result->gradients.clear();
   if (with_gradients) {
