@@ -1,9 +1,10 @@
 // gpu_bench: what a GPU gives over this machine's CPU, each figure beside
 // the same work on the CPU measured in the same run (ratio = GPU / CPU):
 //
-//   - kernels: GEMM (cuBLAS vs Eigen) in GFLOP/s; an elementwise kernel
-//     (axpy) in GB/s; the softmax cross-entropy and the embedding-bag
-//     gather in elements/s;
+//   - kernels: GEMM (cuBLAS vs Eigen) in GFLOP/s at 512, 2048 and 4096
+//     (4096: the size the GPU kit compares with torch.matmul); an
+//     elementwise kernel (axpy) in GB/s; the softmax cross-entropy in
+//     elements/s;
 //   - a training step of an MLP (forward, backward, all-reduce, optimizer),
 //     one GPU vs one CPU device, and every GPU (NCCL) vs the CPU, in
 //     examples/s.
@@ -78,7 +79,7 @@ void Check(const absl::Status& s) {
 void Kernels(Device& gpu, Device& cpu, BenchReport& report) {
   report.BeginFamily("kernels, GPU vs CPU (higher is better)",
                      "ratio = GPU / CPU, same sizes");
-  for (int64_t size : {512, 2048}) {
+  for (int64_t size : {512, 2048, 4096}) {
     double gflops[2];
     Device* devices[2] = {&gpu, &cpu};
     for (int d = 0; d < 2; ++d) {

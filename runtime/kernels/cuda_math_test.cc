@@ -61,7 +61,9 @@ class CudaMathTest : public testing::Test {
  protected:
   void SetUp() override {
     const gpu::GpuProbeResult probe = gpu::ProbeGpus();
-    if (probe.gpus.empty()) GTEST_SKIP() << probe.unavailable_reason;
+    if (probe.gpus.empty()) {
+      GTEST_SKIP() << "no usable GPU: " << probe.unavailable_reason;
+    }
     ASSERT_TRUE(CUDA_OK(cudaSetDevice(probe.gpus[0].ordinal)));
     // Non-blocking, as GpuDevice makes its streams.
     ASSERT_TRUE(

@@ -272,8 +272,46 @@ class StrategyEquivalenceTest : public ::testing::TestWithParam<std::string> {
     return local_.back()->pointers();
   }
 
+  // Why a test that needs `needed` GPUs must skip here; empty when it can
+  // run.
+  static std::string MissingGpus(size_t needed) {
+    const gpu::GpuProbeResult probe = gpu::ProbeGpus();
+    if (probe.gpus.empty()) {
+      return absl::StrCat("no usable GPU: ", probe.unavailable_reason);
+    }
+    if (probe.gpus.size() < needed) {
+      return absl::StrCat("needs ", needed, " or more GPUs; this machine has ",
+                          probe.gpus.size());
+    }
+    return "";
+  }
+
+  // What `model` learns from `data` on one CPU device: the reference every
+  // other strategy must reach.
+  Weights TrainOnOneCpuDevice(const Model& model,
+                              const std::vector<Example>& data) {
+    double loss = 0;
+    std::unique_ptr<Strategy> one = *OneDeviceStrategy::Create(Devices(1)[0]);
+    return Train(*one, model, data, &loss);
+  }
+
+  // Every GPU of the machine (empty, with a test failure, when they cannot
+  // be set up). Callers skip first when there are fewer than they need.
+  std::vector<Device*> GpuDevices() {
+    LocalDevicesOptions options;
+    EXPECT_TRUE(ParseDeviceSelection("gpu", &options).ok());
+    absl::StatusOr<LocalDevices> gpus = CreateLocalDevices(options);
+    EXPECT_TRUE(gpus.ok()) << gpus.status();
+    if (!gpus.ok()) return {};
+    local_.push_back(std::make_unique<LocalDevices>(*std::move(gpus)));
+    return local_.back()->pointers();
+  }
+
   std::vector<std::unique_ptr<LocalDevices>> local_;
 };
+
+// Summation orders on GPUs differ from the CPU's (cuBLAS, NCCL, atomics).
+constexpr double kGpuTolerance = 2e-4;
 
 TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
   const std::string name = GetParam();
@@ -409,32 +447,21 @@ TEST_P(StrategyEquivalenceTest, OpaqueMemoryReplicasTrainTheSameWeights) {
 
 // The same training on GPU replicas (every GPU the machine has): the model
 // computes with cuBLAS and the kernels, gradients are reduced by NCCL (the
-// automatic choice; across worker threads too, with two GPUs or more) or
-// hierarchical copy on device memory, and pushed to parameter servers from
+// automatic choice; one rank on a one-GPU machine) or hierarchical copy on
+// device memory, and pushed to parameter servers from
 // the host once per step. Tagged `gpu` through
 // :train_step_gpu_test; skipped where there is no GPU.
 TEST_P(StrategyEquivalenceTest, GpuReplicasTrainTheSameWeights) {
-  const gpu::GpuProbeResult probe = gpu::ProbeGpus();
-  if (probe.gpus.empty()) {
-    GTEST_SKIP() << "no usable GPU: " << probe.unavailable_reason;
-  }
-  const std::string name = GetParam();
-  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(ConfigFor(name));
-  ASSERT_TRUE(model.ok()) << model.status();
-  const std::vector<Example> data = MakeData(name, 7);
-  double loss = 0;
-  std::unique_ptr<Strategy> one = *OneDeviceStrategy::Create(Devices(1)[0]);
-  const Weights reference = Train(*one, **model, data, &loss);
-
-  LocalDevicesOptions options;
-  ASSERT_TRUE(ParseDeviceSelection("gpu", &options).ok());
-  absl::StatusOr<LocalDevices> gpus = CreateLocalDevices(options);
-  ASSERT_TRUE(gpus.ok()) << gpus.status();
-  local_.push_back(std::make_unique<LocalDevices>(*std::move(gpus)));
-  const std::vector<Device*> devices = local_.back()->pointers();
+  if (const std::string why = MissingGpus(1); !why.empty()) GTEST_SKIP() << why;
+  const std::vector<Device*> devices = GpuDevices();
+  ASSERT_FALSE(devices.empty());
   ASSERT_EQ(devices[0]->type(), "GPU");
-  // Summation orders differ from the CPU's (cuBLAS, NCCL, atomics).
-  constexpr double kGpuTolerance = 2e-4;
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      CreateModel(ConfigFor(GetParam()));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<Example> data = MakeData(GetParam(), 7);
+  const Weights reference = TrainOnOneCpuDevice(**model, data);
+  double loss = 0;
 
   std::unique_ptr<Strategy> mirrored = *MirroredStrategy::Create(devices);
   EXPECT_THAT(mirrored->Describe(), HasSubstr("nccl"));
@@ -450,28 +477,40 @@ TEST_P(StrategyEquivalenceTest, GpuReplicasTrainTheSameWeights) {
                     "MirroredStrategy on GPUs, hierarchical copy",
                     kGpuTolerance);
 
-  // Workers (threads here) of one GPU each, reducing over one NCCL
-  // communicator across them (--cross_device_ops=nccl), when the machine
-  // has two GPUs or more.
-  if (devices.size() >= 2) {
-    std::string description;
-    StrategyOptions with_nccl;
-    with_nccl.cross_device_ops = "nccl";
-    const std::vector<Weights> per_worker = TrainOnWorkers(
-        **model, data, {{devices[0]}, {devices[1]}},
-        absl::StrCat("gpu_equivalence/", name), with_nccl, &description);
-    EXPECT_THAT(description, HasSubstr("nccl_multi_worker"));
-    for (size_t w = 0; w < per_worker.size(); ++w) {
-      ExpectSameWeights(reference, per_worker[w],
-                        absl::StrCat("MultiWorkerMirroredStrategy on GPUs, "
-                                     "NCCL across workers, worker ",
-                                     w),
-                        kGpuTolerance);
-    }
-  }
-
   ExpectSameWeights(reference, TrainOnParameterServers(**model, data, devices),
                     "ParameterServerStrategy on GPUs", kGpuTolerance);
+}
+
+// Workers (threads here) of one GPU each, reducing over one NCCL
+// communicator across them (--cross_device_ops=nccl). NCCL refuses one GPU
+// as two ranks, so this needs two GPUs; on fewer it skips saying so, so that
+// a GPU machine's test report tells exactly what ran.
+TEST_P(StrategyEquivalenceTest, GpuWorkersReduceOverNcclAcrossWorkers) {
+  if (const std::string why = MissingGpus(2); !why.empty()) {
+    GTEST_SKIP() << why << " (NCCL refuses one GPU as two ranks)";
+  }
+  const std::vector<Device*> devices = GpuDevices();
+  ASSERT_GE(devices.size(), 2u);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      CreateModel(ConfigFor(GetParam()));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<Example> data = MakeData(GetParam(), 7);
+  const Weights reference = TrainOnOneCpuDevice(**model, data);
+
+  std::string description;
+  StrategyOptions with_nccl;
+  with_nccl.cross_device_ops = "nccl";
+  const std::vector<Weights> per_worker = TrainOnWorkers(
+      **model, data, {{devices[0]}, {devices[1]}},
+      absl::StrCat("gpu_nccl_workers/", GetParam()), with_nccl, &description);
+  EXPECT_THAT(description, HasSubstr("nccl_multi_worker"));
+  for (size_t w = 0; w < per_worker.size(); ++w) {
+    ExpectSameWeights(reference, per_worker[w],
+                      absl::StrCat("MultiWorkerMirroredStrategy on GPUs, "
+                                   "NCCL across workers, worker ",
+                                   w),
+                      kGpuTolerance);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,

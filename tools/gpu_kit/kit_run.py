@@ -1,0 +1,618 @@
+#!/usr/bin/env python3
+"""The GPU kit's runner (run.sh execs it): runs every part and summarises.
+
+Parts, in order (--only / --skip choose):
+  tests      every gpu test binary, gtest XML in OUT/tests/
+  gpu_check  kernel, cuBLAS and NCCL on the GPUs present
+  training   real local jobs (launch: chief + worker, with 2 ps tasks and
+             multi-worker mirrored) with --devices=gpu, each against the
+             same job with --devices=cpu
+  gpu_bench  kernels and an MLP step, GPU vs this machine's CPU
+  torch      PyTorch on the same GPU: torch.matmul and an eager MLP step,
+             ratios against gpu_bench's figures
+  cpu_bench  bench --only dense,sparse,allreduce on this machine's cores
+
+Without a usable GPU the GPU parts are skipped with the reason and the CPU
+parts run. Writes OUT/summary.json and OUT/summary.txt; logs in OUT/logs.
+Exit status: 0 nothing failed, 1 a part failed, 2 set-up failed.
+"""
+
+import argparse
+import glob
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+
+PARTS = ("tests", "gpu_check", "training", "gpu_bench", "torch", "cpu_bench")
+
+# Targets from the issue that asked for the kit (an H100 against PyTorch on
+# the same GPU); below them is reported, not a failure.
+TORCH_TARGETS = {"sgemm_4096": 0.8, "mlp_train_step": 0.8}
+
+# The training jobs: dense multiclass data for the MLP, so that the GPU
+# path (cuBLAS, kernels, all-reduce) does the work.
+DATA_FLAGS = ["--task=multiclass", "--rows=24000", "--features=32",
+              "--features_per_row=32", "--classes=4", "--noise=0.05",
+              "--eval_fraction=0.2", "--seed=11", "--prefix=dense"]
+JOB_FLAGS = ["--model=mlp", "--hidden_units=64,32", "--train_steps=400",
+             "--global_batch_size=256", "--optimizer=adagrad",
+             "--learning_rate=0.1", "--log_every_secs=5", "--seed=3"]
+CLUSTERS = {
+    "parameter_servers": ["--ps=2", "--workers=1", "--chief"],
+    "multi_worker_mirrored": ["--workers=1", "--chief"],
+}
+# The CPU job must learn (else the comparison means nothing), and the GPU
+# job must reach the CPU job's accuracy, within what asynchronous updates
+# and summation order move it by.
+CPU_ACCURACY_FLOOR = 0.80
+GPU_ACCURACY_SLACK = 0.02
+
+
+def log(message):
+    print(message, flush=True)
+
+
+class Runner:
+    def __init__(self, args):
+        self.kit = os.path.abspath(args.kit_dir)
+        self.out = os.path.abspath(args.out)
+        self.args = args
+        self.started = time.monotonic()
+        self.summary = {"parts": {}}
+        self.child_env = None  # set by setup()
+        self.gpu_reason = None  # why there is no usable GPU, if none
+        with open(os.path.join(self.kit, "manifest.json")) as f:
+            self.manifest = json.load(f)
+
+    # ---- helpers -------------------------------------------------------
+    def path(self, *parts):
+        return os.path.join(self.kit, *parts)
+
+    def binary(self, label):
+        return self.path(self.manifest["binaries"][label])
+
+    def time_left(self):
+        return self.args.deadline_secs - (time.monotonic() - self.started)
+
+    def run(self, argv, log_name, timeout, cwd=None, env=None):
+        """Runs argv with output to OUT/logs/log_name; returns (rc, text).
+
+        rc is None when it ran past `timeout` (the whole process group is
+        killed then)."""
+        log_path = os.path.join(self.out, "logs", log_name)
+        os.makedirs(os.path.dirname(log_path), exist_ok=True)
+        timeout = max(1, min(timeout, self.time_left()))
+        with open(log_path, "w") as out:
+            out.write("$ %s\n" % " ".join(argv))
+            out.flush()
+            process = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd or self.kit,
+                env=env if env is not None else self.child_env,
+                start_new_session=True)
+            try:
+                rc = process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                rc = None
+            out.write("\n[exit status %s]\n" % ("timeout after %.0f s" % timeout
+                                                 if rc is None else rc))
+        with open(log_path, errors="replace") as f:
+            return rc, f.read()
+
+    def record(self, part, status, **details):
+        entry = {"status": status}
+        entry.update(details)
+        self.summary["parts"][part] = entry
+        reason = details.get("reason", "")
+        log("[%s] %s%s" % (part, status.upper(), (": " + reason) if reason
+                           else ""))
+
+    # ---- set-up --------------------------------------------------------
+    def python_site_dirs(self):
+        dirs = []
+        for python in self.python_candidates():
+            try:
+                out = subprocess.run(
+                    [python, "-c", "import site, sys; print('\\n'.join("
+                     "site.getsitepackages() + [site.getusersitepackages()]))"],
+                    capture_output=True, text=True, timeout=30).stdout
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            dirs += [d for d in out.splitlines() if d]
+        return dirs
+
+    def python_candidates(self):
+        if self.args.python:
+            return [self.args.python]
+        found = []
+        for name in ("python3", "/usr/bin/python3"):
+            path = shutil.which(name)
+            if path and os.path.realpath(path) not in map(os.path.realpath,
+                                                          found):
+                found.append(path)
+        return found
+
+    def cuda_search_dirs(self):
+        """Where CUDA libraries may be, in the order they are preferred."""
+        dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+                if d]
+        for variable in ("CUDA_HOME", "CUDA_PATH"):
+            if os.environ.get(variable):
+                dirs.append(os.path.join(os.environ[variable], "lib64"))
+        dirs += ["/usr/local/cuda/lib64",
+                 "/usr/local/cuda/targets/x86_64-linux/lib"]
+        dirs += sorted(glob.glob("/usr/local/cuda-*/lib64"), reverse=True)
+        # PyTorch's CUDA wheels: nvidia/<component>/lib, and for CUDA 13
+        # nvidia/cu13/lib.
+        for site_dir in self.python_site_dirs():
+            dirs += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*",
+                                                  "lib")))
+            dirs += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*",
+                                                  "lib64")))
+        dirs += ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64"]
+        seen, unique = set(), []
+        for d in dirs:
+            if os.path.isdir(d) and os.path.realpath(d) not in seen:
+                seen.add(os.path.realpath(d))
+                unique.append(d)
+        return unique
+
+    def find_cuda_libraries(self):
+        """{soname: path}, or exits 2 naming what is missing."""
+        dirs = self.cuda_search_dirs()
+        found, problems = {}, []
+        for soname in self.manifest["cuda_libraries"]:
+            for d in dirs:
+                if os.path.exists(os.path.join(d, soname)):
+                    found[soname] = os.path.join(d, soname)
+                    break
+            else:
+                stem = soname.split(".so")[0] + ".so."
+                others = sorted({os.path.join(d, name) for d in dirs
+                                 for name in os.listdir(d)
+                                 if name.startswith(stem)})
+                if others:
+                    problems.append(
+                        "%s not found; there is only %s: another major "
+                        "version (the kit was built with CUDA %s)"
+                        % (soname, ", ".join(others[:3]),
+                           self.manifest["cuda_version"]))
+                else:
+                    problems.append("%s not found" % soname)
+        if problems:
+            self.fail_setup(
+                "CUDA libraries: %s. Searched: LD_LIBRARY_PATH, CUDA_HOME, "
+                "/usr/local/cuda*, and the nvidia/*/lib folders of Python's "
+                "site-packages (%s). Install CUDA %s's runtime, cuBLAS and "
+                "NCCL, or put their folder on LD_LIBRARY_PATH."
+                % ("; ".join(problems), ", ".join(dirs) or "none",
+                   self.manifest["cuda_version"]))
+        return found
+
+    def fail_setup(self, message):
+        self.summary["setup"] = {"status": "failed", "reason": message}
+        log("[setup] FAILED: " + message)
+        self.write_summary()
+        sys.exit(2)
+
+    def check_binaries_start(self):
+        """`ldd -r` of every binary under the kit's environment: no library
+        missing, and no symbol either (an older NCCL or cuBLAS than the kit
+        was built with lacks some)."""
+        missing = []
+        for root, _, files in os.walk(self.path("bin")):
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                result = subprocess.run(["ldd", "-r", path],
+                                        capture_output=True, text=True,
+                                        env=self.child_env)
+                for line in (result.stdout + result.stderr).splitlines():
+                    if "not found" in line or "undefined symbol" in line:
+                        missing.append("%s: %s" % (
+                            os.path.relpath(path, self.kit), line.strip()))
+        if missing:
+            self.fail_setup("binaries would not start: "
+                            + "; ".join(missing[:10]))
+
+    def machine(self):
+        info = {"hostname": platform.node(), "cpus": os.cpu_count(),
+                "kernel": platform.release()}
+        try:
+            with open("/proc/cpuinfo") as f:
+                model = re.search(r"model name\s*:\s*(.*)", f.read())
+            info["cpu_model"] = model.group(1) if model else "unknown"
+        except OSError:
+            pass
+        if shutil.which("nvidia-smi"):
+            out = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                 "--format=csv,noheader"], capture_output=True, text=True)
+            info["gpus"] = [l.strip() for l in out.stdout.splitlines()
+                            if l.strip()]
+        else:
+            info["gpus"] = []
+            info["nvidia_smi"] = "not found"
+        return info
+
+    def setup(self):
+        os.makedirs(self.out, exist_ok=True)
+        self.summary["kit"] = {k: self.manifest[k] for k in
+                               ("commit", "made", "cuda_version")}
+        self.summary["machine"] = self.machine()
+        log("[setup] kit %s (commit %s, CUDA %s); machine: %d cores, GPUs: %s"
+            % (self.kit, self.manifest["commit"], self.manifest["cuda_version"],
+               os.cpu_count(), "; ".join(self.summary["machine"]["gpus"])
+               or "none listed by nvidia-smi"))
+        libraries = self.find_cuda_libraries()
+        for soname, path in sorted(libraries.items()):
+            log("[setup] %s -> %s" % (soname, path))
+        lib_dirs = [self.path("lib")]
+        for path in libraries.values():
+            if os.path.dirname(path) not in lib_dirs:
+                lib_dirs.append(os.path.dirname(path))
+        env = dict(os.environ)
+        env["LD_LIBRARY_PATH"] = ":".join(
+            lib_dirs + [d for d in os.environ.get("LD_LIBRARY_PATH",
+                                                  "").split(":") if d])
+        self.child_env = env
+        self.check_binaries_start()
+        self.summary["setup"] = {"status": "passed",
+                                 "cuda_libraries": libraries,
+                                 "ld_library_path": env["LD_LIBRARY_PATH"]}
+        # gpu_check also tells whether there is a usable GPU (exit 2: none).
+        rc, text = self.run([self.binary("//tools/gpu_check")],
+                            "gpu_check.log", 120)
+        self.gpu_check = (rc, text)
+        if rc == 2:
+            reason = re.search(r"no usable GPU: (.*)", text)
+            self.gpu_reason = "no usable GPU: " + (
+                reason.group(1).strip() if reason else "see logs/gpu_check.log")
+            log("[setup] " + self.gpu_reason)
+
+    # ---- parts ---------------------------------------------------------
+    def part_tests(self):
+        totals = {"passed": 0, "failed": 0, "skipped": 0}
+        binaries = []
+        for test in self.manifest["tests"]:
+            name = os.path.basename(test["path"])
+            xml_path = os.path.join(self.out, "tests", name + ".xml")
+            os.makedirs(os.path.dirname(xml_path), exist_ok=True)
+            if os.path.exists(xml_path):
+                os.remove(xml_path)
+            started = time.monotonic()
+            rc, text = self.run(
+                [self.path(test["path"])] + test["args"] +
+                ["--gtest_output=xml:" + xml_path],
+                os.path.join("tests", name + ".log"), 300,
+                cwd=self.path("bin"))
+            result = gtest_results(xml_path)
+            if rc != 0 and result["failed"] == 0:
+                result["failed"] += 1
+                result["failures"].append(
+                    "%s exited %s: %s" % (name, "by timeout" if rc is None
+                                          else rc, tail(text)))
+            result.update(label=test["label"], exit_status=rc,
+                          seconds=round(time.monotonic() - started, 1))
+            binaries.append(result)
+            for key in totals:
+                totals[key] += result[key]
+            log("[tests] %s: %d passed, %d failed, %d skipped%s" % (
+                name, result["passed"], result["failed"], result["skipped"],
+                "".join("\n    skipped: %s" % r
+                        for r in result["skip_reasons"])))
+        status = "failed" if totals["failed"] else "passed"
+        self.record("tests", status, reason="%d passed, %d failed, %d skipped"
+                    % (totals["passed"], totals["failed"], totals["skipped"]),
+                    binaries=binaries, **totals)
+
+    def part_gpu_check(self):
+        rc, text = self.gpu_check
+        lines = [l for l in text.splitlines() if l.startswith("gpu_check")]
+        if rc == 0:
+            self.record("gpu_check", "passed", output=lines)
+        elif rc == 2:
+            self.record("gpu_check", "skipped", reason=self.gpu_reason,
+                        output=lines)
+        else:
+            self.record("gpu_check", "failed", reason=tail(text),
+                        output=lines)
+
+    def training_job(self, cluster, devices, data):
+        name = "%s_%s" % (cluster, devices)
+        job_dir = os.path.join(self.out, "training", name)
+        shutil.rmtree(job_dir, ignore_errors=True)
+        device_flags = (["--devices=gpu"] if devices == "gpu" else
+                        ["--devices=cpu", "--num_cpu_replicas=1"])
+        started = time.monotonic()
+        rc, text = self.run(
+            [self.binary("//deploy:launch")] + CLUSTERS[cluster] +
+            ["--job_dir=" + job_dir, "--"] + JOB_FLAGS + device_flags +
+            ["--train_data=" + data + ".train.svm",
+             "--eval_data=" + data + ".eval.svm"],
+            os.path.join("training", name + ".log"), 240)
+        job = {"exit_status": rc, "seconds": round(time.monotonic() - started,
+                                                   1)}
+        try:
+            with open(os.path.join(job_dir, "metrics.json")) as f:
+                job["eval_accuracy"] = json.load(f).get("eval_accuracy")
+        except (OSError, ValueError):
+            job["eval_accuracy"] = None
+        if rc != 0 or job["eval_accuracy"] is None:
+            job["error"] = tail(text)
+        devices_line = re.search(r"devices: (.*)", text)
+        if devices_line:
+            job["devices"] = devices_line.group(1).strip()
+        log("[training] %s: exit %s, eval accuracy %s (%.0f s)" % (
+            name, rc, job["eval_accuracy"], job["seconds"]))
+        return job
+
+    def part_training(self):
+        data_dir = os.path.join(self.out, "training", "data")
+        rc, text = self.run([self.binary("//tools/gen_data")] + DATA_FLAGS +
+                            ["--out_dir=" + data_dir],
+                            os.path.join("training", "gen_data.log"), 120)
+        if rc != 0:
+            self.record("training", "failed", reason="gen_data: " + tail(text))
+            return
+        data = os.path.join(data_dir, "dense")
+        jobs, problems, skipped = {}, [], []
+        for cluster in CLUSTERS:
+            cpu = self.training_job(cluster, "cpu", data)
+            jobs[cluster + "_cpu"] = cpu
+            if cpu["eval_accuracy"] is None:
+                problems.append("%s on CPU: %s" % (cluster, cpu.get("error")))
+            elif cpu["eval_accuracy"] < CPU_ACCURACY_FLOOR:
+                problems.append("%s on CPU reached %.4f, under %.2f" % (
+                    cluster, cpu["eval_accuracy"], CPU_ACCURACY_FLOOR))
+            if self.gpu_reason:
+                skipped.append(cluster + " on GPU")
+                continue
+            gpu = self.training_job(cluster, "gpu", data)
+            jobs[cluster + "_gpu"] = gpu
+            if gpu["eval_accuracy"] is None:
+                problems.append("%s on GPU: %s" % (cluster, gpu.get("error")))
+            elif (cpu["eval_accuracy"] is not None and gpu["eval_accuracy"] <
+                  cpu["eval_accuracy"] - GPU_ACCURACY_SLACK):
+                problems.append("%s on GPU reached %.4f, CPU %.4f" % (
+                    cluster, gpu["eval_accuracy"], cpu["eval_accuracy"]))
+        if problems:
+            self.record("training", "failed", reason="; ".join(problems),
+                        jobs=jobs)
+        elif skipped:
+            self.record("training", "passed", reason=(
+                "CPU jobs reached the accuracy floor; GPU jobs skipped (%s)"
+                % self.gpu_reason), jobs=jobs, skipped=skipped)
+        else:
+            self.record("training", "passed", reason=(
+                "every GPU job within %.2f of its CPU job" %
+                GPU_ACCURACY_SLACK), jobs=jobs)
+
+    def part_gpu_bench(self):
+        if self.gpu_reason:
+            self.record("gpu_bench", "skipped", reason=self.gpu_reason)
+            return
+        json_path = os.path.join(self.out, "gpu_bench.json")
+        rc, text = self.run([self.binary("//bench:gpu_bench"),
+                             "--json=" + json_path], "gpu_bench.log", 360)
+        figures = read_json(json_path)
+        if rc != 0 or figures is None:
+            self.record("gpu_bench", "failed", reason=tail(text))
+            return
+        self.record("gpu_bench", "passed", figures=figures)
+
+    def torch_python(self):
+        """(python, description) of one with torch and a GPU, or (None, why)."""
+        reasons = []
+        for python in self.python_candidates():
+            try:
+                probe = subprocess.run(
+                    [python, "-c", "import torch; print(torch.__version__, "
+                     "torch.cuda.is_available())"],
+                    capture_output=True, text=True, timeout=120)
+            except (OSError, subprocess.TimeoutExpired) as error:
+                reasons.append("%s: %s" % (python, error))
+                continue
+            if probe.returncode != 0:
+                reasons.append("%s cannot import torch" % python)
+                continue
+            version, cuda = (probe.stdout.split() + ["?", "?"])[:2]
+            if cuda != "True":
+                reasons.append("%s has torch %s without a usable CUDA GPU" %
+                               (python, version))
+                continue
+            return python, "%s (torch %s)" % (python, version)
+        return None, "; ".join(reasons) or "no python3 found"
+
+    def part_torch(self):
+        python, described = self.torch_python()
+        if python is None:
+            self.record("torch", "skipped", reason=described)
+            return
+        json_path = os.path.join(self.out, "torch.json")
+        # PyTorch's own environment: the kit's libraries (another protobuf,
+        # ...) stay out of its process.
+        rc, text = self.run([python, self.path("torch_compare.py"),
+                             "--json=" + json_path], "torch.log", 300,
+                            env=dict(os.environ))
+        figures = read_json(json_path)
+        if rc != 0 or figures is None:
+            self.record("torch", "failed", reason=tail(text))
+            return
+        ours = {f["name"]: f["value"] for f in
+                self.summary["parts"].get("gpu_bench", {}).get("figures", [])}
+        pairs = {"sgemm_4096": ("kernels/gemm/4096", "matmul/4096"),
+                 "mlp_train_step": ("train_step/mlp/1gpu",
+                                    "train_step/mlp/eager")}
+        ratios = {}
+        for key, (our_name, torch_name) in pairs.items():
+            if our_name in ours and torch_name in figures:
+                ratio = ours[our_name] / figures[torch_name]["value"]
+                ratios[key] = {"ours": ours[our_name],
+                               "torch": figures[torch_name]["value"],
+                               "unit": figures[torch_name]["unit"],
+                               "ratio": round(ratio, 3),
+                               "target": TORCH_TARGETS[key],
+                               "meets_target": ratio >= TORCH_TARGETS[key]}
+        self.record("torch", "passed", reason=(
+            "%s; %s" % (described, ", ".join(
+                "%s %.2fx of PyTorch (target %.1f)" % (k, v["ratio"],
+                                                       v["target"])
+                for k, v in ratios.items()) or
+                "no ratios: run gpu_bench in the same run")),
+            python=described, figures=figures, ratios=ratios)
+
+    def part_cpu_bench(self):
+        json_path = os.path.join(self.out, "cpu_bench.json")
+        argv = [self.binary("//bench"), "--only=dense,sparse,allreduce",
+                "--json=" + json_path]
+        if self.args.quick:
+            argv.append("--quick")
+        rc, text = self.run(argv, "cpu_bench.log", 420, cwd=self.path("bin"))
+        figures = read_json(json_path)
+        if rc != 0 or figures is None:
+            self.record("cpu_bench", "failed", reason=tail(text))
+            return
+        self.record("cpu_bench", "passed", reason="%d figures on %d cores" % (
+            len(figures), os.cpu_count()), figures=figures)
+
+    # ---- summary -------------------------------------------------------
+    def write_summary(self):
+        self.summary["seconds"] = round(time.monotonic() - self.started, 1)
+        os.makedirs(self.out, exist_ok=True)
+        with open(os.path.join(self.out, "summary.json"), "w") as f:
+            json.dump(self.summary, f, indent=2)
+            f.write("\n")
+        lines = ["GPU kit, commit %s, CUDA %s, %.0f s" % (
+            self.manifest["commit"], self.manifest["cuda_version"],
+            self.summary["seconds"])]
+        machine = self.summary.get("machine", {})
+        lines.append("machine: %s cores (%s); GPUs: %s" % (
+            machine.get("cpus"), machine.get("cpu_model", "?"),
+            "; ".join(machine.get("gpus", [])) or "none"))
+        setup = self.summary.get("setup", {})
+        lines.append("setup: %s%s" % (setup.get("status"), (
+            ": " + setup["reason"]) if "reason" in setup else ""))
+        for name in PARTS:
+            part = self.summary["parts"].get(name)
+            if part is None:
+                continue
+            lines.append("%-10s %-8s %s" % (name, part["status"],
+                                            part.get("reason", "")))
+            for key, ratio in part.get("ratios", {}).items():
+                lines.append("           %s: ours %.4g vs PyTorch %.4g %s = "
+                             "%.2fx (target %.1f)" % (
+                                 key, ratio["ours"], ratio["torch"],
+                                 ratio["unit"], ratio["ratio"],
+                                 ratio["target"]))
+            for figure in part.get("figures", []) if isinstance(
+                    part.get("figures"), list) else []:
+                lines.append("           %-34s %12.4g %-10s %.2fx %s" % (
+                    figure["name"], figure["value"], figure["unit"],
+                    figure["ratio"], figure["baseline"]))
+        with open(os.path.join(self.out, "summary.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return lines
+
+
+def gtest_results(xml_path):
+    result = {"passed": 0, "failed": 0, "skipped": 0, "skip_reasons": [],
+              "failures": []}
+    try:
+        root = ElementTree.parse(xml_path).getroot()
+    except (OSError, ElementTree.ParseError):
+        return result
+    for case in root.iter("testcase"):
+        name = "%s.%s" % (case.get("classname"), case.get("name"))
+        failure = case.find("failure")
+        skipped = case.find("skipped")
+        if failure is not None:
+            result["failed"] += 1
+            result["failures"].append("%s: %s" % (
+                name, (failure.get("message") or "")[:500]))
+        elif skipped is not None or case.get("result") == "skipped":
+            result["skipped"] += 1
+            message = (skipped.get("message") if skipped is not None
+                       else "") or ""
+            # gtest prefixes "file:line\n"; the reason is what follows.
+            reason = message.strip().splitlines()[-1] if message.strip() else ""
+            if reason not in result["skip_reasons"]:
+                result["skip_reasons"].append(reason)
+        elif case.get("status", "run") == "run":
+            result["passed"] += 1
+    return result
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def tail(text, lines=6):
+    return " | ".join(l.strip() for l in text.strip().splitlines()[-lines:])
+
+
+def parse_parts(value):
+    parts = [p for p in value.split(",") if p] if value else []
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            "unknown part %s (parts: %s)" % (", ".join(unknown),
+                                             ",".join(PARTS)))
+    return parts
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        prog="run.sh", description="Runs the GPU kit; see docs/gpu.md.")
+    parser.add_argument("--kit_dir", required=True, help=argparse.SUPPRESS)
+    parser.add_argument("out", help="folder for summary.json, summary.txt, "
+                        "logs/ and the tests' XML")
+    parser.add_argument("--only", type=parse_parts, default=[],
+                        help="comma-separated parts: " + ",".join(PARTS))
+    parser.add_argument("--skip", type=parse_parts, default=[],
+                        help="comma-separated parts not to run")
+    parser.add_argument("--quick", action="store_true",
+                        help="cpu_bench's one-minute subset")
+    parser.add_argument("--python", default="",
+                        help="the Python with PyTorch (default: python3, "
+                        "then /usr/bin/python3)")
+    parser.add_argument("--deadline_secs", type=float, default=540,
+                        help="parts not started by then are reported as not "
+                        "run (default 540: inside a 10-minute limit)")
+    args = parser.parse_args()
+
+    runner = Runner(args)
+    runner.setup()
+    selected = [p for p in PARTS if (not args.only or p in args.only)
+                and p not in args.skip]
+    for name in selected:
+        if runner.time_left() <= 10:
+            runner.record(name, "not run", reason="out of time (--deadline_"
+                          "secs=%.0f)" % args.deadline_secs)
+            continue
+        getattr(runner, "part_" + name)()
+    lines = runner.write_summary()
+    log("\n".join(["", "== summary (%s)" % os.path.join(runner.out,
+                                                         "summary.txt")] +
+                  lines))
+    failed = [n for n, p in runner.summary["parts"].items()
+              if p["status"] in ("failed", "not run")]
+    if failed:
+        log("== FAILED: " + ", ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Proves the GPU kit on a machine without a GPU (CI runs it after the CUDA
+# build; needs root for the mount namespaces):
+#
+#   1. make.sh makes the kit, and it is under 60 MiB;
+#   2. every kit binary starts on a "bare machine": in a mount namespace
+#      where the system library folder holds only glibc, libstdc++ and
+#      libgcc_s (and ld.so.cache is empty), with LD_LIBRARY_PATH naming only
+#      the kit's lib/ and the CUDA toolkit's libraries; and the same check
+#      FAILS for a copy of the kit with one library taken out;
+#   3. run.sh runs here: GPU tests skip with their reason, gpu_check, the GPU
+#      jobs and gpu_bench skip, the CPU training jobs and cpu_bench run;
+#   4. run.sh refuses to start, exit 2 and a message naming the library,
+#      when the CUDA 13 libraries are missing and only a CUDA 12 one is
+#      there.
+#
+#   bash tools/gpu_kit/kit_test.sh        ends with "gpu kit: N passed, N failed"
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "kit_test: needs root (mount namespaces); run it as root, as CI does" >&2
+  exit 1
+fi
+
+work="$(mktemp -d -t distrt-kit-test.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+kit="$work/kit"
+passed=0
+failed=0
+check() {  # check NAME STATUS [DETAIL]
+  if [ "$2" -eq 0 ]; then
+    passed=$((passed + 1)); echo "PASS $1"
+  else
+    failed=$((failed + 1)); echo "FAIL $1${3:+: $3}"
+  fi
+}
+
+# The libraries a bare CUDA machine has anyway: glibc, libstdc++, libgcc_s.
+system_libs=(ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libmvec.so.1
+  libpthread.so.0 libdl.so.2 librt.so.1 libresolv.so.2 libutil.so.1
+  libanl.so.1 libstdc++.so.6 libgcc_s.so.1)
+system_dir=/usr/lib/x86_64-linux-gnu
+cuda_lib_dir="$(readlink -f /usr/local/cuda/lib64)"
+
+# Starts every binary of kit $1 where only the system libraries above, the
+# kit's lib/ and the CUDA libraries exist. Prints one line per binary that
+# does not start; returns non-zero if any.
+bare_start() {
+  local kit_dir="$1" bare="$work/bare-system"
+  rm -rf "$bare" && mkdir -p "$bare"
+  for lib in "${system_libs[@]}"; do
+    [ -e "$system_dir/$lib" ] && cp -L "$system_dir/$lib" "$bare/$lib"
+  done
+  : >"$work/empty-ld.so.cache"
+  # Only bash builtins and the loader run after the second mount: every
+  # other program of this machine would itself miss its libraries.
+  unshare -m --propagation private bash -c '
+    kit_dir=$1 bare=$2 cuda=$3 cache=$4 system_dir=$5
+    mount --bind "$cache" /etc/ld.so.cache || exit 3
+    mount --bind "$bare" "$system_dir" || exit 3
+    unset LD_PRELOAD
+    export LD_LIBRARY_PATH="$kit_dir/lib:$cuda" LD_BIND_NOW=1
+    bad=0
+    shopt -s globstar
+    for bin in "$kit_dir"/bin/**; do
+      [ -f "$bin" ] || continue
+      case "$bin" in *_test) flag=--gtest_list_tests ;; *) flag=--helpshort ;; esac
+      out=$("$bin" $flag 2>&1); rc=$?
+      if [ $rc -eq 127 ] || [[ "$out" == *"error while loading shared libraries"* ]] ||
+         [[ "$out" == *"symbol lookup error"* ]]; then
+        read -r first_line <<<"$out"
+        echo "  does not start: ${bin#$kit_dir/}: $first_line"
+        bad=1
+      fi
+    done
+    exit $bad' bare_start "$kit_dir" "$bare" "$cuda_lib_dir" \
+    "$work/empty-ld.so.cache" "$system_dir"
+}
+
+echo "== 1. make the kit"
+start=$SECONDS
+if bash tools/gpu_kit/make.sh "$kit"; then made=0; else made=1; fi
+check "make.sh makes the kit ($((SECONDS - start)) s)" "$made"
+if [ "$made" -ne 0 ]; then
+  echo "gpu kit: $passed passed, $failed failed"
+  exit 1
+fi
+size_bytes=$(du -sb "$kit" | cut -f1)
+[ "$size_bytes" -lt $((60 << 20)) ]
+check "the kit is under 60 MiB ($((size_bytes >> 20)) MiB)" $?
+for name in run.sh kit_run.py torch_compare.py manifest.json; do
+  [ -f "$kit/$name" ]
+  check "the kit has $name" $?
+done
+
+echo "== 2. every binary starts with only the kit's and the allowed libraries"
+bare_start "$kit"
+check "every kit binary starts on a bare system" $?
+cp -a "$kit" "$work/broken-kit"
+rm "$work"/broken-kit/lib/libprotobuf.so.*
+broken_out="$(bare_start "$work/broken-kit")"
+broken_rc=$?
+echo "$broken_out" | head -3
+[ "$broken_rc" -ne 0 ] && [[ "$broken_out" == *libprotobuf* ]]
+check "the bare-system check fails for a kit without libprotobuf" $?
+rm -rf "$work/broken-kit"
+
+echo "== 3. run.sh here (no GPU: GPU parts skip, CPU parts run)"
+out="$work/out"
+bash "$kit/run.sh" "$out" --quick
+run_rc=$?
+check "run.sh exits 0" "$run_rc"
+python3 - "$out/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+p = s["parts"]
+problems = []
+def expect(ok, what):
+    if not ok:
+        problems.append(what)
+expect(s["setup"]["status"] == "passed", "setup passed")
+t = p["tests"]
+expect(t["failed"] == 0 and t["skipped"] > 0 and
+       all(b["skip_reasons"] and "GPU" in " ".join(b["skip_reasons"])
+           for b in t["binaries"]),
+       "every gpu test binary ran and skipped saying why")
+expect(p["gpu_check"]["status"] == "skipped" and
+       "no usable GPU" in p["gpu_check"]["reason"], "gpu_check skipped")
+jobs = p["training"]["jobs"]
+expect(p["training"]["status"] == "passed" and
+       all(jobs[j]["eval_accuracy"] >= 0.8 for j in
+           ("parameter_servers_cpu", "multi_worker_mirrored_cpu")) and
+       p["training"]["skipped"], "CPU jobs trained, GPU jobs skipped")
+expect(p["gpu_bench"]["status"] == "skipped", "gpu_bench skipped")
+expect(p["torch"]["status"] in ("skipped", "passed"), "torch ran or skipped")
+expect(p["cpu_bench"]["status"] == "passed" and
+       any(f["name"].startswith("dense/push") for f in
+           p["cpu_bench"]["figures"]), "cpu_bench gave dense figures")
+for what in problems:
+    print("summary.json: expected: " + what)
+sys.exit(1 if problems else 0)
+PY
+check "summary.json says what ran and what skipped, and why" $?
+[ -s "$out/summary.txt" ] && ls "$out"/tests/*.xml >/dev/null 2>&1
+check "summary.txt and the tests' XML are written" $?
+
+echo "== 4. run.sh without the CUDA 13 libraries (only a libcudart.so.12)"
+# The CUDA toolkit's library folder replaced by one holding only a CUDA 12
+# runtime (an empty file: run.sh only looks for it).
+missing_out="$(unshare -m --propagation private bash -c '
+  mount -t tmpfs tmpfs "$1" && touch "$1/libcudart.so.12" &&
+  env -u LD_LIBRARY_PATH -u CUDA_HOME -u CUDA_PATH bash "$2/run.sh" "$3" --only tests
+' missing "$cuda_lib_dir" "$kit" "$work/out-missing" 2>&1)"
+missing_rc=$?
+echo "$missing_out" | tail -2
+[ "$missing_rc" -eq 2 ] &&
+  [[ "$missing_out" == *"libcudart.so.13 not found; there is only"*"libcudart.so.12: another major version"* ]]
+check "run.sh exits 2 naming the missing CUDA 13 library and the CUDA 12 one" $?
+
+echo "gpu kit: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the GPU kit on this machine: set-up (finds the CUDA libraries), the
+# gpu tests, gpu_check, GPU training jobs against the same jobs on CPU,
+# gpu_bench, PyTorch on the same GPU, and the CPU benchmarks; writes
+# OUT/summary.json and OUT/summary.txt.
+#
+#   bash run.sh OUT [--only PARTS] [--skip PARTS] [--quick] [--python PY]
+#
+# PARTS: tests,gpu_check,training,gpu_bench,torch,cpu_bench (default: all).
+# Exit status: 0 nothing failed, 1 a part failed, 2 the kit cannot run here
+# (a CUDA library missing or of another major version). Needs python3 (the
+# standard library only). Made by tools/gpu_kit/make.sh; see docs/gpu.md.
+set -euo pipefail
+kit_dir="$(cd "$(dirname "$0")" && pwd)"
+if ! command -v python3 >/dev/null; then
+  echo "run.sh: python3 is needed to run the kit and there is none on PATH" >&2
+  exit 2
+fi
+exec python3 "$kit_dir/kit_run.py" --kit_dir="$kit_dir" "$@"

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""PyTorch on this machine's first GPU, doing what //bench:gpu_bench does.
+
+Measured exactly as gpu_bench measures (one warm-up call, then the best of
+5, each call ended by synchronising the GPU), so that the kit's runner can
+put the two side by side:
+
+  matmul/<n>            torch.matmul of two n x n float32 matrices, TF32
+                        off (cuBLAS SGEMM, as gpu_bench's GEMM), in GFLOP/s
+  train_step/mlp/eager  one training step of gpu_bench's MLP: 256 features,
+                        hidden 1024 and 1024 (ReLU), 10 classes, softmax
+                        cross-entropy summed and divided by the batch, SGD
+                        with learning rate 0.01, batch 4096 that starts in
+                        host memory, the loss read back; in examples/s
+
+Writes {name: {"value": v, "unit": u}} to --json.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+import torch
+
+
+def seconds_per_call(run):
+    run()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        run()
+        torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def matmul_gflops(n, device):
+    generator = torch.Generator(device=device).manual_seed(n)
+    a = torch.rand(n, n, device=device, generator=generator) * 2 - 1
+    b = torch.rand(n, n, device=device, generator=generator) * 2 - 1
+    c = torch.empty(n, n, device=device)
+    seconds = seconds_per_call(lambda: torch.matmul(a, b, out=c))
+    return 2.0 * n * n * n / seconds / 1e9
+
+
+def mlp_examples_per_second(device, batch=4096, features=256, classes=10):
+    torch.manual_seed(7)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(features, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, classes)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x_host = torch.rand(batch, features) * 2 - 1
+    y_host = torch.arange(batch) % classes
+
+    def step():
+        x = x_host.to(device)
+        y = y_host.to(device)
+        loss = torch.nn.functional.cross_entropy(model(x), y,
+                                                 reduction="sum") / batch
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        loss.item()
+
+    return batch / seconds_per_call(step)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", required=True)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("torch_compare: torch %s sees no CUDA GPU" % torch.__version__,
+              file=sys.stderr)
+        return 2
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = torch.device("cuda:0")
+    print("torch_compare: torch %s, CUDA %s, %s" % (
+        torch.__version__, torch.version.cuda,
+        torch.cuda.get_device_name(device)), flush=True)
+    figures = {}
+    for n in (512, 2048, 4096):
+        figures["matmul/%d" % n] = {"value": matmul_gflops(n, device),
+                                    "unit": "GFLOP/s"}
+    figures["train_step/mlp/eager"] = {"value": mlp_examples_per_second(device),
+                                       "unit": "examples/s"}
+    for name, figure in figures.items():
+        print("torch_compare: %-22s %12.1f %s" % (name, figure["value"],
+                                                  figure["unit"]))
+    with open(args.json, "w") as out:
+        json.dump(figures, out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
