@@ -9,7 +9,8 @@
 #      the kit's lib/ and the CUDA toolkit's libraries; and the same check
 #      FAILS for a copy of the kit with one library taken out;
 #   3. run.sh runs here: GPU tests skip with their reason, gpu_check, the GPU
-#      jobs and gpu_bench skip, the CPU training jobs and cpu_bench run;
+#      jobs and gpu_bench skip, the CPU training jobs and cpu_bench run; and
+#      with a failing and a crashing test binary it exits 1 naming both;
 #   4. run.sh refuses to start, exit 2 and a message naming the library,
 #      when the CUDA 13 libraries are missing and only a CUDA 12 one is
 #      there.
@@ -144,6 +145,40 @@ PY
 check "summary.json says what ran and what skipped, and why" $?
 [ -s "$out/summary.txt" ] && ls "$out"/tests/*.xml >/dev/null 2>&1
 check "summary.txt and the tests' XML are written" $?
+
+echo "== 3b. a failing and a crashing gpu test fail the run"
+# Two of the kit's test binaries replaced by scripts: one reports a failed
+# case in its gtest XML, the other dies by a signal before writing any.
+cp -a "$kit" "$work/failing-kit"
+mapfile -t test_paths < <(python3 -c '
+import json, sys
+print("\n".join(t["path"] for t in json.load(open(sys.argv[1]))["tests"]))
+' "$kit/manifest.json")
+cat >"$work/failing-kit/${test_paths[0]}" <<'SH'
+#!/usr/bin/env bash
+xml="${!#}"; xml="${xml#--gtest_output=xml:}"
+cat >"$xml" <<XML
+<testsuites><testsuite name="Fake"><testcase name="Passes" classname="Fake" status="run" result="completed"/><testcase name="Fails" classname="Fake" status="run" result="completed"><failure message="expected 1, got 2"/></testcase></testsuite></testsuites>
+XML
+exit 1
+SH
+printf '#!/usr/bin/env bash
+kill -SEGV $$
+' >"$work/failing-kit/${test_paths[1]}"
+bash "$work/failing-kit/run.sh" "$work/out-failing" --only tests >/dev/null
+failing_rc=$?
+python3 - "$work/out-failing/summary.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["parts"]["tests"]
+fake, crashed = t["binaries"][0], t["binaries"][1]
+ok = (t["status"] == "failed" and fake["passed"] == 1 and fake["failed"] == 1
+      and "expected 1, got 2" in fake["failures"][0] and crashed["failed"] == 1
+      and "exited" in crashed["failures"][0])
+sys.exit(0 if ok else 1)
+PY
+[ $? -eq 0 ] && [ "$failing_rc" -eq 1 ]
+check "run.sh exits 1 and reports the failed case and the crash" $?
+rm -rf "$work/failing-kit"
 
 echo "== 4. run.sh without the CUDA 13 libraries (only a libcudart.so.12)"
 # The CUDA toolkit's library folder replaced by one holding only a CUDA 12

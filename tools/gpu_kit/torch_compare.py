@@ -24,24 +24,29 @@ import time
 import torch
 
 
-def seconds_per_call(run):
+def seconds_per_call(run, device):
+    def synchronize():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
     run()
-    torch.cuda.synchronize()
+    synchronize()
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
         run()
-        torch.cuda.synchronize()
+        synchronize()
         best = min(best, time.perf_counter() - start)
     return best
 
 
 def matmul_gflops(n, device):
-    generator = torch.Generator(device=device).manual_seed(n)
+    generator = torch.Generator(device=device)
+    generator.manual_seed(n)
     a = torch.rand(n, n, device=device, generator=generator) * 2 - 1
     b = torch.rand(n, n, device=device, generator=generator) * 2 - 1
     c = torch.empty(n, n, device=device)
-    seconds = seconds_per_call(lambda: torch.matmul(a, b, out=c))
+    seconds = seconds_per_call(lambda: torch.matmul(a, b, out=c), device)
     return 2.0 * n * n * n / seconds / 1e9
 
 
@@ -65,25 +70,32 @@ def mlp_examples_per_second(device, batch=4096, features=256, classes=10):
         optimizer.step()
         loss.item()
 
-    return batch / seconds_per_call(step)
+    return batch / seconds_per_call(step, device)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", required=True)
+    parser.add_argument("--device", default="cuda:0",
+                        help="cuda:N, or cpu (to try the script without a GPU)")
+    parser.add_argument("--sizes", default="512,2048,4096",
+                        help="matmul sizes")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        print("torch_compare: torch %s sees no CUDA GPU" % torch.__version__,
-              file=sys.stderr)
-        return 2
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    device = torch.device("cuda:0")
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            print("torch_compare: torch %s sees no CUDA GPU" %
+                  torch.__version__, file=sys.stderr)
+            return 2
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = "CPU, %d threads" % torch.get_num_threads()
     print("torch_compare: torch %s, CUDA %s, %s" % (
-        torch.__version__, torch.version.cuda,
-        torch.cuda.get_device_name(device)), flush=True)
+        torch.__version__, torch.version.cuda, name), flush=True)
     figures = {}
-    for n in (512, 2048, 4096):
+    for n in (int(size) for size in args.sizes.split(",")):
         figures["matmul/%d" % n] = {"value": matmul_gflops(n, device),
                                     "unit": "GFLOP/s"}
     figures["train_step/mlp/eager"] = {"value": mlp_examples_per_second(device),
