@@ -18,7 +18,7 @@ Exit status: 0 nothing failed, 1 a part failed, 2 set-up failed.
 """
 
 import argparse
-import glob
+import concurrent.futures
 import json
 import os
 import platform
@@ -28,7 +28,10 @@ import signal
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ElementTree
+import traceback
+
+import cuda_libraries
+from kit_summary import gtest_results, read_json, tail, text_lines
 
 PARTS = ("tests", "gpu_check", "training", "gpu_bench", "torch", "cpu_bench")
 
@@ -59,6 +62,10 @@ def log(message):
     print(message, flush=True)
 
 
+class OutOfTime(Exception):
+    """The run's --deadline_secs is (almost) spent."""
+
+
 class Runner:
     def __init__(self, args):
         self.kit = os.path.abspath(args.kit_dir)
@@ -68,6 +75,7 @@ class Runner:
         self.summary = {"parts": {}}
         self.child_env = None  # set by setup()
         self.gpu_reason = None  # why there is no usable GPU, if none
+        self.current = None  # the child process running now, if any
         with open(os.path.join(self.kit, "manifest.json")) as f:
             self.manifest = json.load(f)
 
@@ -81,31 +89,55 @@ class Runner:
     def time_left(self):
         return self.args.deadline_secs - (time.monotonic() - self.started)
 
+    def bounded(self, timeout):
+        """`timeout` cut to the time left; OutOfTime when little is left."""
+        if self.time_left() < 5:
+            raise OutOfTime()
+        return min(timeout, self.time_left())
+
+    def probe(self, argv, timeout=30, env=None):
+        """A short command's CompletedProcess, or None if it cannot run."""
+        try:
+            return subprocess.run(argv, capture_output=True, text=True,
+                                  env=env, timeout=self.bounded(timeout))
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+
     def run(self, argv, log_name, timeout, cwd=None, env=None):
         """Runs argv with output to OUT/logs/log_name; returns (rc, text).
 
-        rc is None when it ran past `timeout` (the whole process group is
-        killed then)."""
+        The child runs in a process group of its own, killed when it runs
+        past `timeout` (rc is None then) and when it exits (what it left
+        behind, e.g. a ps task). OutOfTime when the deadline is near."""
+        timeout = self.bounded(timeout)
         log_path = os.path.join(self.out, "logs", log_name)
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
-        timeout = max(1, min(timeout, self.time_left()))
         with open(log_path, "w") as out:
             out.write("$ %s\n" % " ".join(argv))
             out.flush()
-            process = subprocess.Popen(
+            self.current = subprocess.Popen(
                 argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd or self.kit,
                 env=env if env is not None else self.child_env,
                 start_new_session=True)
             try:
-                rc = process.wait(timeout=timeout)
+                rc = self.current.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
                 rc = None
-            out.write("\n[exit status %s]\n" % ("timeout after %.0f s" % timeout
-                                                 if rc is None else rc))
+            self.kill_current()
+            out.write("\n[exit status %s]\n" % ("timeout after %.0f s" %
+                                                 timeout if rc is None else rc))
         with open(log_path, errors="replace") as f:
             return rc, f.read()
+
+    def kill_current(self):
+        if self.current is None:
+            return
+        try:
+            os.killpg(self.current.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is gone already
+        self.current.wait()
+        self.current = None
 
     def record(self, part, status, **details):
         entry = {"status": status}
@@ -116,19 +148,6 @@ class Runner:
                            else ""))
 
     # ---- set-up --------------------------------------------------------
-    def python_site_dirs(self):
-        dirs = []
-        for python in self.python_candidates():
-            try:
-                out = subprocess.run(
-                    [python, "-c", "import site, sys; print('\\n'.join("
-                     "site.getsitepackages() + [site.getusersitepackages()]))"],
-                    capture_output=True, text=True, timeout=30).stdout
-            except (OSError, subprocess.TimeoutExpired):
-                continue
-            dirs += [d for d in out.splitlines() if d]
-        return dirs
-
     def python_candidates(self):
         if self.args.python:
             return [self.args.python]
@@ -140,62 +159,24 @@ class Runner:
                 found.append(path)
         return found
 
-    def cuda_search_dirs(self):
-        """Where CUDA libraries may be, in the order they are preferred."""
-        dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
-                if d]
-        for variable in ("CUDA_HOME", "CUDA_PATH"):
-            if os.environ.get(variable):
-                dirs.append(os.path.join(os.environ[variable], "lib64"))
-        dirs += ["/usr/local/cuda/lib64",
-                 "/usr/local/cuda/targets/x86_64-linux/lib"]
-        dirs += sorted(glob.glob("/usr/local/cuda-*/lib64"), reverse=True)
-        # PyTorch's CUDA wheels: nvidia/<component>/lib, and for CUDA 13
-        # nvidia/cu13/lib.
-        for site_dir in self.python_site_dirs():
-            dirs += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*",
-                                                  "lib")))
-            dirs += sorted(glob.glob(os.path.join(site_dir, "nvidia", "*",
-                                                  "lib64")))
-        dirs += ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64"]
-        seen, unique = set(), []
-        for d in dirs:
-            if os.path.isdir(d) and os.path.realpath(d) not in seen:
-                seen.add(os.path.realpath(d))
-                unique.append(d)
-        return unique
-
     def find_cuda_libraries(self):
-        """{soname: path}, or exits 2 naming what is missing."""
-        dirs = self.cuda_search_dirs()
-        found, problems = {}, []
-        for soname in self.manifest["cuda_libraries"]:
-            for d in dirs:
-                if os.path.exists(os.path.join(d, soname)):
-                    found[soname] = os.path.join(d, soname)
-                    break
-            else:
-                stem = soname.split(".so")[0] + ".so."
-                others = sorted({os.path.join(d, name) for d in dirs
-                                 for name in os.listdir(d)
-                                 if name.startswith(stem)})
-                if others:
-                    problems.append(
-                        "%s not found; there is only %s: another major "
-                        "version (the kit was built with CUDA %s)"
-                        % (soname, ", ".join(others[:3]),
-                           self.manifest["cuda_version"]))
-                else:
-                    problems.append("%s not found" % soname)
+        """{soname: path} of the chosen libraries, or exits 2 naming what
+        is missing."""
+        dirs = cuda_libraries.search_dirs(
+            cuda_libraries.python_site_dirs(self.python_candidates(),
+                                            self.bounded(30)), os.environ)
+        chosen, problems = cuda_libraries.choose(
+            self.manifest["cuda_libraries"], dirs,
+            self.manifest["cuda_version"])
         if problems:
             self.fail_setup(
-                "CUDA libraries: %s. Searched: LD_LIBRARY_PATH, CUDA_HOME, "
-                "/usr/local/cuda*, and the nvidia/*/lib folders of Python's "
-                "site-packages (%s). Install CUDA %s's runtime, cuBLAS and "
-                "NCCL, or put their folder on LD_LIBRARY_PATH."
-                % ("; ".join(problems), ", ".join(dirs) or "none",
-                   self.manifest["cuda_version"]))
-        return found
+                "CUDA libraries: %s. Searched: LD_LIBRARY_PATH, the nvidia/*/"
+                "lib folders of Python's site-packages, CUDA_HOME, "
+                "/usr/local/cuda* and the system's (%s). Install CUDA %s's "
+                "runtime, cuBLAS and NCCL, or put their folder on "
+                "LD_LIBRARY_PATH." % ("; ".join(problems), ", ".join(dirs) or
+                                      "none", self.manifest["cuda_version"]))
+        return chosen
 
     def fail_setup(self, message):
         self.summary["setup"] = {"status": "failed", "reason": message}
@@ -206,25 +187,41 @@ class Runner:
     def check_binaries_start(self):
         """`ldd -r` of every binary under the kit's environment: no library
         missing, and no symbol either (an older NCCL or cuBLAS than the kit
-        was built with lacks some)."""
+        was built with lacks some). In parallel: each maps cuBLAS."""
         if shutil.which("ldd") is None:
             log("[setup] no ldd on this machine: binaries not checked before "
                 "they run")
             return
-        missing = []
-        for root, _, files in os.walk(self.path("bin")):
-            for name in sorted(files):
-                path = os.path.join(root, name)
-                result = subprocess.run(["ldd", "-r", path],
-                                        capture_output=True, text=True,
-                                        env=self.child_env)
-                for line in (result.stdout + result.stderr).splitlines():
-                    if "not found" in line or "undefined symbol" in line:
-                        missing.append("%s: %s" % (
-                            os.path.relpath(path, self.kit), line.strip()))
+        paths = [os.path.join(root, name)
+                 for root, _, files in os.walk(self.path("bin"))
+                 for name in sorted(files)]
+
+        def problems_of(path):
+            result = self.probe(["ldd", "-r", path], timeout=120,
+                                env=self.child_env)
+            if result is None:
+                return ["%s: ldd -r did not finish" % path]
+            return ["%s: %s" % (os.path.relpath(path, self.kit), line.strip())
+                    for line in (result.stdout + result.stderr).splitlines()
+                    if "not found" in line or "undefined symbol" in line]
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            missing = [p for found in pool.map(problems_of, paths)
+                       for p in found]
         if missing:
             self.fail_setup("binaries would not start: "
                             + "; ".join(missing[:10]))
+
+    def libraries_loaded(self):
+        """{soname: path} of the CUDA libraries gpu_check really loads."""
+        result = self.probe(["ldd", self.binary("//tools/gpu_check")],
+                            env=self.child_env)
+        loaded = {}
+        for line in (result.stdout if result else "").splitlines():
+            match = re.match(r"\s*(\S+) => (\S+)", line)
+            if match and match.group(1) in self.manifest["cuda_libraries"]:
+                loaded[match.group(1)] = os.path.realpath(match.group(2))
+        return loaded
 
     def machine(self):
         info = {"hostname": platform.node(), "cpus": os.cpu_count(),
@@ -236,11 +233,11 @@ class Runner:
         except OSError:
             pass
         if shutil.which("nvidia-smi"):
-            out = subprocess.run(
+            out = self.probe(
                 ["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                 "--format=csv,noheader"], capture_output=True, text=True)
-            info["gpus"] = [l.strip() for l in out.stdout.splitlines()
-                            if l.strip()]
+                 "--format=csv,noheader"])
+            info["gpus"] = [l.strip() for l in (out.stdout if out else
+                                                "").splitlines() if l.strip()]
         else:
             info["gpus"] = []
             info["nvidia_smi"] = "not found"
@@ -255,21 +252,22 @@ class Runner:
             % (self.kit, self.manifest["commit"], self.manifest["cuda_version"],
                os.cpu_count(), "; ".join(self.summary["machine"]["gpus"])
                or "none listed by nvidia-smi"))
-        libraries = self.find_cuda_libraries()
-        for soname, path in sorted(libraries.items()):
-            log("[setup] %s -> %s" % (soname, path))
-        lib_dirs = [self.path("lib")]
-        for path in libraries.values():
-            if os.path.dirname(path) not in lib_dirs:
-                lib_dirs.append(os.path.dirname(path))
+        chosen = self.find_cuda_libraries()
+        cuda_lib_dir = os.path.join(self.out, "cuda-lib")
+        cuda_libraries.link_folder(chosen, cuda_lib_dir)
         env = dict(os.environ)
         env["LD_LIBRARY_PATH"] = ":".join(
-            lib_dirs + [d for d in os.environ.get("LD_LIBRARY_PATH",
-                                                  "").split(":") if d])
+            [self.path("lib"), cuda_lib_dir] +
+            [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d])
+        # One machine: NCCL need not probe InfiniBand through the kit's
+        # Debian libibverbs (pulled in by Gloo).
+        env.setdefault("NCCL_IB_DISABLE", "1")
         self.child_env = env
         self.check_binaries_start()
-        self.summary["setup"] = {"status": "passed",
-                                 "cuda_libraries": libraries,
+        loaded = self.libraries_loaded()
+        for soname, path in sorted(loaded.items()):
+            log("[setup] %s -> %s" % (soname, path))
+        self.summary["setup"] = {"status": "passed", "cuda_libraries": loaded,
                                  "ld_library_path": env["LD_LIBRARY_PATH"]}
         # gpu_check also tells whether there is a usable GPU (exit 2: none).
         rc, text = self.run([self.binary("//tools/gpu_check")],
@@ -280,6 +278,12 @@ class Runner:
             self.gpu_reason = "no usable GPU: " + (
                 reason.group(1).strip() if reason else "see logs/gpu_check.log")
             log("[setup] " + self.gpu_reason)
+            gpus = self.summary["machine"]["gpus"]
+            if gpus:
+                # Skipping every GPU part would pass without testing them.
+                self.fail_setup("nvidia-smi lists %d GPU(s) (%s), but CUDA "
+                                "finds none: %s" % (len(gpus), "; ".join(gpus),
+                                                     self.gpu_reason))
 
     # ---- parts ---------------------------------------------------------
     def part_tests(self):
@@ -298,11 +302,21 @@ class Runner:
                 os.path.join("tests", name + ".log"), 300,
                 cwd=self.path("bin"))
             result = gtest_results(xml_path)
-            if rc != 0 and result["failed"] == 0:
+            if result["failed"] == 0 and (rc != 0 or result["cases"] == 0):
+                # A crash, a timeout, or no report: never a pass.
                 result["failed"] += 1
                 result["failures"].append(
-                    "%s exited %s: %s" % (name, "by timeout" if rc is None
-                                          else rc, tail(text)))
+                    "%s exited %s%s: %s" % (
+                        name, "by timeout" if rc is None else rc,
+                        "" if result["cases"] else " without a gtest report",
+                        tail(text)))
+            if not self.gpu_reason and any(
+                    r.startswith("no usable GPU") for r in
+                    result["skip_reasons"]):
+                # gpu_check found a GPU: a test that finds none is broken.
+                result["failed"] += 1
+                result["failures"].append(
+                    "%s skipped for want of a GPU that gpu_check found" % name)
             result.update(label=test["label"], exit_status=rc,
                           seconds=round(time.monotonic() - started, 1))
             binaries.append(result)
@@ -417,13 +431,11 @@ class Runner:
         """(python, description) of one with torch and a GPU, or (None, why)."""
         reasons = []
         for python in self.python_candidates():
-            try:
-                probe = subprocess.run(
-                    [python, "-c", "import torch; print(torch.__version__, "
-                     "torch.cuda.is_available())"],
-                    capture_output=True, text=True, timeout=120)
-            except (OSError, subprocess.TimeoutExpired) as error:
-                reasons.append("%s: %s" % (python, error))
+            probe = self.probe(
+                [python, "-c", "import torch; print(torch.__version__, "
+                 "torch.cuda.is_available())"], timeout=120, env=os.environ)
+            if probe is None:
+                reasons.append("%s did not answer within 120 s" % python)
                 continue
             if probe.returncode != 0:
                 reasons.append("%s cannot import torch" % python)
@@ -447,10 +459,11 @@ class Runner:
         rc, text = self.run([python, self.path("torch_compare.py"),
                              "--json=" + json_path], "torch.log", 300,
                             env=dict(os.environ))
-        figures = read_json(json_path)
-        if rc != 0 or figures is None:
+        measured = read_json(json_path)
+        if rc != 0 or not isinstance(measured, dict):
             self.record("torch", "failed", reason=tail(text))
             return
+        figures = measured.get("figures", {})
         ours = {f["name"]: f["value"] for f in
                 self.summary["parts"].get("gpu_bench", {}).get("figures", [])}
         pairs = {"sgemm_4096": ("kernels/gemm/4096", "matmul/4096"),
@@ -458,35 +471,60 @@ class Runner:
                                     "train_step/mlp/eager")}
         ratios = {}
         for key, (our_name, torch_name) in pairs.items():
-            if our_name in ours and torch_name in figures:
-                ratio = ours[our_name] / figures[torch_name]["value"]
-                ratios[key] = {"ours": ours[our_name],
-                               "torch": figures[torch_name]["value"],
+            theirs = figures.get(torch_name, {}).get("value")
+            if our_name in ours and theirs:
+                ratio = ours[our_name] / theirs
+                ratios[key] = {"ours": ours[our_name], "torch": theirs,
                                "unit": figures[torch_name]["unit"],
                                "ratio": round(ratio, 3),
                                "target": TORCH_TARGETS[key],
                                "meets_target": ratio >= TORCH_TARGETS[key]}
+        if "mlp_train_step" in ratios:
+            ratios["mlp_train_step"]["note"] = (
+                "ours: the runtime's whole step on one GPU (variables read "
+                "in host memory and uploaded, gradients downloaded once, SGD "
+                "on the host); PyTorch: eager, everything on the GPU; both "
+                "from a batch in host memory")
         self.record("torch", "passed", reason=(
             "%s; %s" % (described, ", ".join(
                 "%s %.2fx of PyTorch (target %.1f)" % (k, v["ratio"],
                                                        v["target"])
                 for k, v in ratios.items()) or
                 "no ratios: run gpu_bench in the same run")),
-            python=described, figures=figures, ratios=ratios)
+            python=described, settings=measured.get("settings", {}),
+            torch_figures=figures, ratios=ratios)
 
     def part_cpu_bench(self):
         json_path = os.path.join(self.out, "cpu_bench.json")
         argv = [self.binary("//bench"), "--only=dense,sparse,allreduce",
                 "--json=" + json_path]
-        if self.args.quick:
+        # The full families take about 2 minutes, and write their figures
+        # only at the end: with less time left, the quick subset.
+        quick = self.args.quick or self.time_left() < 240
+        if quick:
             argv.append("--quick")
-        rc, text = self.run(argv, "cpu_bench.log", 420, cwd=self.path("bin"))
+        rc, text = self.run(argv, "cpu_bench.log", self.time_left() - 5,
+                            cwd=self.path("bin"))
         figures = read_json(json_path)
         if rc != 0 or figures is None:
             self.record("cpu_bench", "failed", reason=tail(text))
             return
-        self.record("cpu_bench", "passed", reason="%d figures on %d cores" % (
-            len(figures), os.cpu_count()), figures=figures)
+        self.record("cpu_bench", "passed", reason="%d figures on %d cores%s" % (
+            len(figures), os.cpu_count(), " (--quick)" if quick else ""),
+            figures=figures)
+
+    def run_part(self, name):
+        """Runs one part; whatever goes wrong is recorded as its failure."""
+        try:
+            getattr(self, "part_" + name)()
+        except OutOfTime:
+            self.kill_current()
+            self.record(name, "not run", reason="out of time (--deadline_secs"
+                        "=%.0f)" % self.args.deadline_secs)
+        except Exception:  # a bug in the runner must not lose the summary
+            self.kill_current()
+            self.record(name, "failed", reason="the runner failed: " +
+                        tail(traceback.format_exc(), 3))
 
     # ---- summary -------------------------------------------------------
     def write_summary(self):
@@ -495,80 +533,17 @@ class Runner:
         with open(os.path.join(self.out, "summary.json"), "w") as f:
             json.dump(self.summary, f, indent=2)
             f.write("\n")
-        lines = ["GPU kit, commit %s, CUDA %s, %.0f s" % (
-            self.manifest["commit"], self.manifest["cuda_version"],
-            self.summary["seconds"])]
-        machine = self.summary.get("machine", {})
-        lines.append("machine: %s cores (%s); GPUs: %s" % (
-            machine.get("cpus"), machine.get("cpu_model", "?"),
-            "; ".join(machine.get("gpus", [])) or "none"))
-        setup = self.summary.get("setup", {})
-        lines.append("setup: %s%s" % (setup.get("status"), (
-            ": " + setup["reason"]) if "reason" in setup else ""))
-        for name in PARTS:
-            part = self.summary["parts"].get(name)
-            if part is None:
-                continue
-            lines.append("%-10s %-8s %s" % (name, part["status"],
-                                            part.get("reason", "")))
-            for key, ratio in part.get("ratios", {}).items():
-                lines.append("           %s: ours %.4g vs PyTorch %.4g %s = "
-                             "%.2fx (target %.1f)" % (
-                                 key, ratio["ours"], ratio["torch"],
-                                 ratio["unit"], ratio["ratio"],
-                                 ratio["target"]))
-            for figure in part.get("figures", []) if isinstance(
-                    part.get("figures"), list) else []:
-                lines.append("           %-34s %12.4g %-10s %.2fx %s" % (
-                    figure["name"], figure["value"], figure["unit"],
-                    figure["ratio"], figure["baseline"]))
+        lines = text_lines(self.summary, self.manifest, PARTS)
         with open(os.path.join(self.out, "summary.txt"), "w") as f:
             f.write("\n".join(lines) + "\n")
         return lines
 
 
-def gtest_results(xml_path):
-    result = {"passed": 0, "failed": 0, "skipped": 0, "skip_reasons": [],
-              "failures": []}
-    try:
-        root = ElementTree.parse(xml_path).getroot()
-    except (OSError, ElementTree.ParseError):
-        return result
-    for case in root.iter("testcase"):
-        name = "%s.%s" % (case.get("classname"), case.get("name"))
-        failure = case.find("failure")
-        skipped = case.find("skipped")
-        if failure is not None:
-            result["failed"] += 1
-            result["failures"].append("%s: %s" % (
-                name, (failure.get("message") or "")[:500]))
-        elif skipped is not None or case.get("result") == "skipped":
-            result["skipped"] += 1
-            message = (skipped.get("message") if skipped is not None
-                       else "") or ""
-            # gtest prefixes "file:line\n"; the reason is what follows.
-            reason = message.strip().splitlines()[-1] if message.strip() else ""
-            if reason not in result["skip_reasons"]:
-                result["skip_reasons"].append(reason)
-        elif case.get("status", "run") == "run":
-            result["passed"] += 1
-    return result
-
-
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def tail(text, lines=6):
-    return " | ".join(l.strip() for l in text.strip().splitlines()[-lines:])
-
-
 def parse_parts(value):
-    parts = [p for p in value.split(",") if p] if value else []
+    parts = [p for p in value.split(",") if p]
+    if not parts:
+        raise argparse.ArgumentTypeError("name at least one part (parts: %s)"
+                                         % ",".join(PARTS))
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         raise argparse.ArgumentTypeError(
@@ -598,19 +573,29 @@ def main():
     args = parser.parse_args()
 
     runner = Runner(args)
-    runner.setup()
+
+    def stop(signum, _):
+        # Killed from outside (a command's time limit): no child is left
+        # behind, and what ran so far is summarised.
+        runner.kill_current()
+        runner.summary["stopped_by_signal"] = signum
+        runner.write_summary()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        runner.setup()
+    except OutOfTime:
+        runner.fail_setup("out of time during set-up")
     selected = [p for p in PARTS if (not args.only or p in args.only)
                 and p not in args.skip]
     for name in selected:
-        if runner.time_left() <= 10:
-            runner.record(name, "not run", reason="out of time (--deadline_"
-                          "secs=%.0f)" % args.deadline_secs)
-            continue
-        getattr(runner, "part_" + name)()
+        runner.run_part(name)
     lines = runner.write_summary()
     log("\n".join(["", "== summary (%s)" % os.path.join(runner.out,
-                                                         "summary.txt")] +
-                  lines))
+                                                          "summary.txt")] +
+                   lines))
     failed = [n for n, p in runner.summary["parts"].items()
               if p["status"] in ("failed", "not run")]
     if failed:

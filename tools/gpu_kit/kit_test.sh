@@ -2,18 +2,21 @@
 # Proves the GPU kit on a machine without a GPU (CI runs it after the CUDA
 # build; needs root for the mount namespaces):
 #
+#   0. the runner's pieces pass their unit tests (kit_unit_test.py);
 #   1. make.sh makes the kit, and it is under 60 MiB;
 #   2. every kit binary starts on a "bare machine": in a mount namespace
-#      where the system library folder holds only glibc, libstdc++ and
-#      libgcc_s (and ld.so.cache is empty), with LD_LIBRARY_PATH naming only
-#      the kit's lib/ and the CUDA toolkit's libraries; and the same check
-#      FAILS for a copy of the kit with one library taken out;
+#      where /usr/lib holds only glibc, libstdc++ and libgcc_s (and
+#      ld.so.cache is empty), with LD_LIBRARY_PATH naming only the kit's
+#      lib/ and the CUDA toolkit's libraries; and the same check FAILS for
+#      copies of the kit with a library taken out;
 #   3. run.sh runs here: GPU tests skip with their reason, gpu_check, the GPU
 #      jobs and gpu_bench skip, the CPU training jobs and cpu_bench run; and
 #      with a failing and a crashing test binary it exits 1 naming both;
 #   4. run.sh refuses to start, exit 2 and a message naming the library,
 #      when the CUDA 13 libraries are missing and only a CUDA 12 one is
-#      there.
+#      there;
+#   5. run.sh finds and loads the CUDA libraries where PyTorch's CUDA 13
+#      wheels put them (a venv's nvidia/cu13/lib and nvidia/nccl/lib).
 #
 #   bash tools/gpu_kit/kit_test.sh        ends with "gpu kit: N passed, N failed"
 set -uo pipefail
@@ -45,21 +48,23 @@ system_dir=/usr/lib/x86_64-linux-gnu
 cuda_lib_dir="$(readlink -f /usr/local/cuda/lib64)"
 
 # Starts every binary of kit $1 where only the system libraries above, the
-# kit's lib/ and the CUDA libraries exist. Prints one line per binary that
+# kit's lib/ and the CUDA libraries exist: the whole of /usr/lib (Debian
+# puts libraries in /usr/lib too, e.g. libgloo; /lib is a link to it) is
+# replaced by a tree holding only those. Prints one line per binary that
 # does not start; returns non-zero if any.
 bare_start() {
-  local kit_dir="$1" bare="$work/bare-system"
-  rm -rf "$bare" && mkdir -p "$bare"
+  local kit_dir="$1" bare="$work/bare-usr-lib"
+  rm -rf "$bare" && mkdir -p "$bare/x86_64-linux-gnu"
   for lib in "${system_libs[@]}"; do
-    [ -e "$system_dir/$lib" ] && cp -L "$system_dir/$lib" "$bare/$lib"
+    [ -e "$system_dir/$lib" ] && cp -L "$system_dir/$lib" "$bare/x86_64-linux-gnu/$lib"
   done
   : >"$work/empty-ld.so.cache"
   # Only bash builtins and the loader run after the second mount: every
   # other program of this machine would itself miss its libraries.
   unshare -m --propagation private bash -c '
-    kit_dir=$1 bare=$2 cuda=$3 cache=$4 system_dir=$5
+    kit_dir=$1 bare=$2 cuda=$3 cache=$4
     mount --bind "$cache" /etc/ld.so.cache || exit 3
-    mount --bind "$bare" "$system_dir" || exit 3
+    mount --bind "$bare" /usr/lib || exit 3
     unset LD_PRELOAD
     export LD_LIBRARY_PATH="$kit_dir/lib:$cuda" LD_BIND_NOW=1
     bad=0
@@ -69,15 +74,20 @@ bare_start() {
       case "$bin" in *_test) flag=--gtest_list_tests ;; *) flag=--helpshort ;; esac
       out=$("$bin" $flag 2>&1); rc=$?
       if [ $rc -eq 127 ] || [[ "$out" == *"error while loading shared libraries"* ]] ||
-         [[ "$out" == *"symbol lookup error"* ]]; then
+         [[ "$out" == *"symbol lookup error"* ]] ||
+         [[ "$out" == *" not found (required by"* ]]; then
         read -r first_line <<<"$out"
         echo "  does not start: ${bin#$kit_dir/}: $first_line"
         bad=1
       fi
     done
     exit $bad' bare_start "$kit_dir" "$bare" "$cuda_lib_dir" \
-    "$work/empty-ld.so.cache" "$system_dir"
+    "$work/empty-ld.so.cache"
 }
+
+echo "== 0. the runner's pieces (kit_unit_test.py)"
+PYTHONDONTWRITEBYTECODE=1 python3 tools/gpu_kit/kit_unit_test.py
+check "kit_unit_test.py" $?
 
 echo "== 1. make the kit"
 start=$SECONDS
@@ -90,7 +100,8 @@ fi
 size_bytes=$(du -sb "$kit" | cut -f1)
 [ "$size_bytes" -lt $((60 << 20)) ]
 check "the kit is under 60 MiB ($((size_bytes >> 20)) MiB)" $?
-for name in run.sh kit_run.py torch_compare.py manifest.json; do
+for name in run.sh kit_run.py cuda_libraries.py kit_summary.py \
+  torch_compare.py manifest.json; do
   [ -f "$kit/$name" ]
   check "the kit has $name" $?
 done
@@ -98,14 +109,18 @@ done
 echo "== 2. every binary starts with only the kit's and the allowed libraries"
 bare_start "$kit"
 check "every kit binary starts on a bare system" $?
-cp -a "$kit" "$work/broken-kit"
-rm "$work"/broken-kit/lib/libprotobuf.so.*
-broken_out="$(bare_start "$work/broken-kit")"
-broken_rc=$?
-echo "$broken_out" | head -3
-[ "$broken_rc" -ne 0 ] && [[ "$broken_out" == *libprotobuf* ]]
-check "the bare-system check fails for a kit without libprotobuf" $?
-rm -rf "$work/broken-kit"
+# Taken out of a copy of the kit, each must make the check fail: one
+# Debian puts in /usr/lib/x86_64-linux-gnu, one it puts in /usr/lib.
+for lib in libprotobuf.so libgloo.so; do
+  cp -a "$kit" "$work/broken-kit"
+  rm "$work"/broken-kit/lib/$lib.*
+  broken_out="$(bare_start "$work/broken-kit")"
+  broken_rc=$?
+  echo "$broken_out" | head -2
+  [ "$broken_rc" -ne 0 ] && [[ "$broken_out" == *"$lib"* ]]
+  check "the bare-system check fails for a kit without $lib" $?
+  rm -rf "$work/broken-kit"
+done
 
 echo "== 3. run.sh here (no GPU: GPU parts skip, CPU parts run)"
 out="$work/out"
@@ -192,6 +207,36 @@ echo "$missing_out" | tail -2
 [ "$missing_rc" -eq 2 ] &&
   [[ "$missing_out" == *"libcudart.so.13 not found; there is only"*"libcudart.so.12: another major version"* ]]
 check "run.sh exits 2 naming the missing CUDA 13 library and the CUDA 12 one" $?
+
+echo "== 5. run.sh finds the CUDA libraries in PyTorch's wheels"
+# A Python virtual environment laid out as PyTorch's CUDA 13 wheels are
+# (nvidia/cu13/lib, nvidia/nccl/lib), whose links lead to the toolkit's
+# libraries at a place of their own; the toolkit's folder itself is hidden.
+venv="$work/venv"
+python3 -m venv --without-pip "$venv"
+site="$("$venv/bin/python3" -c 'import site; print(site.getsitepackages()[0])')"
+mkdir -p "$site/nvidia/cu13/lib" "$site/nvidia/nccl/lib" "$work/real-cuda"
+for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13; do
+  ln -s "$work/real-cuda/$lib" "$site/nvidia/cu13/lib/$lib"
+done
+ln -s "$work/real-cuda/libnccl.so.2" "$site/nvidia/nccl/lib/libnccl.so.2"
+wheels_out="$(unshare -m --propagation private bash -c '
+  mount --bind "$1" "$2" && mount -t tmpfs tmpfs "$1" &&
+  env -u LD_LIBRARY_PATH -u CUDA_HOME -u CUDA_PATH \
+    bash "$3/run.sh" "$4" --only tests --python "$5"
+' wheels "$cuda_lib_dir" "$work/real-cuda" "$kit" "$work/out-wheels" \
+  "$venv/bin/python3" 2>&1)"
+wheels_rc=$?
+echo "$wheels_out" | grep -E '^\[setup\] lib' | head -4
+[ "$wheels_rc" -eq 0 ] && python3 - "$work/out-wheels/summary.json" \
+  "$work/real-cuda" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+libraries = s["setup"]["cuda_libraries"]
+sys.exit(0 if len(libraries) == 4 and all(
+    p.startswith(sys.argv[2] + "/") for p in libraries.values()) else 1)
+PY
+check "run.sh loads the CUDA libraries of a venv's nvidia/*/lib" $?
 
 echo "gpu kit: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

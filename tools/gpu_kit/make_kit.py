@@ -3,7 +3,7 @@
 
 The kit is a folder that runs on a bare CUDA machine:
 
-  run.sh, kit_run.py, torch_compare.py   the runner (see run.sh)
+  run.sh and *.py                        the runner (see run.sh)
   manifest.json                          what is in it and what it needs
   bin/<package>/<name>                   binaries, laid out as in bazel-bin,
                                          so that `launch` finds
@@ -41,7 +41,8 @@ SYSTEM_SONAME = re.compile(
     r"libanl\.so|libstdc\+\+\.so|libgcc_s\.so)")
 CUDA_SONAME = re.compile(
     r"^(libcuda\.so|libcudart\.so|libcublas\.so|libcublasLt\.so|libnccl\.so)")
-RUNNER_FILES = ("run.sh", "kit_run.py", "torch_compare.py")
+RUNNER_FILES = ("run.sh", "kit_run.py", "cuda_libraries.py", "kit_summary.py",
+                "torch_compare.py")
 
 
 def fail(message):

@@ -16,4 +16,6 @@ if ! command -v python3 >/dev/null; then
   echo "run.sh: python3 is needed to run the kit and there is none on PATH" >&2
   exit 2
 fi
-exec python3 "$kit_dir/kit_run.py" --kit_dir="$kit_dir" "$@"
+# No __pycache__ in the kit: it may be read-only, and stays as it was made.
+PYTHONDONTWRITEBYTECODE=1 exec python3 "$kit_dir/kit_run.py" \
+  --kit_dir="$kit_dir" "$@"

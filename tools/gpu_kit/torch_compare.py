@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """PyTorch on this machine's first GPU, doing what //bench:gpu_bench does.
 
-Measured exactly as gpu_bench measures (one warm-up call, then the best of
-5, each call ended by synchronising the GPU), so that the kit's runner can
-put the two side by side:
+Measured exactly as gpu_bench measures its GPU side (one warm-up call, then
+the best of 20, each call ended by synchronising the GPU), so that the
+kit's runner can put the two side by side:
 
-  matmul/<n>            torch.matmul of two n x n float32 matrices, TF32
-                        off (cuBLAS SGEMM, as gpu_bench's GEMM), in GFLOP/s
+  matmul/<n>            torch.matmul of two n x n float32 matrices in IEEE
+                        float32 (TF32 off: cuBLAS SGEMM, as gpu_bench's
+                        GEMM), in GFLOP/s
   train_step/mlp/eager  one training step of gpu_bench's MLP: 256 features,
                         hidden 1024 and 1024 (ReLU), 10 classes, softmax
                         cross-entropy summed and divided by the batch, SGD
                         with learning rate 0.01, batch 4096 that starts in
                         host memory, the loss read back; in examples/s
 
-Writes {name: {"value": v, "unit": u}} to --json.
+Writes {"settings": {...}, "figures": {name: {"value": v, "unit": u}}} to
+--json.
 """
 
 import argparse
@@ -24,6 +26,9 @@ import time
 import torch
 
 
+REPEATS = 20  # as gpu_bench's GPU side
+
+
 def seconds_per_call(run, device):
     def synchronize():
         if device.type == "cuda":
@@ -32,12 +37,27 @@ def seconds_per_call(run, device):
     run()
     synchronize()
     best = float("inf")
-    for _ in range(5):
+    for _ in range(REPEATS):
         start = time.perf_counter()
         run()
         synchronize()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def ieee_float32_matmuls():
+    """Turns TF32 off for float32 matrix products; says which switch did.
+
+    PyTorch 2.9 and later have fp32_precision ("ieee" is plain float32);
+    older ones allow_tf32 (False by default for matmul since 1.12)."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.fp32_precision = "ieee"
+        return "fp32_precision=ieee"
+    matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return "allow_tf32=False"
 
 
 def matmul_gflops(n, device):
@@ -87,13 +107,13 @@ def main():
             print("torch_compare: torch %s sees no CUDA GPU" %
                   torch.__version__, file=sys.stderr)
             return 2
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        name = torch.cuda.get_device_name(device)
+        precision = ieee_float32_matmuls()
+        device_name = torch.cuda.get_device_name(device)
     else:
-        name = "CPU, %d threads" % torch.get_num_threads()
+        precision = "cpu"
+        device_name = "CPU, %d threads" % torch.get_num_threads()
     print("torch_compare: torch %s, CUDA %s, %s" % (
-        torch.__version__, torch.version.cuda, name), flush=True)
+        torch.__version__, torch.version.cuda, device_name), flush=True)
     figures = {}
     for n in (int(size) for size in args.sizes.split(",")):
         figures["matmul/%d" % n] = {"value": matmul_gflops(n, device),
@@ -103,8 +123,11 @@ def main():
     for name, figure in figures.items():
         print("torch_compare: %-22s %12.1f %s" % (name, figure["value"],
                                                   figure["unit"]))
+    settings = {"torch": torch.__version__, "cuda": torch.version.cuda,
+                "device": device_name, "float32_matmul": precision,
+                "repeats": REPEATS}
     with open(args.json, "w") as out:
-        json.dump(figures, out, indent=2)
+        json.dump({"settings": settings, "figures": figures}, out, indent=2)
     return 0
 
 
