@@ -14,8 +14,13 @@
 #
 # See docs/gpu.md, "Running on a GPU machine".
 set -euo pipefail
+# DIR is taken relative to where the command is typed; the default is the
+# repository's gpu-kit/.
+if [ $# -gt 0 ]; then
+  case "$1" in /*) kit_dir="$1" ;; *) kit_dir="$PWD/$1" ;; esac
+fi
 cd "$(dirname "$0")/../.."
-kit_dir="${1:-gpu-kit}"
+kit_dir="${kit_dir:-$PWD/gpu-kit}"
 
 bash tools/setup.sh
 
