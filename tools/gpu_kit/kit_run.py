@@ -12,13 +12,16 @@ Parts, in order (--only / --skip choose):
              ratios against gpu_bench's figures
   cpu_bench  bench --only dense,sparse,allreduce on this machine's cores
 
-Without a usable GPU the GPU parts are skipped with the reason and the CPU
-parts run. Writes OUT/summary.json and OUT/summary.txt; logs in OUT/logs.
-Exit status: 0 nothing failed, 1 a part failed, 2 set-up failed.
+Without a usable GPU set-up fails, unless --allow_no_gpu: then the GPU
+parts are skipped with the reason and the CPU parts run. Writes
+OUT/summary.json and OUT/summary.txt; logs in OUT/logs. Exit status: 0
+nothing failed, 1 a part failed or did not run in time, 2 set-up failed,
+128+N stopped by signal N.
 """
 
 import argparse
 import concurrent.futures
+import glob
 import json
 import os
 import platform
@@ -66,6 +69,15 @@ class OutOfTime(Exception):
     """The run's --deadline_secs is (almost) spent."""
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGINT from outside; not an Exception, so that no part's
+    error handling swallows it."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
 class Runner:
     def __init__(self, args):
         self.kit = os.path.abspath(args.kit_dir)
@@ -76,6 +88,9 @@ class Runner:
         self.child_env = None  # set by setup()
         self.gpu_reason = None  # why there is no usable GPU, if none
         self.current = None  # the child process running now, if any
+        self.starting = False  # between starting a child and knowing it
+        self.stop_signal = None  # a SIGTERM/SIGINT received, if any
+        self.current_part = None
         with open(os.path.join(self.kit, "manifest.json")) as f:
             self.manifest = json.load(f)
 
@@ -115,10 +130,20 @@ class Runner:
         with open(log_path, "w") as out:
             out.write("$ %s\n" % " ".join(argv))
             out.flush()
-            self.current = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd or self.kit,
-                env=env if env is not None else self.child_env,
-                start_new_session=True)
+            # A signal while the child starts is acted on once it is known
+            # (on_signal), so that it is never left behind.
+            self.starting = True
+            try:
+                self.current = subprocess.Popen(
+                    argv, stdout=out, stderr=subprocess.STDOUT,
+                    cwd=cwd or self.kit,
+                    env=env if env is not None else self.child_env,
+                    start_new_session=True)
+            finally:
+                self.starting = False
+            if self.stop_signal is not None:
+                self.kill_group()
+                raise Stopped(self.stop_signal)
             try:
                 rc = self.current.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -129,15 +154,32 @@ class Runner:
         with open(log_path, errors="replace") as f:
             return rc, f.read()
 
+    def kill_group(self):
+        """SIGKILL to the running child's process group; never waits (it
+        is also called from the signal handler)."""
+        if self.current is not None:
+            try:
+                os.killpg(self.current.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass  # the group is gone already
+
     def kill_current(self):
         if self.current is None:
             return
+        self.kill_group()
         try:
-            os.killpg(self.current.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is gone already
-        self.current.wait()
+            self.current.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            log("[kit] pid %d did not die within 30 s of SIGKILL (stuck in "
+                "the driver?)" % self.current.pid)
         self.current = None
+
+    def on_signal(self, signum, _):
+        self.stop_signal = signum
+        if self.starting:
+            return  # run() raises Stopped once the child is known
+        self.kill_group()
+        raise Stopped(signum)
 
     def record(self, part, status, **details):
         entry = {"status": status}
@@ -180,6 +222,7 @@ class Runner:
 
     def fail_setup(self, message):
         self.summary["setup"] = {"status": "failed", "reason": message}
+        self.summary["exit_status"] = 2
         log("[setup] FAILED: " + message)
         self.write_summary()
         sys.exit(2)
@@ -205,9 +248,13 @@ class Runner:
                     for line in (result.stdout + result.stderr).splitlines()
                     if "not found" in line or "undefined symbol" in line]
 
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        pool = concurrent.futures.ThreadPoolExecutor(8)
+        try:
             missing = [p for found in pool.map(problems_of, paths)
                        for p in found]
+        finally:
+            # On a signal, the queued checks are dropped, not waited for.
+            pool.shutdown(wait=False, cancel_futures=True)
         if missing:
             self.fail_setup("binaries would not start: "
                             + "; ".join(missing[:10]))
@@ -236,8 +283,12 @@ class Runner:
             out = self.probe(
                 ["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                  "--format=csv,noheader"])
-            info["gpus"] = [l.strip() for l in (out.stdout if out else
+            ok = out is not None and out.returncode == 0
+            info["gpus"] = [l.strip() for l in (out.stdout if ok else
                                                 "").splitlines() if l.strip()]
+            if not ok:
+                info["nvidia_smi"] = tail(out.stdout + out.stderr) if out \
+                    else "did not answer"
         else:
             info["gpus"] = []
             info["nvidia_smi"] = "not found"
@@ -278,18 +329,30 @@ class Runner:
             self.gpu_reason = "no usable GPU: " + (
                 reason.group(1).strip() if reason else "see logs/gpu_check.log")
             log("[setup] " + self.gpu_reason)
+            # Skipping every GPU part would pass without testing them.
             gpus = self.summary["machine"]["gpus"]
-            if gpus:
-                # Skipping every GPU part would pass without testing them.
-                self.fail_setup("nvidia-smi lists %d GPU(s) (%s), but CUDA "
-                                "finds none: %s" % (len(gpus), "; ".join(gpus),
-                                                     self.gpu_reason))
+            devices = glob.glob("/dev/nvidia[0-9]*")
+            if gpus or devices:
+                self.fail_setup("this machine has GPUs (%s), but CUDA finds "
+                                "none usable: %s" % (
+                                    "; ".join(gpus) or ", ".join(devices),
+                                    self.gpu_reason))
+            if not self.args.allow_no_gpu:
+                self.fail_setup(self.gpu_reason + ". To run the CPU parts "
+                                "alone, with the GPU ones skipped, pass "
+                                "--allow_no_gpu.")
 
     # ---- parts ---------------------------------------------------------
     def part_tests(self):
         totals = {"passed": 0, "failed": 0, "skipped": 0}
         binaries = []
         for test in self.manifest["tests"]:
+            if self.time_left() < 10:
+                self.record("tests", "not run", reason=(
+                    "out of time after %d of %d binaries" % (
+                        len(binaries), len(self.manifest["tests"]))),
+                    binaries=binaries, **totals)
+                return
             name = os.path.basename(test["path"])
             xml_path = os.path.join(self.out, "tests", name + ".xml")
             os.makedirs(os.path.dirname(xml_path), exist_ok=True)
@@ -382,6 +445,27 @@ class Runner:
             return
         data = os.path.join(data_dir, "dense")
         jobs, problems, skipped = {}, [], []
+        try:
+            self.training_jobs(data, jobs, problems, skipped)
+        except OutOfTime:
+            self.record("training", "not run", reason=(
+                "out of time after %d jobs" % len(jobs)), jobs=jobs)
+            return
+        if problems:
+            self.record("training", "failed", reason="; ".join(problems),
+                        jobs=jobs)
+        elif skipped:
+            self.record("training", "passed", reason=(
+                "CPU jobs reached the accuracy floor; GPU jobs skipped (%s)"
+                % self.gpu_reason), jobs=jobs, skipped=skipped)
+        else:
+            self.record("training", "passed", reason=(
+                "every GPU job within %.2f of its CPU job" %
+                GPU_ACCURACY_SLACK), jobs=jobs)
+
+    def training_jobs(self, data, jobs, problems, skipped):
+        """Runs each cluster's CPU and GPU job into `jobs`, noting problems
+        and skipped jobs."""
         for cluster in CLUSTERS:
             cpu = self.training_job(cluster, "cpu", data)
             jobs[cluster + "_cpu"] = cpu
@@ -401,17 +485,6 @@ class Runner:
                   cpu["eval_accuracy"] - GPU_ACCURACY_SLACK):
                 problems.append("%s on GPU reached %.4f, CPU %.4f" % (
                     cluster, gpu["eval_accuracy"], cpu["eval_accuracy"]))
-        if problems:
-            self.record("training", "failed", reason="; ".join(problems),
-                        jobs=jobs)
-        elif skipped:
-            self.record("training", "passed", reason=(
-                "CPU jobs reached the accuracy floor; GPU jobs skipped (%s)"
-                % self.gpu_reason), jobs=jobs, skipped=skipped)
-        else:
-            self.record("training", "passed", reason=(
-                "every GPU job within %.2f of its CPU job" %
-                GPU_ACCURACY_SLACK), jobs=jobs)
 
     def part_gpu_bench(self):
         if self.gpu_reason:
@@ -451,7 +524,10 @@ class Runner:
     def part_torch(self):
         python, described = self.torch_python()
         if python is None:
-            self.record("torch", "skipped", reason=described)
+            # Asked for by --python, a PyTorch that does not work is a
+            # failure; found by looking, its absence is the machine's.
+            self.record("torch", "failed" if self.args.python else "skipped",
+                        reason=described)
             return
         json_path = os.path.join(self.out, "torch.json")
         # PyTorch's own environment: the kit's libraries (another protobuf,
@@ -472,7 +548,7 @@ class Runner:
         ratios = {}
         for key, (our_name, torch_name) in pairs.items():
             theirs = figures.get(torch_name, {}).get("value")
-            if our_name in ours and theirs:
+            if is_number(ours.get(our_name)) and is_number(theirs) and theirs:
                 ratio = ours[our_name] / theirs
                 ratios[key] = {"ours": ours[our_name], "torch": theirs,
                                "unit": figures[torch_name]["unit"],
@@ -500,6 +576,8 @@ class Runner:
                 "--json=" + json_path]
         # The full families take about 2 minutes, and write their figures
         # only at the end: with less time left, the quick subset.
+        if self.time_left() < 75:
+            raise OutOfTime()  # not even the quick subset would finish
         quick = self.args.quick or self.time_left() < 240
         if quick:
             argv.append("--quick")
@@ -515,6 +593,7 @@ class Runner:
 
     def run_part(self, name):
         """Runs one part; whatever goes wrong is recorded as its failure."""
+        self.current_part = name
         try:
             getattr(self, "part_" + name)()
         except OutOfTime:
@@ -530,13 +609,21 @@ class Runner:
     def write_summary(self):
         self.summary["seconds"] = round(time.monotonic() - self.started, 1)
         os.makedirs(self.out, exist_ok=True)
-        with open(os.path.join(self.out, "summary.json"), "w") as f:
-            json.dump(self.summary, f, indent=2)
-            f.write("\n")
         lines = text_lines(self.summary, self.manifest, PARTS)
-        with open(os.path.join(self.out, "summary.txt"), "w") as f:
-            f.write("\n".join(lines) + "\n")
+        # Whole files or none: a reader (or a second writer, on a signal)
+        # never sees half of one.
+        for name, text in (("summary.json", json.dumps(self.summary,
+                                                       indent=2) + "\n"),
+                           ("summary.txt", "\n".join(lines) + "\n")):
+            path = os.path.join(self.out, name)
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(path + ".tmp", path)
         return lines
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and value == value  # not NaN
 
 
 def parse_parts(value):
@@ -562,6 +649,9 @@ def main():
                         help="comma-separated parts: " + ",".join(PARTS))
     parser.add_argument("--skip", type=parse_parts, default=[],
                         help="comma-separated parts not to run")
+    parser.add_argument("--allow_no_gpu", action="store_true",
+                        help="without a usable GPU, run the CPU parts and "
+                        "skip the GPU ones (default: set-up fails)")
     parser.add_argument("--quick", action="store_true",
                         help="cpu_bench's one-minute subset")
     parser.add_argument("--python", default="",
@@ -573,31 +663,40 @@ def main():
     args = parser.parse_args()
 
     runner = Runner(args)
-
-    def stop(signum, _):
+    signal.signal(signal.SIGTERM, runner.on_signal)
+    signal.signal(signal.SIGINT, runner.on_signal)
+    try:
+        try:
+            runner.setup()
+        except OutOfTime:
+            runner.fail_setup("out of time during set-up")
+        except Exception:  # a bug in the runner must not lose the summary
+            runner.fail_setup("the runner failed: " +
+                              tail(traceback.format_exc(), 3))
+        selected = [p for p in PARTS if (not args.only or p in args.only)
+                    and p not in args.skip]
+        for name in selected:
+            runner.run_part(name)
+    except Stopped as stopped:
         # Killed from outside (a command's time limit): no child is left
         # behind, and what ran so far is summarised.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         runner.kill_current()
-        runner.summary["stopped_by_signal"] = signum
+        runner.summary["stopped_by_signal"] = stopped.signum
+        if runner.current_part:
+            runner.record(runner.current_part, "not run", reason=(
+                "stopped by signal %d" % stopped.signum))
+        runner.summary["exit_status"] = 128 + stopped.signum
         runner.write_summary()
-        sys.exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    try:
-        runner.setup()
-    except OutOfTime:
-        runner.fail_setup("out of time during set-up")
-    selected = [p for p in PARTS if (not args.only or p in args.only)
-                and p not in args.skip]
-    for name in selected:
-        runner.run_part(name)
+        return 128 + stopped.signum
+    failed = [n for n, p in runner.summary["parts"].items()
+              if p["status"] in ("failed", "not run")]
+    runner.summary["exit_status"] = 1 if failed else 0
     lines = runner.write_summary()
     log("\n".join(["", "== summary (%s)" % os.path.join(runner.out,
                                                           "summary.txt")] +
                    lines))
-    failed = [n for n, p in runner.summary["parts"].items()
-              if p["status"] in ("failed", "not run")]
     if failed:
         log("== FAILED: " + ", ".join(failed))
         return 1

@@ -72,6 +72,9 @@ def text_lines(summary, manifest, parts):
     setup = summary.get("setup", {})
     lines.append("setup: %s%s" % (setup.get("status"), (
         ": " + setup["reason"]) if "reason" in setup else ""))
+    if "stopped_by_signal" in summary:
+        lines.append("STOPPED by signal %d before the end" %
+                     summary["stopped_by_signal"])
     for name in parts:
         part = summary["parts"].get(name)
         if part is None:
@@ -91,4 +94,6 @@ def text_lines(summary, manifest, parts):
                 figure.get("name"), number(figure.get("value")),
                 figure.get("unit"), number(figure.get("ratio"), "%.2f"),
                 figure.get("baseline")))
+    if "exit_status" in summary:
+        lines.append("exit status %d" % summary["exit_status"])
     return lines

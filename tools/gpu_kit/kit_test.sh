@@ -9,9 +9,11 @@
 #      ld.so.cache is empty), with LD_LIBRARY_PATH naming only the kit's
 #      lib/ and the CUDA toolkit's libraries; and the same check FAILS for
 #      copies of the kit with a library taken out;
-#   3. run.sh runs here: GPU tests skip with their reason, gpu_check, the GPU
-#      jobs and gpu_bench skip, the CPU training jobs and cpu_bench run; and
-#      with a failing and a crashing test binary it exits 1 naming both;
+#   3. run.sh --allow_no_gpu runs here: GPU tests skip with their reason,
+#      gpu_check, the GPU jobs and gpu_bench skip, the CPU training jobs and
+#      cpu_bench run; with a failing and a crashing test binary it exits 1
+#      naming both; without --allow_no_gpu it refuses (exit 2); SIGTERM
+#      during a job exits 143 with the summary written and no task left;
 #   4. run.sh refuses to start, exit 2 and a message naming the library,
 #      when the CUDA 13 libraries are missing and only a CUDA 12 one is
 #      there;
@@ -124,7 +126,7 @@ done
 
 echo "== 3. run.sh here (no GPU: GPU parts skip, CPU parts run)"
 out="$work/out"
-bash "$kit/run.sh" "$out" --quick
+bash "$kit/run.sh" "$out" --quick --allow_no_gpu
 run_rc=$?
 check "run.sh exits 0" "$run_rc"
 python3 - "$out/summary.json" <<'PY'
@@ -180,7 +182,8 @@ SH
 printf '#!/usr/bin/env bash
 kill -SEGV $$
 ' >"$work/failing-kit/${test_paths[1]}"
-bash "$work/failing-kit/run.sh" "$work/out-failing" --only tests >/dev/null
+bash "$work/failing-kit/run.sh" "$work/out-failing" --only tests \
+  --allow_no_gpu >/dev/null
 failing_rc=$?
 python3 - "$work/out-failing/summary.json" <<'PY'
 import json, sys
@@ -194,6 +197,43 @@ PY
 [ $? -eq 0 ] && [ "$failing_rc" -eq 1 ]
 check "run.sh exits 1 and reports the failed case and the crash" $?
 rm -rf "$work/failing-kit"
+
+echo "== 3c. without a GPU and without --allow_no_gpu, set-up fails"
+nogpu_out="$(bash "$kit/run.sh" "$work/out-nogpu" --only tests 2>&1)"
+nogpu_rc=$?
+echo "$nogpu_out" | grep FAILED
+[ "$nogpu_rc" -eq 2 ] && [[ "$nogpu_out" == *"no usable GPU"*"--allow_no_gpu"* ]]
+check "run.sh exits 2 without a GPU unless --allow_no_gpu" $?
+
+echo "== 3d. SIGTERM during a training job: exit 143, summary, no task left"
+bash "$kit/run.sh" "$work/out-stopped" --only training --allow_no_gpu \
+  >"$work/stopped.log" 2>&1 &
+runner_pid=$!
+job_log="$work/out-stopped/logs/training/parameter_servers_cpu.log"
+for _ in $(seq 1 600); do  # up to 60 s for the job to start
+  grep -q "launch: job dir" "$job_log" 2>/dev/null && break
+  sleep 0.1
+done
+# run.sh execs python: the runner is $runner_pid itself.
+kill -TERM "$runner_pid"
+wait "$runner_pid"
+stopped_rc=$?
+# launch's tasks die with it (PR_SET_PDEATHSIG), a moment after.
+for _ in $(seq 1 100); do  # up to 10 s
+  left="$(pgrep -f "$kit/bin/" || true)"
+  [ -z "$left" ] && break
+  sleep 0.1
+done
+python3 - "$work/out-stopped/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+sys.exit(0 if s.get("stopped_by_signal") == 15 and s["exit_status"] == 143
+         and s["parts"]["training"]["status"] == "not run" else 1)
+PY
+summary_ok=$?
+[ "$stopped_rc" -eq 143 ] && [ "$summary_ok" -eq 0 ] && [ -z "$left" ]
+check "SIGTERM: exit 143, training 'not run' in summary.json, no process left (left: ${left:-none})" $?
+[ -n "$left" ] && kill -KILL $left 2>/dev/null
 
 echo "== 4. run.sh without the CUDA 13 libraries (only a libcudart.so.12)"
 # The CUDA toolkit's library folder replaced by one holding only a CUDA 12
@@ -223,7 +263,7 @@ ln -s "$work/real-cuda/libnccl.so.2" "$site/nvidia/nccl/lib/libnccl.so.2"
 wheels_out="$(unshare -m --propagation private bash -c '
   mount --bind "$1" "$2" && mount -t tmpfs tmpfs "$1" &&
   env -u LD_LIBRARY_PATH -u CUDA_HOME -u CUDA_PATH \
-    bash "$3/run.sh" "$4" --only tests --python "$5"
+    bash "$3/run.sh" "$4" --only tests --allow_no_gpu --python "$5"
 ' wheels "$cuda_lib_dir" "$work/real-cuda" "$kit" "$work/out-wheels" \
   "$venv/bin/python3" 2>&1)"
 wheels_rc=$?

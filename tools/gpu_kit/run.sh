@@ -5,11 +5,14 @@
 # OUT/summary.json and OUT/summary.txt.
 #
 #   bash run.sh OUT [--only PARTS] [--skip PARTS] [--quick] [--python PY]
+#               [--allow_no_gpu] [--deadline_secs S]
 #
 # PARTS: tests,gpu_check,training,gpu_bench,torch,cpu_bench (default: all).
-# Exit status: 0 nothing failed, 1 a part failed, 2 the kit cannot run here
-# (a CUDA library missing or of another major version). Needs python3 (the
-# standard library only). Made by tools/gpu_kit/make.sh; see docs/gpu.md.
+# Exit status: 0 nothing failed, 1 a part failed or did not run in time,
+# 2 set-up failed (a CUDA library missing or of another major version, a
+# binary that would not start, GPUs that CUDA cannot use, or no GPU without
+# --allow_no_gpu), 128+N stopped by signal N. Needs python3 (the standard
+# library only). Made by tools/gpu_kit/make.sh; see docs/gpu.md.
 set -euo pipefail
 kit_dir="$(cd "$(dirname "$0")" && pwd)"
 if ! command -v python3 >/dev/null; then

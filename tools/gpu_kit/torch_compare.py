@@ -49,15 +49,17 @@ def ieee_float32_matmuls():
     """Turns TF32 off for float32 matrix products; says which switch did.
 
     PyTorch 2.9 and later have fp32_precision ("ieee" is plain float32);
-    older ones allow_tf32 (False by default for matmul since 1.12)."""
+    older ones allow_tf32 (False by default for matmul since 1.12). cuDNN
+    (convolutions) plays no part here."""
     matmul = torch.backends.cuda.matmul
     if hasattr(matmul, "fp32_precision"):
-        matmul.fp32_precision = "ieee"
-        torch.backends.cudnn.fp32_precision = "ieee"
-        return "fp32_precision=ieee"
+        try:
+            matmul.fp32_precision = "ieee"
+            return "matmul.fp32_precision=ieee"
+        except (RuntimeError, ValueError, TypeError):
+            pass
     matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    return "allow_tf32=False"
+    return "matmul.allow_tf32=False"
 
 
 def matmul_gflops(n, device):
