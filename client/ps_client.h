@@ -1,7 +1,8 @@
 #ifndef DISTRT_CLIENT_PS_CLIENT_H_
 #define DISTRT_CLIENT_PS_CLIENT_H_
 
-// PsClient: a cluster's parameter servers seen as one store of variables.
+// PsClient: a cluster's parameter servers seen as one store of variables,
+// reached over gRPC (the ParameterServers of ps_server processes).
 //
 // Variables are placed on ps tasks on the client side, deterministically
 // (runtime/ps/placement.h), so every worker that creates the same variables
@@ -28,6 +29,7 @@
 #include "proto/ps_service.pb.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/ps/hash_embedding_table.h"
+#include "runtime/ps/parameter_servers.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
 
@@ -65,18 +67,7 @@ struct CheckpointRestored {
   int64_t hash_table_rows_restored = 0;
 };
 
-// One variable's buffer in PsClient::PullMany / PushMany. The placement
-// and the buffer must outlive the call.
-struct DenseVariablePull {
-  const VariablePlacement* variable;
-  absl::Span<float> out;  // all its elements, as Pull takes them
-};
-struct DenseVariablePush {
-  const VariablePlacement* variable;
-  absl::Span<const float> grad;  // all its elements, as Push takes them
-};
-
-class PsClient {
+class PsClient : public ParameterServers {
  public:
   struct Options {
     // Deadline of each attempt of a request.
@@ -138,26 +129,26 @@ class PsClient {
   PsClient(const PsClient&) = delete;
   PsClient& operator=(const PsClient&) = delete;
 
-  int num_ps_tasks() const;
+  int num_ps_tasks() const override;
   const std::string& address(int ps_task) const;
 
   // Waits until every ps task answers, up to `timeout`, saying which task is
   // awaited every few seconds. UNAVAILABLE naming the tasks that did not
   // answer.
-  absl::Status WaitForServers(absl::Duration timeout);
+  absl::Status WaitForServers(absl::Duration timeout) override;
 
   // Places `spec` (split by `partition`) and creates its parts on their ps
   // tasks; creating it again with the same spec returns the same placement.
+  using ParameterServers::CreateVariable;
   absl::StatusOr<VariablePlacement> CreateVariable(
-      const VariableSpec& spec,
-      const PartitionPolicy& partition = PartitionPolicy::None());
+      const VariableSpec& spec, const PartitionPolicy& partition) override;
   // Creates `spec` unpartitioned on the ps task holding the first rows of
   // the existing variable `colocate_with` (TF's colocate_vars_with), e.g. an
   // optimizer's state beside its variable. NOT_FOUND when that variable does
   // not exist. The placer does not count it, so later variables are placed
   // as if it were not there.
   absl::StatusOr<VariablePlacement> CreateVariableColocated(
-      const VariableSpec& spec, absl::string_view colocate_with);
+      const VariableSpec& spec, absl::string_view colocate_with) override;
   // The placement of a variable created by any client, from the ps tasks.
   // NOT_FOUND when no task has it.
   absl::StatusOr<VariablePlacement> LookupVariable(absl::string_view name);
@@ -166,11 +157,12 @@ class PsClient {
                     std::vector<DistributedHashTableInfo>* hash_tables);
 
   // Dense float32 access; `out` / `grad` hold the rows' elements in order.
-  absl::Status Pull(const VariablePlacement& variable, absl::Span<float> out);
+  absl::Status Pull(const VariablePlacement& variable,
+                    absl::Span<float> out) override;
   absl::Status PullRows(const VariablePlacement& variable, RowRange rows,
                         absl::Span<float> out);
   absl::Status Push(const VariablePlacement& variable,
-                    absl::Span<const float> grad);
+                    absl::Span<const float> grad) override;
   absl::Status PushRows(const VariablePlacement& variable, RowRange rows,
                         absl::Span<const float> grad);
   // Several float32 variables at once, as one step reads and updates a
@@ -182,13 +174,13 @@ class PsClient {
   // not float32 or a buffer of the wrong size; any other error names the
   // ps task and the variable(s), and pushes of other variables (or other
   // parts) may have been applied. An empty list sends nothing.
-  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls);
-  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes);
+  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) override;
+  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override;
   // int64 variables (e.g. the global step).
   absl::Status PullInt64(const VariablePlacement& variable,
-                         absl::Span<int64_t> out);
+                         absl::Span<int64_t> out) override;
   absl::Status AddInt64(const VariablePlacement& variable,
-                        absl::Span<const int64_t> delta);
+                        absl::Span<const int64_t> delta) override;
 
   // Rows by id; `out` / `grads` hold ids.size() rows, in the order of
   // `ids`. Each distinct id is sent once: a pull copies its row to every
@@ -198,20 +190,22 @@ class PsClient {
   // INVALID_ARGUMENT naming the variable and the id for an id that is not
   // one of its rows.
   absl::Status PullSparse(const VariablePlacement& variable,
-                          absl::Span<const int64_t> ids, absl::Span<float> out);
+                          absl::Span<const int64_t> ids,
+                          absl::Span<float> out) override;
   absl::Status PushSparse(const VariablePlacement& variable,
                           absl::Span<const int64_t> ids,
-                          absl::Span<const float> grads);
+                          absl::Span<const float> grads) override;
 
   // Hash embedding tables: a shard on every ps task, ids spread by
   // HashShardOf(id, num_ps_tasks()). Repeated ids are handled as in
   // PullSparse / PushSparse.
-  absl::Status CreateHashTable(const HashEmbeddingSpec& spec);
+  absl::Status CreateHashTable(const HashEmbeddingSpec& spec) override;
   absl::Status PullHash(const HashEmbeddingSpec& table,
-                        absl::Span<const int64_t> ids, absl::Span<float> out);
+                        absl::Span<const int64_t> ids,
+                        absl::Span<float> out) override;
   absl::Status PushHash(const HashEmbeddingSpec& table,
                         absl::Span<const int64_t> ids,
-                        absl::Span<const float> grads);
+                        absl::Span<const float> grads) override;
 
   // Each ps task's status and statistics, task 0 first.
   absl::StatusOr<std::vector<ps::GetStatusResponse>> Stats();

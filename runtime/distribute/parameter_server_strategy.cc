@@ -5,13 +5,14 @@
 namespace distrt {
 namespace {
 
-// `variable` as a float32 variable on the ps tasks of `client` whose copy
+// `variable` as a float32 variable on `servers` whose copy
 // `copy` exists, which PullMany / PushMany can move; null for anything
 // else, which goes through the variable's own methods (and their errors).
 const PsVariable* BatchablePsVariable(const DistributedVariable* variable,
-                                      int copy, const PsClient* client) {
+                                      int copy,
+                                      const ParameterServers* servers) {
   const auto* ps = dynamic_cast<const PsVariable*>(variable);
-  if (ps == nullptr || ps->client() != client ||
+  if (ps == nullptr || ps->servers() != servers ||
       ps->spec().dtype != DType::kFloat32 || copy < 0 ||
       copy >= ps->num_copies()) {
     return nullptr;
@@ -22,23 +23,24 @@ const PsVariable* BatchablePsVariable(const DistributedVariable* variable,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
-ParameterServerStrategy::Create(std::vector<Device*> devices, PsClient* client,
+ParameterServerStrategy::Create(std::vector<Device*> devices,
+                                ParameterServers* servers,
                                 StrategyOptions options,
                                 absl::Duration wait_for_servers) {
-  if (client == nullptr) {
+  if (servers == nullptr) {
     return absl::InvalidArgumentError(
-        "ParameterServerStrategy needs a client of the ps tasks");
+        "ParameterServerStrategy needs the parameter servers");
   }
   absl::StatusOr<std::unique_ptr<CrossDeviceOps>> ops =
       CrossDeviceOpsFor(devices, options);
   if (!ops.ok()) return ops.status();
   return std::unique_ptr<ParameterServerStrategy>(new ParameterServerStrategy(
-      std::move(devices), *std::move(ops), std::move(options), client,
+      std::move(devices), *std::move(ops), std::move(options), servers,
       wait_for_servers));
 }
 
 absl::Status ParameterServerStrategy::Initialize() {
-  return client_->WaitForServers(wait_for_servers_);
+  return servers_->WaitForServers(wait_for_servers_);
 }
 
 absl::StatusOr<std::unique_ptr<DistributedVariable>>
@@ -46,18 +48,18 @@ ParameterServerStrategy::MakeSyncOnWriteVariable(
     const VariableOptions& options, const DistributedVariable* colocate_with) {
   absl::StatusOr<VariablePlacement> placement =
       colocate_with != nullptr
-          ? client_->CreateVariableColocated(options.spec,
-                                             colocate_with->name())
-          : client_->CreateVariable(options.spec, options.partition);
+          ? servers_->CreateVariableColocated(options.spec,
+                                              colocate_with->name())
+          : servers_->CreateVariable(options.spec, options.partition);
   if (!placement.ok()) return placement.status();
   return std::unique_ptr<DistributedVariable>(
-      new PsVariable(options, client_, *std::move(placement)));
+      new PsVariable(options, servers_, *std::move(placement)));
 }
 
 absl::StatusOr<std::unique_ptr<DistributedHashTable>>
 ParameterServerStrategy::MakeHashTable(const HashEmbeddingSpec& spec) {
-  if (absl::Status s = client_->CreateHashTable(spec); !s.ok()) return s;
-  return std::unique_ptr<DistributedHashTable>(new PsHashTable(spec, client_));
+  if (absl::Status s = servers_->CreateHashTable(spec); !s.ok()) return s;
+  return std::unique_ptr<DistributedHashTable>(new PsHashTable(spec, servers_));
 }
 
 absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
@@ -66,7 +68,7 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
   values.reserve(copies.size());
   std::vector<DenseVariablePull> pulls;
   for (const VariableCopy& c : copies) {
-    const PsVariable* ps = BatchablePsVariable(c.variable, c.copy, client_);
+    const PsVariable* ps = BatchablePsVariable(c.variable, c.copy, servers_);
     absl::StatusOr<Tensor> value =
         ps == nullptr ? c.variable->ReadCopy(c.copy)
                       : Tensor::Create(DType::kFloat32, ps->spec().shape);
@@ -80,8 +82,8 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
   if (pulls.empty()) return values;
   // One variable goes as PsVariable::ReadCopy sends it (and errs as it).
   absl::Status pulled = pulls.size() == 1
-                            ? client_->Pull(*pulls[0].variable, pulls[0].out)
-                            : client_->PullMany(pulls);
+                            ? servers_->Pull(*pulls[0].variable, pulls[0].out)
+                            : servers_->PullMany(pulls);
   if (!pulled.ok()) return pulled;
   return values;
 }
@@ -90,7 +92,8 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     absl::Span<const CopyGradient> updates) {
   std::vector<DenseVariablePush> pushes;
   for (const CopyGradient& u : updates) {
-    if (const PsVariable* ps = BatchablePsVariable(u.variable, u.copy, client_);
+    if (const PsVariable* ps =
+            BatchablePsVariable(u.variable, u.copy, servers_);
         ps != nullptr) {
       pushes.push_back({&ps->placement(), u.grad});
       continue;
@@ -102,9 +105,9 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
   if (pushes.empty()) return absl::OkStatus();
   // One variable goes as PsVariable::ApplyGradient sends it.
   if (pushes.size() == 1) {
-    return client_->Push(*pushes[0].variable, pushes[0].grad);
+    return servers_->Push(*pushes[0].variable, pushes[0].grad);
   }
-  return client_->PushMany(pushes);
+  return servers_->PushMany(pushes);
 }
 
 }  // namespace distrt

@@ -2,33 +2,34 @@
 #define DISTRT_RUNTIME_DISTRIBUTE_PARAMETER_SERVER_STRATEGY_H_
 
 // ParameterServerStrategy, as one worker sees it: variables live on the ps
-// tasks (through a PsClient, placed round-robin or greedily, large ones
-// partitioned by rows, hash tables sharded by id), and the training step is
-// replicated over this worker's devices. Replicas are reduced synchronously
-// inside the worker, then one update per step goes to the servers, which
-// apply it with their optimizer; workers do not wait for each other.
-// First-replica-only work (the global step) happens once per worker step.
+// tasks (ParameterServers: ps_server processes through PsClient; placed
+// round-robin or greedily, large ones partitioned by rows, hash tables sharded
+// by id), and the training step is replicated over this worker's devices.
+// Replicas are reduced synchronously inside the worker, then one update per
+// step goes to the servers, which apply it with their optimizer; workers do not
+// wait for each other. First-replica-only work (the global step) happens once
+// per worker step.
 
 #include <memory>
 #include <vector>
 
 #include "absl/time/time.h"
-#include "client/ps_client.h"
 #include "runtime/distribute/strategy.h"
+#include "runtime/ps/parameter_servers.h"
 
 namespace distrt {
 
 class ParameterServerStrategy : public Strategy {
  public:
-  // `devices` (non-empty) and `client` must outlive the strategy.
+  // `devices` (non-empty) and `servers` must outlive the strategy.
   // `wait_for_servers`: how long Initialize waits for every ps task.
   static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Create(
-      std::vector<Device*> devices, PsClient* client,
+      std::vector<Device*> devices, ParameterServers* servers,
       StrategyOptions options = {},
       absl::Duration wait_for_servers = absl::Minutes(5));
 
   std::string name() const override { return "ParameterServerStrategy"; }
-  PsClient& client() const { return *client_; }
+  ParameterServers& servers() const { return *servers_; }
 
   // Waits until every ps task answers.
   absl::Status Initialize() override;
@@ -40,8 +41,8 @@ class ParameterServerStrategy : public Strategy {
   absl::StatusOr<std::unique_ptr<DistributedHashTable>> MakeHashTable(
       const HashEmbeddingSpec& spec) override;
   // The float32 variables on this strategy's ps tasks go in one
-  // PsClient::PullMany / PushMany (small ones batched per ps task); others
-  // (int64, sync-on-read variables on the worker) one at a time.
+  // ParameterServers::PullMany / PushMany (small ones batched per ps task);
+  // others (int64, sync-on-read variables on the worker) one at a time.
   absl::StatusOr<std::vector<Tensor>> ReadCopies(
       absl::Span<const VariableCopy> copies) const override;
   absl::Status ApplyGradientsToCopies(
@@ -50,13 +51,13 @@ class ParameterServerStrategy : public Strategy {
  private:
   ParameterServerStrategy(std::vector<Device*> devices,
                           std::unique_ptr<CrossDeviceOps> ops,
-                          StrategyOptions options, PsClient* client,
+                          StrategyOptions options, ParameterServers* servers,
                           absl::Duration wait_for_servers)
       : Strategy(std::move(devices), std::move(ops), std::move(options)),
-        client_(client),
+        servers_(servers),
         wait_for_servers_(wait_for_servers) {}
 
-  PsClient* const client_;
+  ParameterServers* const servers_;
   const absl::Duration wait_for_servers_;
 };
 

@@ -1,5 +1,6 @@
-// ParameterServerStrategy against two parameter servers running in this
-// process, reached over gRPC on 127.0.0.1.
+// ParameterServerStrategy over two in-process parameter servers
+// (InMemoryParameterServers); client/ps_client_strategy_test runs it against
+// ps tasks over gRPC.
 
 #include "runtime/distribute/parameter_server_strategy.h"
 
@@ -11,8 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rpc/in_process_ps_tasks.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/distribute/test_variable_options.h"
+#include "runtime/ps/in_memory_parameter_servers.h"
 
 namespace distrt {
 namespace {
@@ -22,47 +24,26 @@ using ::testing::HasSubstr;
 class ParameterServerStrategyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<rpc::InProcessPsTasks> tasks = rpc::StartInProcessPsTasks(2);
-    ASSERT_TRUE(tasks.ok()) << tasks.status();
-    ps_ = *std::move(tasks);
+    absl::StatusOr<std::unique_ptr<InMemoryParameterServers>> servers =
+        InMemoryParameterServers::Create(2);
+    ASSERT_TRUE(servers.ok()) << servers.status();
+    servers_ = *std::move(servers);
     LocalDevicesOptions options;
     options.num_cpu_devices = 3;
     options.use_gpus = false;
     devices_ = *CreateLocalDevices(options);
   }
-  void TearDown() override {
-    for (auto& server : ps_.servers) server->Stop();
-  }
-
-  // A worker: its own client and strategy over the shared servers.
-  std::unique_ptr<ParameterServerStrategy> Worker(
-      std::unique_ptr<PsClient>* client) {
-    *client = *PsClient::Create(ps_.addresses, PsClient::Options());
+  // A worker: its own strategy over the shared servers.
+  std::unique_ptr<ParameterServerStrategy> Worker() {
     auto strategy =
-        *ParameterServerStrategy::Create(devices_.pointers(), client->get());
+        *ParameterServerStrategy::Create(devices_.pointers(), servers_.get());
     EXPECT_TRUE(strategy->Initialize().ok());
     return strategy;
   }
 
-  rpc::InProcessPsTasks ps_;
+  std::unique_ptr<InMemoryParameterServers> servers_;
   LocalDevices devices_;
 };
-
-VariableOptions Options(std::string name, std::vector<int64_t> shape) {
-  VariableOptions options;
-  options.spec.name = std::move(name);
-  options.spec.shape = std::move(shape);
-  options.aggregation = VariableAggregation::kSum;
-  return options;
-}
-
-VariableOptions GlobalStep() {
-  VariableOptions options;
-  options.spec.name = "global_step";
-  options.spec.dtype = DType::kInt64;
-  options.aggregation = VariableAggregation::kOnlyFirstReplica;
-  return options;
-}
 
 absl::Status IncrementStep(Strategy& strategy, DistributedVariable& step) {
   return strategy.Run([&](ReplicaContext& context) {
@@ -73,10 +54,9 @@ absl::Status IncrementStep(Strategy& strategy, DistributedVariable& step) {
 }
 
 TEST_F(ParameterServerStrategyTest, VariablesLiveOnThePsTasks) {
-  std::unique_ptr<PsClient> client;
-  auto strategy = Worker(&client);
+  auto strategy = Worker();
   EXPECT_EQ(strategy->num_replicas_in_sync(), 3);
-  VariableOptions big = Options("embedding", {10, 2});
+  VariableOptions big = SumVariable("embedding", {10, 2});
   big.partition = PartitionPolicy::FixedShards(2);
   DistributedVariable* embedding = *strategy->CreateVariable(big);
   EXPECT_EQ(embedding->num_copies(), 1);
@@ -84,20 +64,22 @@ TEST_F(ParameterServerStrategyTest, VariablesLiveOnThePsTasks) {
               HasSubstr("ps task 0 rows [0, 5), ps task 1 rows [5, 10)"));
 
   // Colocated variables share the ps task of the first rows, unpartitioned.
-  DistributedVariable* bias = *strategy->CreateVariable(Options("bias", {1}));
+  DistributedVariable* bias =
+      *strategy->CreateVariable(SumVariable("bias", {1}));
   DistributedVariable* slot = nullptr;
   {
     Strategy::ColocationScope scope = strategy->ColocateVarsWith(*bias);
-    VariableOptions colocated = Options("bias/accumulator", {4, 3});
+    VariableOptions colocated = SumVariable("bias/accumulator", {4, 3});
     colocated.partition = PartitionPolicy::FixedShards(2);  // overridden
     slot = *strategy->CreateVariable(colocated);
   }
   const std::string bias_task = bias->DescribePlacement().substr(
       0, bias->DescribePlacement().find(" rows"));
   EXPECT_THAT(slot->DescribePlacement(), HasSubstr(bias_task + " rows [0, 4)"));
-  EXPECT_EQ(client->LookupVariable("bias/accumulator")->parts.size(), 1u);
+  EXPECT_EQ(servers_->Lookup("bias/accumulator")->parts.size(), 1u);
   // Outside the scope placement is round-robin again.
-  DistributedVariable* after = *strategy->CreateVariable(Options("after", {2}));
+  DistributedVariable* after =
+      *strategy->CreateVariable(SumVariable("after", {2}));
   EXPECT_THAT(after->DescribePlacement(), HasSubstr("ps task"));
 
   // The servers run the optimizer: assigning is refused with a reason.
@@ -116,11 +98,10 @@ TEST_F(ParameterServerStrategyTest, VariablesLiveOnThePsTasks) {
 }
 
 TEST_F(ParameterServerStrategyTest, GlobalStepCountsWorkerStepsNotReplicas) {
-  std::unique_ptr<PsClient> client_a, client_b;
-  auto worker_a = Worker(&client_a);
-  auto worker_b = Worker(&client_b);
-  DistributedVariable* step_a = *worker_a->CreateVariable(GlobalStep());
-  DistributedVariable* step_b = *worker_b->CreateVariable(GlobalStep());
+  auto worker_a = Worker();
+  auto worker_b = Worker();
+  DistributedVariable* step_a = *worker_a->CreateVariable(GlobalStepVariable());
+  DistributedVariable* step_b = *worker_b->CreateVariable(GlobalStepVariable());
   // Two workers step asynchronously, each on its own thread.
   constexpr int kSteps = 20;
   absl::Status status_a, status_b;
@@ -143,9 +124,8 @@ TEST_F(ParameterServerStrategyTest, GlobalStepCountsWorkerStepsNotReplicas) {
 }
 
 TEST_F(ParameterServerStrategyTest, SyncOnReadVariablesStayOnTheWorker) {
-  std::unique_ptr<PsClient> client;
-  auto strategy = Worker(&client);
-  VariableOptions metric = Options("examples_seen", {1});
+  auto strategy = Worker();
+  VariableOptions metric = SumVariable("examples_seen", {1});
   metric.synchronization = VariableSynchronization::kOnRead;
   DistributedVariable* seen = *strategy->CreateVariable(metric);
   EXPECT_EQ(seen->num_copies(), 3);
@@ -156,166 +136,13 @@ TEST_F(ParameterServerStrategyTest, SyncOnReadVariablesStayOnTheWorker) {
                   })
                   .ok());
   EXPECT_EQ(strategy->ReadVar(*seen)->flat<float>()[0], 15);
-  std::vector<DistributedVariableInfo> on_servers;
-  ASSERT_TRUE(client->List(&on_servers, nullptr).ok());
-  EXPECT_TRUE(on_servers.empty());
-}
-
-// Requests of `method` (e.g. "PullDense") each ps task has served.
-std::vector<int64_t> Requests(PsClient& client, const std::string& method) {
-  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client.Stats();
-  EXPECT_TRUE(stats.ok()) << stats.status();
-  if (!stats.ok()) return {};
-  return rpc::RequestsPerTask(*stats, method);
-}
-
-// Requests of `methods` each task served since `before` (by method).
-std::vector<int64_t> Served(PsClient& client,
-                            const std::vector<std::string>& methods,
-                            const std::vector<std::vector<int64_t>>& before) {
-  std::vector<int64_t> served(before[0].size());
-  for (size_t m = 0; m < methods.size(); ++m) {
-    std::vector<int64_t> now = Requests(client, methods[m]);
-    for (size_t t = 0; t < served.size() && t < now.size(); ++t) {
-      served[t] += now[t] - before[m][t];
-    }
-  }
-  return served;
-}
-
-std::vector<float> Floats(const Tensor& t) {
-  auto flat = t.flat<float>();
-  return std::vector<float>(flat.begin(), flat.end());
-}
-
-TEST_F(ParameterServerStrategyTest, SmallVariablesTravelTogether) {
-  std::unique_ptr<PsClient> client;
-  auto strategy = Worker(&client);  // 3 replicas
-  // Per set: six small variables, round-robin over the two tasks, and one
-  // of 150 KiB in two parts, each above PsClient's batching threshold.
-  auto make = [&](const std::string& prefix) {
-    std::vector<DistributedVariable*> made;
-    for (int i = 0; i < 6; ++i) {
-      made.push_back(*strategy->CreateVariable(
-          Options(absl::StrCat(prefix, "/small", i), {i + 1, 2})));
-    }
-    VariableOptions large = Options(absl::StrCat(prefix, "/large"), {300, 128});
-    large.partition = PartitionPolicy::FixedShards(2);
-    made.push_back(*strategy->CreateVariable(large));
-    return made;
-  };
-  std::vector<DistributedVariable*> batched = make("batched");
-  std::vector<DistributedVariable*> single = make("single");
-  DistributedVariable* step = *strategy->CreateVariable(GlobalStep());
-  std::vector<std::vector<float>> grads;
-  for (size_t i = 0; i < batched.size(); ++i) {
-    std::vector<float>& g = grads.emplace_back();
-    const int64_t n = batched[i]->ReadCopy(0)->num_elements();
-    for (int64_t k = 0; k < n; ++k) g.push_back((i + 1) + 0.001f * (k % 97));
-  }
-  const std::vector<absl::Span<const float>> grad_spans(grads.begin(),
-                                                        grads.end());
-
-  // Replica 0 reads all of `batched` and the (int64) global step at once.
-  const std::vector<std::string> pulls = {"PullDense", "PullDenseBatch"};
-  const std::vector<std::vector<int64_t>> pulls_before = {
-      Requests(*client, pulls[0]), Requests(*client, pulls[1])};
-  std::vector<const DistributedVariable*> to_read(batched.begin(),
-                                                  batched.end());
-  to_read.push_back(step);
-  std::vector<Tensor> read;
-  ASSERT_TRUE(strategy
-                  ->Run([&](ReplicaContext& context) -> absl::Status {
-                    if (context.replica_id_in_sync_group() != 0) {
-                      return absl::OkStatus();
-                    }
-                    absl::StatusOr<std::vector<Tensor>> values =
-                        context.ReadMany(to_read);
-                    if (!values.ok()) return values.status();
-                    read = *std::move(values);
-                    return absl::OkStatus();
-                  })
-                  .ok());
-  // On each task, one request for its small variables and one for its part
-  // of the large one, and on one task one for the global step: five in all
-  // (one at a time: nine).
-  int64_t pulled = 0;
-  for (int64_t served : Served(*client, pulls, pulls_before)) {
-    EXPECT_LE(served, 3);
-    pulled += served;
-  }
-  EXPECT_EQ(pulled, 5);
-  ASSERT_EQ(read.size(), to_read.size());
-  for (size_t i = 0; i < batched.size(); ++i) {
-    EXPECT_EQ(read[i].shape(), batched[i]->spec().shape);
-    for (float v : Floats(read[i])) EXPECT_EQ(v, 0.0f);  // zeros initially
-  }
-  EXPECT_EQ(read.back().flat<int64_t>()[0], 0);
-
-  // Every replica applies the same gradients; one pushes, once.
-  const std::vector<std::string> pushes = {"PushDense", "PushDenseBatch"};
-  const std::vector<std::vector<int64_t>> pushes_before = {
-      Requests(*client, pushes[0]), Requests(*client, pushes[1])};
-  ASSERT_TRUE(strategy
-                  ->Run([&](ReplicaContext& context) {
-                    return context.ApplyGradients(batched, grad_spans);
-                  })
-                  .ok());
-  // Two per task, as for the reads (one at a time: eight, and with every
-  // replica pushing three times as many).
-  for (int64_t served : Served(*client, pushes, pushes_before)) {
-    EXPECT_EQ(served, 2);
-  }
-  ASSERT_TRUE(strategy
-                  ->Run([&](ReplicaContext& context) -> absl::Status {
-                    for (size_t i = 0; i < single.size(); ++i) {
-                      if (absl::Status s =
-                              context.ApplyGradient(*single[i], grad_spans[i]);
-                          !s.ok()) {
-                        return s;
-                      }
-                    }
-                    return absl::OkStatus();
-                  })
-                  .ok());
-
-  // The same values as one variable at a time, on every replica: SGD with
-  // learning rate 0.01 from zeros, applied once.
-  absl::Status compared =
-      strategy->Run([&](ReplicaContext& context) -> absl::Status {
-        absl::StatusOr<std::vector<Tensor>> values =
-            context.ReadMany(std::vector<const DistributedVariable*>(
-                batched.begin(), batched.end()));
-        if (!values.ok()) return values.status();
-        for (size_t i = 0; i < single.size(); ++i) {
-          absl::StatusOr<Tensor> one = context.Read(*single[i]);
-          if (!one.ok()) return one.status();
-          if (Floats((*values)[i]) != Floats(*one)) {
-            return absl::InternalError(absl::StrCat(
-                batched[i]->name(), " differs from ", single[i]->name()));
-          }
-        }
-        return absl::OkStatus();
-      });
-  ASSERT_TRUE(compared.ok()) << compared;
-  for (size_t i = 0; i < batched.size(); ++i) {
-    std::vector<float> got = Floats(*strategy->ReadVar(*batched[i]));
-    ASSERT_EQ(got.size(), grads[i].size());
-    for (size_t k = 0; k < got.size(); ++k) {
-      ASSERT_FLOAT_EQ(got[k], -0.01f * grads[i][k])
-          << batched[i]->name() << "[" << k << "]";
-    }
+  for (int t = 0; t < servers_->num_ps_tasks(); ++t) {
+    EXPECT_TRUE(servers_->store(t).List().empty());
   }
 }
 
-TEST_F(ParameterServerStrategyTest, UnreachableServersAreAClearError) {
-  auto client = *PsClient::Create({"127.0.0.1:1"}, PsClient::Options());
+TEST_F(ParameterServerStrategyTest, NeedsItsServers) {
   std::vector<Device*> devices = {devices_.devices[0].get()};
-  auto strategy = *ParameterServerStrategy::Create(
-      devices, client.get(), StrategyOptions(), absl::Milliseconds(300));
-  absl::Status s = strategy->Initialize();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
-  EXPECT_THAT(s.message(), HasSubstr("127.0.0.1:1"));
   EXPECT_EQ(ParameterServerStrategy::Create(devices, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -19,8 +19,8 @@ absl::StatusOr<Tensor> PsVariable::ReadCopy(int copy) const {
   absl::StatusOr<Tensor> value = Tensor::Create(spec().dtype, spec().shape);
   if (!value.ok()) return value.status();
   absl::Status s = spec().dtype == DType::kInt64
-                       ? client_->PullInt64(placement_, value->flat<int64_t>())
-                       : client_->Pull(placement_, value->flat<float>());
+                       ? servers_->PullInt64(placement_, value->flat<int64_t>())
+                       : servers_->Pull(placement_, value->flat<float>());
   if (!s.ok()) return s;
   return value;
 }
@@ -28,7 +28,7 @@ absl::StatusOr<Tensor> PsVariable::ReadCopy(int copy) const {
 absl::Status PsVariable::ReadRows(int copy, absl::Span<const int64_t> ids,
                                   absl::Span<float> out) const {
   if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
-  return client_->PullSparse(placement_, ids, out);
+  return servers_->PullSparse(placement_, ids, out);
 }
 
 absl::Status PsVariable::WriteCopy(int copy, const Tensor& value) {
@@ -47,23 +47,23 @@ absl::Status PsVariable::AddToCopy(int copy, const Tensor& delta) {
         "\" is a float32 variable on parameter servers, which change it only "
         "through its optimizer: apply a gradient instead of adding"));
   }
-  return client_->AddInt64(placement_, delta.flat<int64_t>());
+  return servers_->AddInt64(placement_, delta.flat<int64_t>());
 }
 
 absl::Status PsVariable::ApplyGradient(int copy, absl::Span<const float> grad) {
   if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
-  return client_->Push(placement_, grad);
+  return servers_->Push(placement_, grad);
 }
 
 absl::Status PsVariable::ApplySparseGradient(int copy,
                                              absl::Span<const int64_t> ids,
                                              absl::Span<const float> grads) {
   if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
-  return client_->PushSparse(placement_, ids, grads);
+  return servers_->PushSparse(placement_, ids, grads);
 }
 
 std::string PsHashTable::DescribePlacement() const {
-  return absl::StrCat("sharded by id over ", client_->num_ps_tasks(),
+  return absl::StrCat("sharded by id over ", servers_->num_ps_tasks(),
                       " ps tasks");
 }
 

@@ -1,7 +1,8 @@
 #ifndef DISTRT_RUNTIME_DISTRIBUTE_PS_VARIABLE_H_
 #define DISTRT_RUNTIME_DISTRIBUTE_PS_VARIABLE_H_
 
-// Variables on the parameter servers, reached through a PsClient: one copy,
+// Variables on the parameter servers (ParameterServers: ps_server processes
+// through PsClient, or in-process stores): one copy,
 // partitioned over ps tasks as its placement says. The servers run the
 // optimizer, so a ps variable changes only through gradients
 // (ApplyGradient, ApplySparseGradient) and, for int64 variables such as the
@@ -11,24 +12,24 @@
 #include <memory>
 #include <string>
 
-#include "client/ps_client.h"
 #include "runtime/distribute/variable.h"
+#include "runtime/ps/parameter_servers.h"
 
 namespace distrt {
 
 class PsVariable : public DistributedVariable {
  public:
-  // `client` must outlive the variable.
-  PsVariable(VariableOptions options, PsClient* client,
+  // `servers` must outlive the variable.
+  PsVariable(VariableOptions options, ParameterServers* servers,
              VariablePlacement placement)
       : DistributedVariable(std::move(options)),
-        client_(client),
+        servers_(servers),
         placement_(std::move(placement)) {}
 
   const VariablePlacement& placement() const { return placement_; }
-  // The client it is reached through, so that a strategy can read or update
-  // several variables of one client in one PsClient::PullMany / PushMany.
-  PsClient* client() const { return client_; }
+  // The servers it lives on, so that a strategy can read or update several
+  // variables of the same servers in one PullMany / PushMany.
+  ParameterServers* servers() const { return servers_; }
 
   int num_copies() const override { return 1; }
   int CopyOfReplica(int) const override { return 0; }
@@ -44,29 +45,29 @@ class PsVariable : public DistributedVariable {
                                    absl::Span<const float> grads) override;
 
  private:
-  PsClient* const client_;
+  ParameterServers* const servers_;
   const VariablePlacement placement_;
 };
 
 class PsHashTable : public DistributedHashTable {
  public:
-  PsHashTable(HashEmbeddingSpec spec, PsClient* client)
-      : spec_(std::move(spec)), client_(client) {}
+  PsHashTable(HashEmbeddingSpec spec, ParameterServers* servers)
+      : spec_(std::move(spec)), servers_(servers) {}
 
   const HashEmbeddingSpec& spec() const override { return spec_; }
   std::string DescribePlacement() const override;
   absl::Status Pull(absl::Span<const int64_t> ids,
                     absl::Span<float> out) override {
-    return client_->PullHash(spec_, ids, out);
+    return servers_->PullHash(spec_, ids, out);
   }
   absl::Status Push(absl::Span<const int64_t> ids,
                     absl::Span<const float> grads) override {
-    return client_->PushHash(spec_, ids, grads);
+    return servers_->PushHash(spec_, ids, grads);
   }
 
  private:
   const HashEmbeddingSpec spec_;
-  PsClient* const client_;
+  ParameterServers* const servers_;
 };
 
 }  // namespace distrt

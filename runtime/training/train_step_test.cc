@@ -16,10 +16,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "client/ps_client.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "rpc/in_process_ps_tasks.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
 #include "runtime/device/local_devices.h"
@@ -32,6 +31,7 @@
 #include "runtime/gpu/gpu_probe.h"
 #include "runtime/input/batch.h"
 #include "runtime/models/model_config.h"
+#include "runtime/ps/in_memory_parameter_servers.h"
 #include "runtime/training/model_variables.h"
 
 namespace distrt {
@@ -238,25 +238,27 @@ std::vector<Weights> TrainOnWorkers(
   return per_worker;
 }
 
-// Trains under ParameterServerStrategy on `devices`, with two ps tasks in
-// this process reached over gRPC.
+// Two parameter servers in this process (the strategy over ps_server
+// processes runs in tests/).
+std::unique_ptr<InMemoryParameterServers> TwoPsTasks() {
+  absl::StatusOr<std::unique_ptr<InMemoryParameterServers>> servers =
+      InMemoryParameterServers::Create(2);
+  EXPECT_TRUE(servers.ok()) << servers.status();
+  return servers.ok() ? *std::move(servers) : nullptr;
+}
+
+// Trains under ParameterServerStrategy on `devices`, with two ps tasks.
 Weights TrainOnParameterServers(const Model& model,
                                 const std::vector<Example>& data,
                                 std::vector<Device*> devices) {
-  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
-  EXPECT_TRUE(servers.ok()) << servers.status();
-  if (!servers.ok()) return {};
-  absl::StatusOr<std::unique_ptr<PsClient>> client =
-      PsClient::Create(servers->addresses, PsClient::Options());
-  EXPECT_TRUE(client.ok()) << client.status();
-  if (!client.ok()) return {};
+  std::unique_ptr<InMemoryParameterServers> servers = TwoPsTasks();
+  if (servers == nullptr) return {};
   std::unique_ptr<ParameterServerStrategy> ps =
-      *ParameterServerStrategy::Create(std::move(devices), client->get());
+      *ParameterServerStrategy::Create(std::move(devices), servers.get());
   EXPECT_TRUE(ps->Initialize().ok());
   double loss = 0;
   Weights weights = Train(*ps, model, data, &loss);
   EXPECT_TRUE(ps->Finalize().ok());
-  for (auto& server : servers->servers) server->Stop();
   return weights;
 }
 
@@ -374,14 +376,11 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
     }
   }
 
-  // Two parameter servers in this process, reached over gRPC.
-  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  absl::StatusOr<std::unique_ptr<PsClient>> client =
-      PsClient::Create(servers->addresses, PsClient::Options());
-  ASSERT_TRUE(client.ok()) << client.status();
+  // Two parameter servers.
+  std::unique_ptr<InMemoryParameterServers> servers = TwoPsTasks();
+  ASSERT_NE(servers, nullptr);
   std::unique_ptr<ParameterServerStrategy> ps =
-      *ParameterServerStrategy::Create(Devices(2), client->get());
+      *ParameterServerStrategy::Create(Devices(2), servers.get());
   ASSERT_TRUE(ps->Initialize().ok());
   const Weights on_servers = Train(*ps, **model, data, &loss);
   ExpectSameWeights(reference, on_servers, "ParameterServerStrategy x2");
@@ -389,11 +388,10 @@ TEST_P(StrategyEquivalenceTest, EveryStrategyTrainsTheSameWeights) {
   if (IsSparseModel(name)) {
     // The row-sparse weights really are split over both ps tasks.
     absl::StatusOr<VariablePlacement> placement =
-        (*client)->LookupVariable((**model).variables()[0].name());
+        servers->Lookup((**model).variables()[0].name());
     ASSERT_TRUE(placement.ok()) << placement.status();
     EXPECT_EQ(placement->parts.size(), 2u);
   }
-  for (auto& server : servers->servers) server->Stop();
 }
 
 // The path GPU replicas take, on devices whose memory the host may not
@@ -517,71 +515,141 @@ INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
                          ::testing::Values("linear", "logreg", "mlp",
                                            "wide_deep"));
 
-// Dense requests (PullDense and PullDenseBatch, or the Push ones) each ps
-// task has served.
-std::vector<int64_t> DenseRequests(PsClient& client, const std::string& verb) {
-  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client.Stats();
-  EXPECT_TRUE(stats.ok()) << stats.status();
-  if (!stats.ok()) return {};
-  std::vector<int64_t> counts =
-      rpc::RequestsPerTask(*stats, absl::StrCat(verb, "Dense"));
-  const std::vector<int64_t> batches =
-      rpc::RequestsPerTask(*stats, absl::StrCat(verb, "DenseBatch"));
-  for (size_t task = 0; task < counts.size(); ++task) {
-    counts[task] += batches[task];
+// InMemoryParameterServers that count the calls made to them, by method.
+class CountingParameterServers : public ParameterServers {
+ public:
+  explicit CountingParameterServers(
+      std::unique_ptr<InMemoryParameterServers> servers)
+      : servers_(std::move(servers)) {}
+  // Calls of `method` so far.
+  int64_t calls(const std::string& method) const {
+    absl::MutexLock lock(&mu_);
+    auto it = calls_.find(method);
+    return it == calls_.end() ? 0 : it->second;
   }
-  return counts;
-}
 
-TEST(TrainStepTest, DenseVariablesTakeOneRequestPerPsTaskAndStep) {
-  absl::StatusOr<rpc::InProcessPsTasks> servers = rpc::StartInProcessPsTasks(2);
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  std::unique_ptr<PsClient> client =
-      *PsClient::Create(servers->addresses, PsClient::Options());
+  int num_ps_tasks() const override { return servers_->num_ps_tasks(); }
+  absl::Status WaitForServers(absl::Duration timeout) override {
+    return Count("WaitForServers", servers_->WaitForServers(timeout));
+  }
+  using ParameterServers::CreateVariable;
+  absl::StatusOr<VariablePlacement> CreateVariable(
+      const VariableSpec& spec, const PartitionPolicy& partition) override {
+    (void)Count("CreateVariable", absl::OkStatus());
+    return servers_->CreateVariable(spec, partition);
+  }
+  absl::StatusOr<VariablePlacement> CreateVariableColocated(
+      const VariableSpec& spec, absl::string_view colocate_with) override {
+    (void)Count("CreateVariableColocated", absl::OkStatus());
+    return servers_->CreateVariableColocated(spec, colocate_with);
+  }
+  absl::Status Pull(const VariablePlacement& v,
+                    absl::Span<float> out) override {
+    return Count("Pull", servers_->Pull(v, out));
+  }
+  absl::Status Push(const VariablePlacement& v,
+                    absl::Span<const float> grad) override {
+    return Count("Push", servers_->Push(v, grad));
+  }
+  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) override {
+    return Count("PullMany", servers_->PullMany(pulls));
+  }
+  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override {
+    return Count("PushMany", servers_->PushMany(pushes));
+  }
+  absl::Status PullInt64(const VariablePlacement& v,
+                         absl::Span<int64_t> out) override {
+    return Count("PullInt64", servers_->PullInt64(v, out));
+  }
+  absl::Status AddInt64(const VariablePlacement& v,
+                        absl::Span<const int64_t> delta) override {
+    return Count("AddInt64", servers_->AddInt64(v, delta));
+  }
+  absl::Status PullSparse(const VariablePlacement& v,
+                          absl::Span<const int64_t> ids,
+                          absl::Span<float> out) override {
+    return Count("PullSparse", servers_->PullSparse(v, ids, out));
+  }
+  absl::Status PushSparse(const VariablePlacement& v,
+                          absl::Span<const int64_t> ids,
+                          absl::Span<const float> grads) override {
+    return Count("PushSparse", servers_->PushSparse(v, ids, grads));
+  }
+  absl::Status CreateHashTable(const HashEmbeddingSpec& spec) override {
+    return Count("CreateHashTable", servers_->CreateHashTable(spec));
+  }
+  absl::Status PullHash(const HashEmbeddingSpec& table,
+                        absl::Span<const int64_t> ids,
+                        absl::Span<float> out) override {
+    return Count("PullHash", servers_->PullHash(table, ids, out));
+  }
+  absl::Status PushHash(const HashEmbeddingSpec& table,
+                        absl::Span<const int64_t> ids,
+                        absl::Span<const float> grads) override {
+    return Count("PushHash", servers_->PushHash(table, ids, grads));
+  }
+
+ private:
+  absl::Status Count(const std::string& method, absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    ++calls_[method];
+    return status;
+  }
+
+  std::unique_ptr<InMemoryParameterServers> servers_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, int64_t> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+// What the ps transport batches (client/ps_client_strategy_test counts its
+// requests per task) the train step must hand it together: each step reads
+// every dense variable in one PullMany and pushes their gradients in one
+// PushMany.
+TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
+  CountingParameterServers servers(TwoPsTasks());
   LocalDevicesOptions options;
   options.num_cpu_devices = 2;
   options.use_gpus = false;
   LocalDevices local = *CreateLocalDevices(options);
   std::unique_ptr<ParameterServerStrategy> strategy =
-      *ParameterServerStrategy::Create(local.pointers(), client.get());
+      *ParameterServerStrategy::Create(local.pointers(), &servers);
   ASSERT_TRUE(strategy->Initialize().ok());
-  // Six small dense variables, each in two parts: twelve parts, six on
-  // each task, which one at a time took six requests per task.
   std::unique_ptr<Model> model = *CreateModel(ConfigFor("mlp"));
   ModelVariables variables = *ModelVariables::Create(*strategy, *model);
   const std::vector<Example> data = MakeData("mlp", 3);
+  const std::vector<std::string> dense = {"Pull", "Push", "PullMany",
+                                          "PushMany"};
+  auto counts = [&] {
+    std::map<std::string, int64_t> now;
+    for (const std::string& m : dense) now[m] = servers.calls(m);
+    now["AddInt64"] = servers.calls("AddInt64");
+    return now;
+  };
 
   for (int step = 0; step < 2; ++step) {
-    const std::vector<int64_t> pulls = DenseRequests(*client, "Pull");
-    const std::vector<int64_t> pushes = DenseRequests(*client, "Push");
+    std::map<std::string, int64_t> before = counts();
     absl::StatusOr<StepResult> result =
         TrainStep(*strategy, *model, variables, StepBatches(data, step, 2));
     ASSERT_TRUE(result.ok()) << result.status();
-    const std::vector<int64_t> pulls_after = DenseRequests(*client, "Pull");
-    const std::vector<int64_t> pushes_after = DenseRequests(*client, "Push");
-    ASSERT_EQ(pulls_after.size(), 2u);
-    int64_t pushed = 0;
-    for (int task = 0; task < 2; ++task) {
-      // Replica 0 reads for both replicas; one push for the gradients, and
-      // one for the global step on its task.
-      EXPECT_EQ(pulls_after[task] - pulls[task], 1) << "task " << task;
-      EXPECT_LE(pushes_after[task] - pushes[task], 2) << "task " << task;
-      pushed += pushes_after[task] - pushes[task];
-    }
-    EXPECT_EQ(pushed, 3);
+    std::map<std::string, int64_t> after = counts();
+    // Replica 0 reads for both replicas; one push for the gradients, and
+    // the global step's increment.
+    EXPECT_EQ(after["PullMany"] - before["PullMany"], 1);
+    EXPECT_EQ(after["PushMany"] - before["PushMany"], 1);
+    EXPECT_EQ(after["Pull"], before["Pull"]);
+    EXPECT_EQ(after["Push"], before["Push"]);
+    EXPECT_EQ(after["AddInt64"] - before["AddInt64"], 1);
   }
   EXPECT_EQ(*variables.ReadGlobalStep(*strategy), 2);
 
   // Evaluation reads the same way.
-  const std::vector<int64_t> pulls = DenseRequests(*client, "Pull");
+  std::map<std::string, int64_t> before = counts();
   absl::StatusOr<StepResult> evaluated =
       EvaluateStep(*strategy, *model, variables, StepBatches(data, 2, 2));
   ASSERT_TRUE(evaluated.ok()) << evaluated.status();
-  const std::vector<int64_t> pulls_after = DenseRequests(*client, "Pull");
-  for (int task = 0; task < 2; ++task) {
-    EXPECT_EQ(pulls_after[task] - pulls[task], 1) << "task " << task;
-  }
-  for (auto& server : servers->servers) server->Stop();
+  std::map<std::string, int64_t> after = counts();
+  EXPECT_EQ(after["PullMany"] - before["PullMany"], 1);
+  EXPECT_EQ(after["Pull"], before["Pull"]);
 }
 
 TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {

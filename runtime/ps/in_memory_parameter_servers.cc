@@ -1,0 +1,375 @@
+#include "runtime/ps/in_memory_parameter_servers.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
+
+namespace distrt {
+namespace {
+
+// `status` with the task it came from, as PsClient's errors name it.
+absl::Status OnTask(int ps_task, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(
+      status.code(),
+      absl::StrCat("ps task ", ps_task, " (in process): ", status.message()));
+}
+
+// The positions in `ids` of each group's ids, where `group_of` gives an
+// id's group in [0, groups); -1 stops the grouping and returns that id.
+template <typename GroupOf>
+std::optional<int64_t> GroupIds(absl::Span<const int64_t> ids, int groups,
+                                GroupOf group_of,
+                                std::vector<std::vector<size_t>>* positions) {
+  positions->assign(groups, {});
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int group = group_of(ids[i]);
+    if (group < 0) return ids[i];
+    (*positions)[group].push_back(i);
+  }
+  return std::nullopt;
+}
+
+absl::Status CheckRowsBuffer(absl::string_view kind, absl::string_view name,
+                             size_t ids, int64_t width, size_t values) {
+  if (values != ids * width) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kind, " \"", name, "\": ", ids, " ids of ", width,
+                     " values need ", ids * width, " values, got ", values));
+  }
+  return absl::OkStatus();
+}
+
+// Gathers the rows at `positions` of `rows` (width values each).
+template <typename T>
+std::vector<T> GatherRows(absl::Span<const T> rows, int64_t width,
+                          const std::vector<size_t>& positions) {
+  std::vector<T> out;
+  out.reserve(positions.size() * width);
+  for (size_t p : positions) {
+    out.insert(out.end(), rows.begin() + p * width,
+               rows.begin() + (p + 1) * width);
+  }
+  return out;
+}
+
+void ScatterRows(absl::Span<const float> rows, int64_t width,
+                 const std::vector<size_t>& positions, absl::Span<float> out) {
+  for (size_t i = 0; i < positions.size(); ++i) {
+    std::copy(rows.begin() + i * width, rows.begin() + (i + 1) * width,
+              out.begin() + positions[i] * width);
+  }
+}
+
+// Rows of `ids` into `out` (width values each), group by group:
+// `pull(group, its ids, its rows)`.
+template <typename PullGroup>
+absl::Status PullByGroup(const std::vector<std::vector<size_t>>& positions,
+                         absl::Span<const int64_t> ids, int64_t width,
+                         absl::Span<float> out, PullGroup pull) {
+  for (size_t g = 0; g < positions.size(); ++g) {
+    if (positions[g].empty()) continue;
+    std::vector<float> rows(positions[g].size() * width);
+    RETURN_IF_ERROR(
+        pull(g, GatherRows(ids, 1, positions[g]), absl::MakeSpan(rows)));
+    ScatterRows(rows, width, positions[g], out);
+  }
+  return absl::OkStatus();
+}
+
+// Gradients `grads` of `ids` (width values each), group by group:
+// `push(group, its ids, its gradients)`.
+template <typename PushGroup>
+absl::Status PushByGroup(const std::vector<std::vector<size_t>>& positions,
+                         absl::Span<const int64_t> ids, int64_t width,
+                         absl::Span<const float> grads, PushGroup push) {
+  for (size_t g = 0; g < positions.size(); ++g) {
+    if (positions[g].empty()) continue;
+    RETURN_IF_ERROR(push(g, GatherRows(ids, 1, positions[g]),
+                         GatherRows(grads, width, positions[g])));
+  }
+  return absl::OkStatus();
+}
+
+// Calls `fn(part, its rows)` for every part of `variable`, where its rows
+// are the part's slice of `values`, all the variable's elements.
+template <typename T, typename Fn>
+absl::Status ForEachPart(const VariablePlacement& variable,
+                         absl::Span<T> values, Fn fn) {
+  const int64_t width = RowWidth(variable.spec);
+  for (const VariablePart& part : variable.parts) {
+    absl::Status s = fn(part, values.subspan(part.rows.begin * width,
+                                             part.rows.size() * width));
+    if (!s.ok()) return OnTask(part.ps_task, s);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<InMemoryParameterServers>>
+InMemoryParameterServers::Create(int num_ps_tasks,
+                                 PlacementStrategy placement) {
+  absl::StatusOr<VariablePlacer> placer =
+      VariablePlacer::Create(num_ps_tasks, placement);
+  if (!placer.ok()) return placer.status();
+  return std::unique_ptr<InMemoryParameterServers>(
+      new InMemoryParameterServers(num_ps_tasks, *std::move(placer)));
+}
+
+InMemoryParameterServers::InMemoryParameterServers(int num_ps_tasks,
+                                                   VariablePlacer placer)
+    : placer_(std::move(placer)) {
+  for (int t = 0; t < num_ps_tasks; ++t) {
+    tasks_.push_back(std::make_unique<Task>());
+  }
+}
+
+absl::StatusOr<VariablePlacement> InMemoryParameterServers::Lookup(
+    absl::string_view name) const {
+  absl::MutexLock lock(&placer_mu_);
+  auto it = placed_.find(name);
+  if (it == placed_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("no variable \"", name, "\" on any ps task"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<VariablePlacement> InMemoryParameterServers::CreateVariable(
+    const VariableSpec& spec, const PartitionPolicy& partition) {
+  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  VariablePlacement placement;
+  {
+    absl::MutexLock lock(&placer_mu_);
+    if (auto it = placed_.find(spec.name); it != placed_.end()) {
+      placement = it->second;
+      placement.spec = spec;  // the stores compare specs
+    } else {
+      absl::StatusOr<VariablePlacement> placed = placer_.Place(spec, partition);
+      if (!placed.ok()) return placed.status();
+      placement = *std::move(placed);
+    }
+  }
+  return CreateParts(std::move(placement));
+}
+
+absl::StatusOr<VariablePlacement>
+InMemoryParameterServers::CreateVariableColocated(
+    const VariableSpec& spec, absl::string_view colocate_with) {
+  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  absl::StatusOr<VariablePlacement> other = Lookup(colocate_with);
+  if (!other.ok()) return other.status();
+  VariablePlacement placement;
+  placement.spec = spec;
+  placement.parts.push_back({other->parts[0].ps_task, {0, NumRows(spec)}});
+  return CreateParts(std::move(placement));
+}
+
+absl::StatusOr<VariablePlacement> InMemoryParameterServers::CreateParts(
+    VariablePlacement placement) {
+  for (const VariablePart& part : placement.parts) {
+    absl::StatusOr<VariableInfo> created =
+        tasks_[part.ps_task]->variables.Create(placement.spec, part.rows);
+    if (!created.ok()) return OnTask(part.ps_task, created.status());
+  }
+  absl::MutexLock lock(&placer_mu_);
+  placed_.try_emplace(placement.spec.name, placement);
+  return placement;
+}
+
+absl::Status InMemoryParameterServers::CheckPlacement(
+    const VariablePlacement& variable) const {
+  if (absl::Status s = ValidatePlacement(variable); !s.ok()) return s;
+  for (const VariablePart& part : variable.parts) {
+    if (part.ps_task >= num_ps_tasks()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable \"", variable.spec.name, "\" is placed on ps task ",
+          part.ps_task, " of ", num_ps_tasks()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryParameterServers::CheckWhole(
+    const VariablePlacement& variable, DType dtype, size_t elements) const {
+  if (absl::Status s = CheckPlacement(variable); !s.ok()) return s;
+  const VariableSpec& spec = variable.spec;
+  if (spec.dtype != dtype) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", spec.name, "\" is ", DTypeName(spec.dtype),
+                     ", not ", DTypeName(dtype)));
+  }
+  const size_t whole = NumRows(spec) * RowWidth(spec);
+  if (elements != whole) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", spec.name, "\" has ", whole,
+                     " elements, the buffer ", elements));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryParameterServers::Pull(const VariablePlacement& variable,
+                                            absl::Span<float> out) {
+  RETURN_IF_ERROR(CheckWhole(variable, DType::kFloat32, out.size()));
+  return ForEachPart(variable, out, [&](const VariablePart& part, auto rows) {
+    return Store(part).PullRows(variable.spec.name, part.rows, rows);
+  });
+}
+
+absl::Status InMemoryParameterServers::Push(const VariablePlacement& variable,
+                                            absl::Span<const float> grad) {
+  RETURN_IF_ERROR(CheckWhole(variable, DType::kFloat32, grad.size()));
+  return ForEachPart(variable, grad, [&](const VariablePart& part, auto rows) {
+    return Store(part).PushRows(variable.spec.name, part.rows, rows);
+  });
+}
+
+absl::Status InMemoryParameterServers::PullMany(
+    absl::Span<const DenseVariablePull> pulls) {
+  for (const DenseVariablePull& pull : pulls) {
+    absl::Status s =
+        CheckWhole(*pull.variable, DType::kFloat32, pull.out.size());
+    if (!s.ok()) return s;
+  }
+  for (const DenseVariablePull& pull : pulls) {
+    if (absl::Status s = Pull(*pull.variable, pull.out); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryParameterServers::PushMany(
+    absl::Span<const DenseVariablePush> pushes) {
+  for (const DenseVariablePush& push : pushes) {
+    absl::Status s =
+        CheckWhole(*push.variable, DType::kFloat32, push.grad.size());
+    if (!s.ok()) return s;
+  }
+  for (const DenseVariablePush& push : pushes) {
+    if (absl::Status s = Push(*push.variable, push.grad); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryParameterServers::PullInt64(
+    const VariablePlacement& variable, absl::Span<int64_t> out) {
+  RETURN_IF_ERROR(CheckWhole(variable, DType::kInt64, out.size()));
+  return ForEachPart(variable, out, [&](const VariablePart& part, auto rows) {
+    return Store(part).PullInt64(variable.spec.name, part.rows, rows);
+  });
+}
+
+absl::Status InMemoryParameterServers::AddInt64(
+    const VariablePlacement& variable, absl::Span<const int64_t> delta) {
+  RETURN_IF_ERROR(CheckWhole(variable, DType::kInt64, delta.size()));
+  return ForEachPart(variable, delta, [&](const VariablePart& part, auto rows) {
+    return Store(part).AddInt64(variable.spec.name, part.rows, rows);
+  });
+}
+
+absl::StatusOr<std::vector<std::vector<size_t>>>
+InMemoryParameterServers::PositionsByPart(const VariablePlacement& variable,
+                                          absl::Span<const int64_t> ids,
+                                          size_t values) const {
+  RETURN_IF_ERROR(CheckPlacement(variable));
+  RETURN_IF_ERROR(CheckRowsBuffer("variable", variable.spec.name, ids.size(),
+                                  RowWidth(variable.spec), values));
+  std::vector<std::vector<size_t>> positions;
+  if (std::optional<int64_t> bad = GroupIds(
+          ids, variable.parts.size(),
+          [&](int64_t id) { return PartContainingRow(variable, id); },
+          &positions)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", variable.spec.name, "\" has no row id ",
+                     *bad, " (it has ", NumRows(variable.spec), " rows)"));
+  }
+  return positions;
+}
+
+absl::Status InMemoryParameterServers::PullSparse(
+    const VariablePlacement& variable, absl::Span<const int64_t> ids,
+    absl::Span<float> out) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<size_t>> positions,
+                   PositionsByPart(variable, ids, out.size()));
+  return PullByGroup(positions, ids, RowWidth(variable.spec), out,
+                     [&](size_t p, absl::Span<const int64_t> part_ids,
+                         absl::Span<float> rows) {
+                       const VariablePart& part = variable.parts[p];
+                       return OnTask(part.ps_task,
+                                     Store(part).PullSparse(variable.spec.name,
+                                                            part_ids, rows));
+                     });
+}
+
+absl::Status InMemoryParameterServers::PushSparse(
+    const VariablePlacement& variable, absl::Span<const int64_t> ids,
+    absl::Span<const float> grads) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<size_t>> positions,
+                   PositionsByPart(variable, ids, grads.size()));
+  return PushByGroup(positions, ids, RowWidth(variable.spec), grads,
+                     [&](size_t p, absl::Span<const int64_t> part_ids,
+                         absl::Span<const float> part_grads) {
+                       const VariablePart& part = variable.parts[p];
+                       return OnTask(part.ps_task, Store(part).PushSparse(
+                                                       variable.spec.name,
+                                                       part_ids, part_grads));
+                     });
+}
+
+absl::Status InMemoryParameterServers::CreateHashTable(
+    const HashEmbeddingSpec& spec) {
+  for (int t = 0; t < num_ps_tasks(); ++t) {
+    absl::StatusOr<HashEmbeddingTable*> table =
+        tasks_[t]->hash_tables.Create(spec);
+    if (!table.ok()) return OnTask(t, table.status());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<InMemoryParameterServers::HashShards>
+InMemoryParameterServers::Shards(const HashEmbeddingSpec& table,
+                                 absl::Span<const int64_t> ids,
+                                 size_t values) const {
+  RETURN_IF_ERROR(
+      CheckRowsBuffer("hash table", table.name, ids.size(), table.dim, values));
+  HashShards shards;
+  for (int t = 0; t < num_ps_tasks(); ++t) {
+    absl::StatusOr<HashEmbeddingTable*> shard =
+        tasks_[t]->hash_tables.Find(table.name);
+    if (!shard.ok()) return OnTask(t, shard.status());
+    shards.tables.push_back(*shard);
+  }
+  const int n = num_ps_tasks();
+  (void)GroupIds(
+      ids, n, [n](int64_t id) { return HashShardOf(id, n); },
+      &shards.positions);
+  return shards;
+}
+
+absl::Status InMemoryParameterServers::PullHash(const HashEmbeddingSpec& table,
+                                                absl::Span<const int64_t> ids,
+                                                absl::Span<float> out) {
+  ASSIGN_OR_RETURN(HashShards shards, Shards(table, ids, out.size()));
+  return PullByGroup(shards.positions, ids, table.dim, out,
+                     [&](size_t t, absl::Span<const int64_t> task_ids,
+                         absl::Span<float> rows) {
+                       return OnTask(t, shards.tables[t]->Pull(task_ids, rows));
+                     });
+}
+
+absl::Status InMemoryParameterServers::PushHash(const HashEmbeddingSpec& table,
+                                                absl::Span<const int64_t> ids,
+                                                absl::Span<const float> grads) {
+  ASSIGN_OR_RETURN(HashShards shards, Shards(table, ids, grads.size()));
+  return PushByGroup(shards.positions, ids, table.dim, grads,
+                     [&](size_t t, absl::Span<const int64_t> task_ids,
+                         absl::Span<const float> task_grads) {
+                       return OnTask(
+                           t, shards.tables[t]->Push(task_ids, task_grads));
+                     });
+}
+
+}  // namespace distrt

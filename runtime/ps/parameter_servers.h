@@ -1,0 +1,110 @@
+#ifndef DISTRT_RUNTIME_PS_PARAMETER_SERVERS_H_
+#define DISTRT_RUNTIME_PS_PARAMETER_SERVERS_H_
+
+// ParameterServers: a job's ps tasks seen as one store of variables, as the
+// strategies use them. Transport-free: PsClient (client/ps_client.h) is the
+// implementation that reaches ps_server processes over gRPC, and
+// InMemoryParameterServers (in_memory_parameter_servers.h) holds the tasks'
+// stores in this process, for tests and for ParameterServerStrategy without
+// ps tasks.
+//
+// Variables are placed on ps tasks by the caller's side (placement.h), so
+// every worker that creates the same variables in the same order agrees on
+// where they live. Buffers hold a variable's rows in order, all elements;
+// errors name the variable (and, where there is one, the ps task).
+// Implementations are thread-safe.
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "runtime/ps/hash_embedding_table.h"
+#include "runtime/ps/placement.h"
+#include "runtime/ps/variable_spec.h"
+
+namespace distrt {
+
+// One variable's buffer in ParameterServers::PullMany / PushMany. The
+// placement and the buffer must outlive the call.
+struct DenseVariablePull {
+  const VariablePlacement* variable;
+  absl::Span<float> out;  // all its elements, as Pull takes them
+};
+struct DenseVariablePush {
+  const VariablePlacement* variable;
+  absl::Span<const float> grad;  // all its elements, as Push takes them
+};
+
+class ParameterServers {
+ public:
+  virtual ~ParameterServers() = default;
+
+  virtual int num_ps_tasks() const = 0;
+
+  // Waits until every ps task answers, up to `timeout`; UNAVAILABLE naming
+  // the tasks that did not.
+  virtual absl::Status WaitForServers(absl::Duration timeout) = 0;
+
+  // Places `spec` (split by `partition`) and creates its parts on their ps
+  // tasks; creating it again with the same spec returns the same placement,
+  // with another spec ALREADY_EXISTS saying what differs.
+  virtual absl::StatusOr<VariablePlacement> CreateVariable(
+      const VariableSpec& spec, const PartitionPolicy& partition) = 0;
+  // Unpartitioned. (An implementation brings it into scope with `using
+  // ParameterServers::CreateVariable;`.)
+  absl::StatusOr<VariablePlacement> CreateVariable(const VariableSpec& spec) {
+    return CreateVariable(spec, PartitionPolicy::None());
+  }
+  // Creates `spec` unpartitioned on the ps task holding the first rows of
+  // the existing variable `colocate_with` (TF's colocate_vars_with), e.g. an
+  // optimizer's state beside its variable. NOT_FOUND when that variable does
+  // not exist. Later variables are placed as if this one were not there.
+  virtual absl::StatusOr<VariablePlacement> CreateVariableColocated(
+      const VariableSpec& spec, absl::string_view colocate_with) = 0;
+
+  // Dense float32 access. A push applies the variable's optimizer on the
+  // ps tasks, atomically per part.
+  virtual absl::Status Pull(const VariablePlacement& variable,
+                            absl::Span<float> out) = 0;
+  virtual absl::Status Push(const VariablePlacement& variable,
+                            absl::Span<const float> grad) = 0;
+  // Several float32 variables at once, as one step reads and updates a
+  // model. INVALID_ARGUMENT naming the variable, before anything is sent or
+  // applied, for a variable that is not float32 or a buffer of the wrong
+  // size. An empty list does nothing.
+  virtual absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) = 0;
+  virtual absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) = 0;
+  // int64 variables (e.g. the global step).
+  virtual absl::Status PullInt64(const VariablePlacement& variable,
+                                 absl::Span<int64_t> out) = 0;
+  virtual absl::Status AddInt64(const VariablePlacement& variable,
+                                absl::Span<const int64_t> delta) = 0;
+
+  // Rows by id; `out` / `grads` hold ids.size() rows, in the order of
+  // `ids`. Gradients of a repeated id are summed and applied as one update.
+  // INVALID_ARGUMENT naming the variable and the id for an id that is not
+  // one of its rows.
+  virtual absl::Status PullSparse(const VariablePlacement& variable,
+                                  absl::Span<const int64_t> ids,
+                                  absl::Span<float> out) = 0;
+  virtual absl::Status PushSparse(const VariablePlacement& variable,
+                                  absl::Span<const int64_t> ids,
+                                  absl::Span<const float> grads) = 0;
+
+  // Hash embedding tables: a shard on every ps task, ids spread by
+  // HashShardOf(id, num_ps_tasks()). Repeated ids as in PullSparse.
+  virtual absl::Status CreateHashTable(const HashEmbeddingSpec& spec) = 0;
+  virtual absl::Status PullHash(const HashEmbeddingSpec& table,
+                                absl::Span<const int64_t> ids,
+                                absl::Span<float> out) = 0;
+  virtual absl::Status PushHash(const HashEmbeddingSpec& table,
+                                absl::Span<const int64_t> ids,
+                                absl::Span<const float> grads) = 0;
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_PS_PARAMETER_SERVERS_H_
