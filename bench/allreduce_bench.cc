@@ -43,6 +43,7 @@
 #include "runtime/distribute/replica_group.h"
 #include "runtime/tensor/dtype.h"
 #include "runtime/tensor/tensor.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
 namespace {
@@ -293,12 +294,12 @@ absl::Status RunCase(int replicas, int64_t bytes, WorkerCrew& memory_crew,
   // Warm-up, one of each; it also gives the check its input and the
   // repetitions their length.
   absl::Time start = absl::Now();
-  if (absl::Status s = AllReduces(k, replica_crew, 1); !s.ok()) return s;
+  RETURN_IF_ERROR(AllReduces(k, replica_crew, 1));
   const absl::Duration one_all_reduce = absl::Now() - start;
   start = absl::Now();
   MemoryPasses(k, memory_crew, 1);
   const absl::Duration one_pass = absl::Now() - start;
-  if (absl::Status s = Check(k); !s.ok()) return s;
+  RETURN_IF_ERROR(Check(k));
   // From here the tensors keep summing into themselves: the values grow to
   // infinity, which costs an add no more than a finite value does.
 
@@ -312,10 +313,7 @@ absl::Status RunCase(int replicas, int64_t bytes, WorkerCrew& memory_crew,
       break;
     }
     start = absl::Now();
-    if (absl::Status s = AllReduces(k, replica_crew, all_reduce_iterations);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(AllReduces(k, replica_crew, all_reduce_iterations));
     all_reduce_times.push_back((absl::Now() - start) / all_reduce_iterations);
     start = absl::Now();
     MemoryPasses(k, memory_crew, pass_iterations);
@@ -363,10 +361,7 @@ absl::Status RunAllReduceBench(const BenchConfig& config, BenchReport* report) {
   WorkerCrew memory_crew(hardware_threads);
   for (int replicas : replica_counts) {
     for (int64_t bytes : sizes) {
-      if (absl::Status s = RunCase(replicas, bytes, memory_crew, report);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(RunCase(replicas, bytes, memory_crew, report));
     }
   }
   return absl::OkStatus();

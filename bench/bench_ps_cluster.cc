@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
 
@@ -31,10 +32,7 @@ absl::StatusOr<BenchPsCluster> StartBenchPsCluster(
       PsClient::Create(testing::AddressesOf(cluster.tasks), std::move(options));
   if (!client.ok()) return client.status();
   cluster.client = *std::move(client);
-  if (absl::Status s = cluster.client->WaitForServers(absl::Seconds(30));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(cluster.client->WaitForServers(absl::Seconds(30)));
   return cluster;
 }
 

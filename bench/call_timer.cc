@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "runtime/util/status_macros.h"
+
 namespace distrt::bench {
 namespace {
 
@@ -38,7 +40,7 @@ absl::StatusOr<CallTimes> TimeCalls(
     absl::FunctionRef<absl::Status(int64_t call_index)> call) {
   int64_t index = 0;
   for (int i = 0; i < options.warmup_calls; ++i) {
-    if (absl::Status s = call(index++); !s.ok()) return s;
+    RETURN_IF_ERROR(call(index++));
   }
   const int64_t max_calls = std::max(options.max_calls, options.min_calls);
   CallTimes times;
@@ -50,7 +52,7 @@ absl::StatusOr<CallTimes> TimeCalls(
   // Bounded by max_calls whatever the clock does.
   while (times.calls < max_calls) {
     const Clock::time_point before = Clock::now();
-    if (absl::Status s = call(index++); !s.ok()) return s;
+    RETURN_IF_ERROR(call(index++));
     end = Clock::now();
     times.per_call.push_back(absl::FromChrono(end - before));
     ++times.calls;

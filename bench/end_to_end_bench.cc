@@ -32,6 +32,7 @@
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/status_macros.h"
 #include "tests/util/ps_processes.h"
 
 namespace distrt::bench {
@@ -119,11 +120,8 @@ absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
       "--log_every_secs=30",
       "--wait_secs=120",
   };
-  if (absl::Status s = RunLaunch(
-          LaunchCommand(binaries, launch_flags, task_flags, kJobTimeout));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(RunLaunch(
+      LaunchCommand(binaries, launch_flags, task_flags, kJobTimeout)));
   absl::StatusOr<JobMetrics> metrics =
       ReadJobMetrics(JoinPath(job_dir, "metrics.json"));
   if (!metrics.ok()) return metrics.status();
@@ -134,7 +132,7 @@ absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
                      size.train_steps, " in ", metrics->wall_secs, " s"));
   }
   // Checkpoints (8 MB each) are not needed once the figure is read.
-  if (absl::Status s = RemoveDirectoryTree(job_dir); !s.ok()) return s;
+  RETURN_IF_ERROR(RemoveDirectoryTree(job_dir));
   return static_cast<double>(metrics->global_step) * kBatchSize /
          metrics->wall_secs;
 }
@@ -195,9 +193,7 @@ absl::StatusOr<absl::Duration> PsClientStepP50() {
   absl::StatusOr<std::unique_ptr<PsClient>> client =
       PsClient::Create(std::vector<std::string>{ps->address()}, options);
   if (!client.ok()) return client.status();
-  if (absl::Status s = (*client)->WaitForServers(absl::Seconds(30)); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR((*client)->WaitForServers(absl::Seconds(30)));
   VariableSpec spec;
   spec.name = "bench/step_overhead";
   spec.shape = {kStepModelFloats};
@@ -211,10 +207,7 @@ absl::StatusOr<absl::Duration> PsClientStepP50() {
   const std::vector<float> gradient(kStepModelFloats, 1e-3f);
   absl::StatusOr<CallTimes> times =
       TimeCalls(StepTiming(), [&](int64_t) -> absl::Status {
-        if (absl::Status s = (*client)->Pull(*variable, absl::MakeSpan(values));
-            !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR((*client)->Pull(*variable, absl::MakeSpan(values)));
         return (*client)->Push(*variable, gradient);
       });
   // The ps task exits when asked; if it does not, PsProcess kills it.
@@ -238,9 +231,7 @@ absl::StatusOr<absl::Duration> BareGrpcStepP50() {
   const std::vector<char> pushed(kStepModelBytes, 1);
   absl::StatusOr<CallTimes> times =
       TimeCalls(StepTiming(), [&](int64_t) -> absl::Status {
-        if (absl::Status s = client->Pull(absl::MakeSpan(pulled)); !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR(client->Pull(absl::MakeSpan(pulled)));
         return client->Push(pushed);
       });
   if (!times.ok()) return times.status();

@@ -67,6 +67,7 @@
 #include "runtime/distribute/replica_group.h"
 #include "runtime/tensor/dtype.h"
 #include "runtime/tensor/tensor.h"
+#include "runtime/util/status_macros.h"
 
 ABSL_FLAG(int, ranks, 4, "Number of ranks (threads).");
 ABSL_FLAG(std::string, sizes, "4096,1048576,16777216",
@@ -339,7 +340,7 @@ absl::Status RunSize(Rank& r, int rank, const BenchOptions& bench,
       return t.status();
     }
   }
-  if (absl::Status s = Check(rank, bench, b); !s.ok()) return s;
+  RETURN_IF_ERROR(Check(rank, bench, b));
 
   // Iterations from the slowest contender's warm-up, agreed on by
   // broadcast: every rank must make the same number of calls.
@@ -353,11 +354,8 @@ absl::Status RunSize(Rank& r, int rank, const BenchOptions& bench,
       std::clamp<int64_t>(static_cast<int64_t>(bench.seconds_per_repetition /
                                                absl::ToDoubleSeconds(slowest)),
                           3, 100000);
-  if (absl::Status s =
-          r.group->Broadcast(absl::MakeSpan(&iterations, 1), /*root=*/0);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      r.group->Broadcast(absl::MakeSpan(&iterations, 1), /*root=*/0));
 
   std::vector<absl::Duration> times[kNumContenders];
   for (int rep = 0; rep < bench.repetitions; ++rep) {

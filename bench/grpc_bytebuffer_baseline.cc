@@ -12,6 +12,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/support/slice.h"
 #include "rpc/grpc_status.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
 namespace {
@@ -246,10 +247,7 @@ absl::Status GrpcBaselineClient::Pull(absl::Span<char> out) {
   grpc::Slice slice(count, sizeof(count));
   grpc::ByteBuffer request(&slice, 1);
   grpc::ByteBuffer response;
-  if (absl::Status s = Call(kGrpcBaselinePullMethod, request, &response);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Call(kGrpcBaselinePullMethod, request, &response));
   if (response.Length() != out.size() ||
       !CopyOut(response, out.data(), out.size())) {
     return absl::InternalError(

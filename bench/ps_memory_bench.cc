@@ -41,6 +41,7 @@
 #include "runtime/ps/initializer.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/status_macros.h"
 #include "tests/util/ps_processes.h"
 
 namespace distrt::bench {
@@ -153,11 +154,8 @@ absl::Status DenseWork(PsClient& client, const MemoryCase& c) {
   std::vector<float> values(c.floats());
   const std::vector<float> grads(c.floats(), 1e-3f);
   for (int round = 0; round < kDenseRounds; ++round) {
-    if (absl::Status s = client.Pull(*variable, absl::MakeSpan(values));
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = client.Push(*variable, grads); !s.ok()) return s;
+    RETURN_IF_ERROR(client.Pull(*variable, absl::MakeSpan(values)));
+    RETURN_IF_ERROR(client.Push(*variable, grads));
   }
   return absl::OkStatus();
 }
@@ -170,7 +168,7 @@ absl::Status HashWork(PsClient& client, const MemoryCase& c) {
   spec.dim = c.hash_dim;
   spec.initializer = Uniform();
   spec.optimizer.kind = c.optimizer;
-  if (absl::Status s = client.CreateHashTable(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(client.CreateHashTable(spec));
   std::vector<int64_t> ids;
   std::vector<float> rows;
   const std::vector<float> grads(kHashBatch * c.hash_dim, 1e-3f);
@@ -181,16 +179,10 @@ absl::Status HashWork(PsClient& client, const MemoryCase& c) {
       ids.resize(end - begin);
       for (int64_t id = begin; id < end; ++id) ids[id - begin] = id;
       rows.resize(ids.size() * c.hash_dim);
-      if (absl::Status s = client.PullHash(spec, ids, absl::MakeSpan(rows));
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(client.PullHash(spec, ids, absl::MakeSpan(rows)));
       if (!push) continue;
-      if (absl::Status s = client.PushHash(
-              spec, ids, absl::MakeConstSpan(grads).first(rows.size()));
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(client.PushHash(
+          spec, ids, absl::MakeConstSpan(grads).first(rows.size())));
     }
   }
   return absl::OkStatus();
@@ -204,9 +196,7 @@ absl::Status RunCase(const MemoryCase& c, BenchReport* report) {
   absl::StatusOr<std::unique_ptr<PsClient>> client =
       PsClient::Create({ps->address()}, PsClient::Options());
   if (!client.ok()) return client.status();
-  if (absl::Status s = (*client)->WaitForServers(kServerWait); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR((*client)->WaitForServers(kServerWait));
   const int pid = ps->process->pid();
   absl::StatusOr<ProcessMemory> idle = ReadProcessMemory(pid);
   if (!idle.ok()) return idle.status();

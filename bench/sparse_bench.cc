@@ -47,6 +47,7 @@
 #include "runtime/ps/initializer.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
 namespace {
@@ -145,18 +146,15 @@ absl::StatusOr<Tables> CreateTables(const TableShape& shape, bool with_hash,
   t.hash.dim = shape.dim;
   t.hash.initializer.kind = InitializerSpec::Kind::kZeros;
   t.hash.optimizer = spec.optimizer;
-  if (absl::Status s = client.CreateHashTable(t.hash); !s.ok()) return s;
+  RETURN_IF_ERROR(client.CreateHashTable(t.hash));
   // Rows of a hash table are created on first use; pulling the whole pool
   // once first means timed calls find every row they ask for, and time
   // lookups rather than insertions.
   std::vector<float> out(kWarmupBatch * shape.dim);
   for (int64_t at = 0; at < static_cast<int64_t>(pool.size());
        at += kWarmupBatch) {
-    if (absl::Status s = client.PullHash(t.hash, pool.subspan(at, kWarmupBatch),
-                                         absl::MakeSpan(out));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(client.PullHash(t.hash, pool.subspan(at, kWarmupBatch),
+                                    absl::MakeSpan(out)));
   }
   report->Note(absl::StrCat(
       CountName(shape.rows), " rows, dim ", shape.dim,
@@ -303,11 +301,8 @@ absl::Status RunSparseBench(const BenchConfig& config, BenchReport* report) {
       pool = IdPool(shape.rows);
       pool_rows = shape.rows;
     }
-    if (absl::Status s = RunShape(shape, kinds, batches, pool, *baseline,
-                                  timing, &case_number, report);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(RunShape(shape, kinds, batches, pool, *baseline, timing,
+                             &case_number, report));
   }
   return absl::OkStatus();
 }

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
 namespace {
@@ -162,7 +163,7 @@ TcpBaselineServer::TcpBaselineServer(const TcpBaselineOptions& options,
 
 absl::StatusOr<std::unique_ptr<TcpBaselineServer>> TcpBaselineServer::Start(
     const TcpBaselineOptions& options) {
-  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckOptions(options));
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrnoError("raw TCP baseline: socket");
   sockaddr_in address = Loopback(0);
@@ -222,7 +223,7 @@ void TcpBaselineServer::ServeConnection(int fd) {
 
 absl::StatusOr<std::unique_ptr<TcpBaselineClient>> TcpBaselineClient::Connect(
     int port, const TcpBaselineOptions& options) {
-  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckOptions(options));
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrnoError("raw TCP baseline: socket");
   absl::Status s = ConfigureSocket(fd, options.io_timeout);

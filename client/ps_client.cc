@@ -26,6 +26,7 @@
 #include "runtime/ps/spec_proto.h"
 #include "runtime/tensor/shape.h"
 #include "runtime/util/splitmix64.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -413,7 +414,7 @@ class PsClient::Impl {
                           SendWireRound(method, round, decode);
                         });
     if (!gave_up.ok()) return gave_up;
-    if (absl::Status s = FirstError(rpc, calls); !s.ok()) return s;
+    RETURN_IF_ERROR(FirstError(rpc, calls));
     for (const auto& call : calls) {
       if (!call->decoded.ok()) return call->decoded;
     }
@@ -471,13 +472,10 @@ class PsClient::Impl {
       return reinterpret_cast<char*>(destination);
     };
     typename CallType::ResponseType fields;
-    if (absl::Status s = rpc::DecodeWithTensors(
-            &call.wire_response,
-            absl::StrCat(what, " from ", TaskName(call.ps_task)), &fields,
-            {&values});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(rpc::DecodeWithTensors(
+        &call.wire_response,
+        absl::StrCat(what, " from ", TaskName(call.ps_task)), &fields,
+        {&values}));
     if (values.bytes != expected) {
       return wrong(
           absl::StrCat("of ", values.bytes, " bytes, expected ", expected));
@@ -565,10 +563,7 @@ class PsClient::Impl {
   template <typename T>
   absl::Status PullDense(const VariablePlacement& variable, RowRange rows,
                          absl::Span<T> out) {
-    if (absl::Status s = CheckRows(variable, rows, out.size(), "the buffer");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckRows(variable, rows, out.size(), "the buffer"));
     auto calls =
         SplitRows<ps::PullDenseRequest, ps::PullDenseResponse>(variable, rows);
     const int64_t width = RowWidth(variable.spec);
@@ -585,11 +580,8 @@ class PsClient::Impl {
   template <typename T>
   absl::Status PushDense(const VariablePlacement& variable, RowRange rows,
                          absl::Span<const T> values) {
-    if (absl::Status s =
-            CheckRows(variable, rows, values.size(), "the pushed tensor");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        CheckRows(variable, rows, values.size(), "the pushed tensor"));
     auto calls =
         SplitRows<ps::PushDenseRequest, ps::PushDenseResponse>(variable, rows);
     const int64_t width = RowWidth(variable.spec);
@@ -719,11 +711,8 @@ class PsClient::Impl {
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {
     std::vector<const VariablePlacement*> variables;
     for (size_t i = 0; i < pulls.size(); ++i) {
-      if (absl::Status s = CheckManyItem(pulls[i].variable, i,
-                                         pulls[i].out.size(), "the buffer");
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(CheckManyItem(pulls[i].variable, i, pulls[i].out.size(),
+                                    "the buffer"));
       variables.push_back(pulls[i].variable);
     }
     std::vector<std::unique_ptr<ManyCall>> calls =
@@ -762,14 +751,10 @@ class PsClient::Impl {
   absl::Status DecodeBatchPulled(ManyCall& call,
                                  absl::Span<const DenseVariablePull> pulls) {
     ps::PullDenseBatchResponse response;
-    if (absl::Status s =
-            rpc::DecodeWithTensors(&call.wire_response,
-                                   absl::StrCat("PullDenseBatch response from ",
-                                                TaskName(call.ps_task)),
-                                   &response, {});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(rpc::DecodeWithTensors(
+        &call.wire_response,
+        absl::StrCat("PullDenseBatch response from ", TaskName(call.ps_task)),
+        &response, {}));
     const auto what = [&](size_t i) {
       const DensePiece& piece = call.pieces[i];
       return RowsOf(pulls[piece.variable].variable->spec.name, piece.rows);
@@ -817,12 +802,8 @@ class PsClient::Impl {
   absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) {
     std::vector<const VariablePlacement*> variables;
     for (size_t i = 0; i < pushes.size(); ++i) {
-      if (absl::Status s =
-              CheckManyItem(pushes[i].variable, i, pushes[i].grad.size(),
-                            "the pushed tensor");
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(CheckManyItem(
+          pushes[i].variable, i, pushes[i].grad.size(), "the pushed tensor"));
       variables.push_back(pushes[i].variable);
     }
     std::vector<std::unique_ptr<ManyCall>> calls =
@@ -1123,7 +1104,7 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
 
 absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
     const VariableSpec& spec, const PartitionPolicy& partition) {
-  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
   VariablePlacement placement;
   {
     absl::MutexLock lock(&impl_->placer_mu_);
@@ -1143,7 +1124,7 @@ absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
 
 absl::StatusOr<VariablePlacement> PsClient::CreateVariableColocated(
     const VariableSpec& spec, absl::string_view colocate_with) {
-  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
   absl::StatusOr<VariablePlacement> other = LookupVariable(colocate_with);
   if (!other.ok()) return other.status();
   VariablePlacement placement;
@@ -1196,12 +1177,9 @@ absl::StatusOr<VariablePlacement> PsClient::CreatePlaced(
     *call->request.mutable_rows() = RowRangeToProto(part.rows);
     calls.push_back(std::move(call));
   }
-  if (absl::Status s = impl_->RunAll(
-          "CreateVariable", calls, impl_->AttemptTimeout(),
-          [](auto* async, auto... args) { async->CreateVariable(args...); });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(impl_->RunAll(
+      "CreateVariable", calls, impl_->AttemptTimeout(),
+      [](auto* async, auto... args) { async->CreateVariable(args...); }));
   return placement;
 }
 
@@ -1214,11 +1192,8 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
   (void)impl_->RunAll(
       "LookupVariable", calls, impl_->AttemptTimeout(),
       [](auto* async, auto... args) { async->LookupVariable(args...); });
-  if (absl::Status s = impl_->FirstError("LookupVariable", calls,
-                                         /*ignore_not_found=*/true);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(impl_->FirstError("LookupVariable", calls,
+                                    /*ignore_not_found=*/true));
   VariablePlacement placement;
   bool found = false;
   for (const auto& call : calls) {
@@ -1248,7 +1223,7 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
             [](const VariablePart& a, const VariablePart& b) {
               return a.rows.begin < b.rows.begin;
             });
-  if (absl::Status s = ValidatePlacement(placement); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidatePlacement(placement));
   return placement;
 }
 
@@ -1257,12 +1232,9 @@ absl::Status PsClient::List(
     std::vector<DistributedHashTableInfo>* hash_tables) {
   auto calls = CallTasks<ps::ListVariablesResponse>(
       AllTasks(impl_->num_tasks()), ps::ListVariablesRequest());
-  if (absl::Status s = impl_->RunAll(
-          "ListVariables", calls, impl_->AttemptTimeout(),
-          [](auto* async, auto... args) { async->ListVariables(args...); });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(impl_->RunAll(
+      "ListVariables", calls, impl_->AttemptTimeout(),
+      [](auto* async, auto... args) { async->ListVariables(args...); }));
   // Each variable's parts with the task holding them, in row order.
   std::map<std::string, std::multimap<int64_t, std::pair<int, VariableInfo>>>
       parts_by_name;
@@ -1426,12 +1398,9 @@ absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
 absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
   auto calls = CallTasks<ps::GetStatusResponse>(AllTasks(impl_->num_tasks()),
                                                 ps::GetStatusRequest());
-  if (absl::Status s = impl_->RunAll(
-          "GetStatus", calls, impl_->AttemptTimeout(),
-          [](auto* async, auto... args) { async->GetStatus(args...); });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(impl_->RunAll(
+      "GetStatus", calls, impl_->AttemptTimeout(),
+      [](auto* async, auto... args) { async->GetStatus(args...); }));
   std::vector<ps::GetStatusResponse> stats;
   for (auto& call : calls) stats.push_back(std::move(call->response));
   return stats;
@@ -1445,12 +1414,9 @@ absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
   save.set_step(step);
   save.set_num_shards(n);
   auto saves = CallTasks<ps::SaveResponse>(AllTasks(n), save);
-  if (absl::Status s = impl_->RunAll(
-          "Save", saves, impl_->options_.checkpoint_timeout,
-          [](auto* async, auto... args) { async->Save(args...); });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      impl_->RunAll("Save", saves, impl_->options_.checkpoint_timeout,
+                    [](auto* async, auto... args) { async->Save(args...); }));
   CheckpointSaved saved;
   for (const auto& call : saves) saved.bytes += call->response.bytes();
   ps::CommitCheckpointRequest commit_request;
@@ -1459,12 +1425,9 @@ absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
   commit_request.set_num_shards(n);
   commit_request.set_keep_last(keep_last);
   auto commit = CallTasks<ps::CommitCheckpointResponse>({0}, commit_request);
-  if (absl::Status s = impl_->RunAll(
-          "CommitCheckpoint", commit, impl_->options_.checkpoint_timeout,
-          [](auto* async, auto... args) { async->CommitCheckpoint(args...); });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(impl_->RunAll(
+      "CommitCheckpoint", commit, impl_->options_.checkpoint_timeout,
+      [](auto* async, auto... args) { async->CommitCheckpoint(args...); }));
   saved.checkpoint = commit[0]->response.checkpoint();
   saved.deleted.assign(commit[0]->response.deleted().begin(),
                        commit[0]->response.deleted().end());
@@ -1481,12 +1444,9 @@ absl::StatusOr<CheckpointRestored> PsClient::Restore(
     request.set_num_shards(n);
     request.set_verify_only(verify_only);
     auto calls = CallTasks<ps::RestoreResponse>(AllTasks(n), request);
-    if (absl::Status s = impl_->RunAll(
-            "Restore", calls, impl_->options_.checkpoint_timeout,
-            [](auto* async, auto... args) { async->Restore(args...); });
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(impl_->RunAll(
+        "Restore", calls, impl_->options_.checkpoint_timeout,
+        [](auto* async, auto... args) { async->Restore(args...); }));
     restored = CheckpointRestored{calls[0]->response.checkpoint(),
                                   calls[0]->response.step(), 0, 0};
     for (const auto& call : calls) {

@@ -15,6 +15,7 @@
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/distribute/test_variable_options.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -159,11 +160,8 @@ TEST_F(PsClientStrategyTest, SmallVariablesTravelTogether) {
   ASSERT_TRUE(strategy
                   ->Run([&](ReplicaContext& context) -> absl::Status {
                     for (size_t i = 0; i < single.size(); ++i) {
-                      if (absl::Status s =
-                              context.ApplyGradient(*single[i], grad_spans[i]);
-                          !s.ok()) {
-                        return s;
-                      }
+                      RETURN_IF_ERROR(
+                          context.ApplyGradient(*single[i], grad_spans[i]));
                     }
                     return absl::OkStatus();
                   })

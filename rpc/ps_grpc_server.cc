@@ -22,6 +22,7 @@
 #include "rpc/wire_message.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/util/buffer_pool.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -233,11 +234,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   void ServeTensorMethods() {
     ServeRaw(kPullDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       ps::PullDenseRequest request;
-      if (absl::Status s =
-              DecodeWithTensors(in, "PullDense request", &request, {});
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(DecodeWithTensors(in, "PullDense request", &request, {}));
       return Respond<ps::PullDenseResponse>(
           out, [&](PsRequestHandler::ResponseTensor values) {
             return handler_.PullDense(request, values);
@@ -248,11 +245,8 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
       // The gradient is applied from the received slices as it is read.
       IncomingTensor values(3);
       values.in_place = true;
-      if (absl::Status s =
-              DecodeWithTensors(in, "PushDense request", &request, {&values});
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(
+          DecodeWithTensors(in, "PushDense request", &request, {&values}));
       *out = EncodeWithTensors(ps::PushDenseResponse(), {});
       return handler_.PushDense(request, values.view());
     });
@@ -327,10 +321,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
                             grpc::ByteBuffer* out, Pull pull) {
     ps::PullSparseRequest request;
     PooledTensor ids(2, pool_);
-    if (absl::Status s = DecodeWithTensors(in, what, &request, {&ids.tensor});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(DecodeWithTensors(in, what, &request, {&ids.tensor}));
     return Respond<ps::PullSparseResponse>(
         out, [&](PsRequestHandler::ResponseTensor values) {
           return (handler_.*pull)(request, ids.tensor.view(), values);
@@ -343,11 +334,8 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     ps::PushSparseRequest request;
     PooledTensor ids(2, pool_);
     PooledTensor gradients(3, pool_);
-    if (absl::Status s = DecodeWithTensors(in, what, &request,
-                                           {&ids.tensor, &gradients.tensor});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(DecodeWithTensors(in, what, &request,
+                                      {&ids.tensor, &gradients.tensor}));
     *out = EncodeWithTensors(ps::PushSparseResponse(), {});
     return (handler_.*push)(request, ids.tensor.view(),
                             gradients.tensor.view());
@@ -382,9 +370,9 @@ absl::StatusOr<std::unique_ptr<PsGrpcServer>> PsGrpcServer::Start(
     const Options& options) {
   auto impl = std::make_unique<Impl>(options);
   // Before listening: no request may see the task half restored.
-  if (absl::Status s = impl->TakeBackShard(); !s.ok()) return s;
-  if (absl::Status s = impl->RegisterMetrics(); !s.ok()) return s;
-  if (absl::Status s = impl->Listen(); !s.ok()) return s;
+  RETURN_IF_ERROR(impl->TakeBackShard());
+  RETURN_IF_ERROR(impl->RegisterMetrics());
+  RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<PsGrpcServer>(new PsGrpcServer(std::move(impl)));
 }
 

@@ -6,6 +6,7 @@
 #include "rpc/tensor_codec.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/ps/spec_proto.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -17,10 +18,7 @@ absl::StatusOr<RowRange> RequestedRows(const Request& request,
                                        const VariableInfo& info) {
   if (!request.has_rows()) return info.rows_held;
   const RowRange rows = RowRangeFromProto(request.rows());
-  if (absl::Status s = CheckRowsHeld(info.spec, info.rows_held, rows);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckRowsHeld(info.spec, info.rows_held, rows));
   return rows;
 }
 
@@ -91,7 +89,7 @@ absl::Status PsRequestHandler::CreateVariable(
     const ps::CreateVariableRequest& request, ps::VariableInfo* response) {
   absl::StatusOr<VariableSpec> spec = VariableSpecFromProto(request.spec());
   if (!spec.ok()) return spec.status();
-  if (absl::Status s = ValidateVariableSpec(*spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(*spec));
   const RowRange rows = request.has_rows() ? RowRangeFromProto(request.rows())
                                            : RowRange{0, NumRows(*spec)};
   absl::StatusOr<VariableInfo> info = store_.Create(*spec, rows);
@@ -129,13 +127,10 @@ absl::Status PsRequestHandler::PullDense(const ps::PullDenseRequest& request,
   absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
   if (!rows.ok()) return rows.status();
   const int64_t elements = rows->size() * RowWidth(info->spec);
-  if (absl::Status s = CheckResponseSize(
-          absl::StrCat("pulling rows ", RowRangeString(*rows),
-                       " of variable \"", request.name(), "\""),
-          elements * DTypeSize(info->spec.dtype));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      CheckResponseSize(absl::StrCat("pulling rows ", RowRangeString(*rows),
+                                     " of variable \"", request.name(), "\""),
+                        elements * DTypeSize(info->spec.dtype)));
   std::vector<int64_t> shape = ShapeOfRows(info->spec, rows->size());
   if (info->spec.dtype == DType::kInt64) {
     return store_.PullInt64(
@@ -213,10 +208,7 @@ absl::Status PsRequestHandler::PushDenseBatch(
     const ps::PushDenseBatchRequest& request) {
   return ApplyOnce(request.request_id(), [&] {
     for (const ps::PushDenseRequest& item : request.pushes()) {
-      if (absl::Status s = ApplyPushDense(item, ViewOf(item.values()));
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ApplyPushDense(item, ViewOf(item.values())));
     }
     return absl::OkStatus();
   });
@@ -234,13 +226,10 @@ absl::Status PsRequestHandler::PullSparse(const ps::PullSparseRequest& request,
   if (!ids.ok()) return ids.status();
   const int64_t width = RowWidth(info->spec);
   const int64_t elements = static_cast<int64_t>(ids->size()) * width;
-  if (absl::Status s = CheckResponseSize(
-          absl::StrCat("pulling ", ids->size(), " rows of variable \"",
-                       request.name(), "\""),
-          elements * DTypeSize(info->spec.dtype));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckResponseSize(
+      absl::StrCat("pulling ", ids->size(), " rows of variable \"",
+                   request.name(), "\""),
+      elements * DTypeSize(info->spec.dtype)));
   return store_.PullSparse(
       request.name(), *ids,
       Allocate<float>(values, ps::FLOAT32,
@@ -251,12 +240,9 @@ absl::Status PsRequestHandler::PushSparse(const ps::PushSparseRequest& request,
                                           const TensorView& ids,
                                           const TensorView& gradients) {
   SparseGradients decoded;
-  if (absl::Status s = DecodeSparseGradients(
-          ids, gradients, absl::StrCat("variable \"", request.name(), "\""),
-          &decoded);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(DecodeSparseGradients(
+      ids, gradients, absl::StrCat("variable \"", request.name(), "\""),
+      &decoded));
   return ApplyOnce(request.request_id(), [&] {
     return store_.PushSparse(request.name(), decoded.ids, decoded.grads);
   });
@@ -285,18 +271,13 @@ absl::Status PsRequestHandler::PullHash(const ps::PullSparseRequest& request,
       absl::StrCat("the ids of hash embedding table \"", request.name(), "\""),
       &scratch);
   if (!ids.ok()) return ids.status();
-  if (absl::Status s = CheckRoomForRows(**table, ids->size()); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckRoomForRows(**table, ids->size()));
   const int64_t dim = (*table)->spec().dim;
   const int64_t elements = static_cast<int64_t>(ids->size()) * dim;
-  if (absl::Status s = CheckResponseSize(
-          absl::StrCat("pulling ", ids->size(), " rows of hash embedding ",
-                       "table \"", request.name(), "\""),
-          elements * static_cast<int64_t>(sizeof(float)));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckResponseSize(
+      absl::StrCat("pulling ", ids->size(), " rows of hash embedding ",
+                   "table \"", request.name(), "\""),
+      elements * static_cast<int64_t>(sizeof(float))));
   return (*table)->Pull(
       *ids,
       Allocate<float>(values, ps::FLOAT32,
@@ -309,16 +290,10 @@ absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request,
   absl::StatusOr<HashEmbeddingTable*> table = tables_.Find(request.name());
   if (!table.ok()) return table.status();
   SparseGradients decoded;
-  if (absl::Status s = DecodeSparseGradients(
-          ids, gradients,
-          absl::StrCat("hash embedding table \"", request.name(), "\""),
-          &decoded);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckRoomForRows(**table, decoded.ids.size()); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(DecodeSparseGradients(
+      ids, gradients,
+      absl::StrCat("hash embedding table \"", request.name(), "\""), &decoded));
+  RETURN_IF_ERROR(CheckRoomForRows(**table, decoded.ids.size()));
   return ApplyOnce(request.request_id(),
                    [&] { return (*table)->Push(decoded.ids, decoded.grads); });
 }

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/util/status_macros.h"
+
 namespace distrt::rpc {
 
 absl::StatusOr<std::unique_ptr<PsServerMetrics>> PsServerMetrics::Create(
@@ -59,16 +61,12 @@ absl::StatusOr<std::unique_ptr<PsServerMetrics>> PsServerMetrics::Create(
       std::make_shared<std::function<void(ps::GetStatusResponse*)>>(
           std::move(holdings));
   for (const auto& [name, help, field] : gauges) {
-    if (absl::Status s = registry->AddCallbackGauge(
-            name, help,
-            [shared_holdings, field = field] {
-              ps::GetStatusResponse status;
-              (*shared_holdings)(&status);
-              return static_cast<double>((status.*field)());
-            });
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(registry->AddCallbackGauge(
+        name, help, [shared_holdings, field = field] {
+          ps::GetStatusResponse status;
+          (*shared_holdings)(&status);
+          return static_cast<double>((status.*field)());
+        }));
   }
   absl::StatusOr<Gauge*> restored = registry->AddGauge(
       "distrt_ps_restored_from_checkpoint",
@@ -77,17 +75,14 @@ absl::StatusOr<std::unique_ptr<PsServerMetrics>> PsServerMetrics::Create(
   if (!restored.ok()) return restored.status();
   (*restored)->WithLabels({})->Set(restored_from_checkpoint ? 1 : 0);
   // A counter whose value lives in the request handler, read at scrape.
-  if (absl::Status s = registry->AddCallbackGauge(
-          "distrt_ps_duplicate_pushes",
-          "Pushes received again (same request id) and not applied again.",
-          [shared_holdings] {
-            ps::GetStatusResponse status;
-            (*shared_holdings)(&status);
-            return static_cast<double>(status.duplicate_pushes());
-          });
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "distrt_ps_duplicate_pushes",
+      "Pushes received again (same request id) and not applied again.",
+      [shared_holdings] {
+        ps::GetStatusResponse status;
+        (*shared_holdings)(&status);
+        return static_cast<double>(status.duplicate_pushes());
+      }));
   return metrics;
 }
 

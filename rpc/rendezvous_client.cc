@@ -8,6 +8,7 @@
 #include "proto/rendezvous.grpc.pb.h"
 #include "rpc/grpc_status.h"
 #include "rpc/transport_security.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -55,7 +56,7 @@ class RendezvousClient::Impl {
     const absl::Time give_up = absl::Now() + options_.connect_timeout;
     absl::Duration backoff = options_.initial_backoff;
     for (;;) {
-      if (absl::Status s = AwaitServer(method, give_up); !s.ok()) return s;
+      RETURN_IF_ERROR(AwaitServer(method, give_up));
       grpc::ClientContext context;
       // A call that may be resent fails at once when the connection is down
       // (and comes back here to wait for the server, within give_up); one

@@ -14,6 +14,7 @@
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/transport_security.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 
@@ -90,7 +91,7 @@ class RendezvousServer::Impl final : public rendezvous::Rendezvous::Service {
 absl::StatusOr<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(
     const Options& options) {
   auto impl = std::make_unique<Impl>(options);
-  if (absl::Status s = impl->Listen(); !s.ok()) return s;
+  RETURN_IF_ERROR(impl->Listen());
   return std::unique_ptr<RendezvousServer>(
       new RendezvousServer(std::move(impl)));
 }

@@ -31,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "rpc/openssl_ptr.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -378,11 +379,8 @@ absl::StatusOr<PemKeyPair> GenerateCertificateAuthority(
   ERR_clear_error();  // so that no earlier failure is reported as ours
   const std::string what = absl::StrCat("the CA certificate \"",
                                         absl::CHexEscape(common_name), "\"");
-  if (absl::Status s = CheckCommonNameAndValidity(common_name, valid_for,
-                                                  "cannot make " + what);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckCommonNameAndValidity(common_name, valid_for,
+                                             "cannot make " + what));
   return MakeCertificate(common_name, valid_for,
                          {/*is_authority=*/true, /*issuer=*/nullptr,
                           /*issuer_key=*/nullptr, /*hosts=*/nullptr},
@@ -396,11 +394,7 @@ absl::StatusOr<PemKeyPair> IssueCertificate(
   const std::string what = absl::StrCat("the certificate for \"",
                                         absl::CHexEscape(common_name), "\"");
   const std::string cannot = "cannot issue " + what;
-  if (absl::Status s =
-          CheckCommonNameAndValidity(common_name, valid_for, cannot);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckCommonNameAndValidity(common_name, valid_for, cannot));
   absl::StatusOr<GeneralNamesPtr> names = SubjectAltNames(hosts, cannot);
   if (!names.ok()) return names.status();
 
@@ -460,21 +454,12 @@ absl::StatusOr<TlsFilePaths> WriteTlsFiles(const std::string& dir,
   paths.ca_file = prefix + kCaFileName;
   paths.cert_file = prefix + kCertificateFileName;
   paths.key_file = prefix + kKeyFileName;
-  if (absl::Status s = WriteFile(paths.ca_file, ca.certificate_pem,
-                                 kCertificateFileMode, /*exact_mode=*/false);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = WriteFile(paths.cert_file, certificate.certificate_pem,
-                                 kCertificateFileMode, /*exact_mode=*/false);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = WriteFile(paths.key_file, certificate.private_key_pem,
-                                 kKeyFileMode, /*exact_mode=*/true);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(WriteFile(paths.ca_file, ca.certificate_pem,
+                            kCertificateFileMode, /*exact_mode=*/false));
+  RETURN_IF_ERROR(WriteFile(paths.cert_file, certificate.certificate_pem,
+                            kCertificateFileMode, /*exact_mode=*/false));
+  RETURN_IF_ERROR(WriteFile(paths.key_file, certificate.private_key_pem,
+                            kKeyFileMode, /*exact_mode=*/true));
   return paths;
 }
 

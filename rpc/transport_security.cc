@@ -24,6 +24,7 @@
 #include "grpcpp/security/auth_metadata_processor.h"
 #include "grpcpp/support/client_interceptor.h"
 #include "rpc/openssl_ptr.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -349,9 +350,7 @@ TransportSecurity::Load(const TransportSecurityOptions& options) {
     if (!key.ok()) return key.status();
     absl::StatusOr<std::string> ca = ReadFile(options.tls_ca_file, "--tls_ca");
     if (!ca.ok()) return ca.status();
-    if (absl::Status s = CheckTlsFiles(*cert, *key, *ca, options); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckTlsFiles(*cert, *key, *ca, options));
     cert_pem = *std::move(cert);
     key_pem = *std::move(key);
     ca_pem = *std::move(ca);
@@ -386,10 +385,7 @@ absl::StatusOr<std::shared_ptr<const TransportSecurity>>
 TransportSecurity::FromPem(std::string cert_pem, std::string key_pem,
                            std::string ca_pem, std::string cluster_token) {
   if (!cert_pem.empty() || !key_pem.empty() || !ca_pem.empty()) {
-    if (absl::Status s = CheckTlsFiles(cert_pem, key_pem, ca_pem, {});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckTlsFiles(cert_pem, key_pem, ca_pem, {}));
   } else if (!cluster_token.empty()) {
     return TokenNeedsTls();
   }

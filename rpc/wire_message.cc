@@ -9,6 +9,7 @@
 #include "google/protobuf/wire_format_lite.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/slice.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -242,10 +243,7 @@ absl::Status DecodeWithTensors(grpc::ByteBuffer* buffer, absl::string_view what,
                                       " bytes runs past the end"));
       }
       const auto limit = input.PushLimit(length);
-      if (absl::Status s = ReadTensor(input, length, tensors[index], what);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ReadTensor(input, length, tensors[index], what));
       input.PopLimit(limit);
     }
   }

@@ -6,6 +6,7 @@
 #include "runtime/input/input_context.h"
 #include "runtime/models/metrics.h"
 #include "runtime/training/train_step.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -56,10 +57,7 @@ absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
       predictions.insert(predictions.end(), result->predictions[r].begin(),
                          result->predictions[r].end());
     }
-    if (absl::Status s = eval.Add(labels, predictions, result->loss_sum);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(eval.Add(labels, predictions, result->loss_sum));
   }
   metrics->eval_loss = eval.mean_loss();
   if (model.output() == ModelOutput::kRegression) {

@@ -16,6 +16,7 @@
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_variables.h"
+#include "runtime/util/status_macros.h"
 #include "worker/evaluation.h"
 #include "worker/job_model.h"
 
@@ -79,7 +80,7 @@ absl::Status StartPrivateParameterServer(Evaluator& e) {
                                       absl::Seconds(e.options.wait_secs));
   if (!strategy.ok()) return strategy.status();
   e.strategy = *std::move(strategy);
-  if (absl::Status s = e.strategy->Initialize(); !s.ok()) return s;
+  RETURN_IF_ERROR(e.strategy->Initialize());
   absl::StatusOr<ModelVariables> variables =
       ModelVariables::Create(*e.strategy, *e.built.model);
   if (!variables.ok()) return variables.status();
@@ -119,16 +120,11 @@ absl::StatusOr<FinalMetrics> EvaluateCheckpoint(Evaluator& e,
                      ") on ", evaluation->examples,
                      " examples: ", evaluation->description));
   if (e.summaries != nullptr) {
-    if (absl::Status s = e.summaries->WriteScalars(metrics.global_step,
-                                                   EvalScalars(metrics));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        e.summaries->WriteScalars(metrics.global_step, EvalScalars(metrics)));
   }
   if (!e.metrics_path.empty()) {
-    if (absl::Status s = WriteFinalMetrics(e.metrics_path, metrics); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(WriteFinalMetrics(e.metrics_path, metrics));
   }
   return metrics;
 }
@@ -155,10 +151,8 @@ absl::Status CheckEvaluatorOptions(const WorkerOptions& options,
 absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
                                              const TfConfig& tf_config,
                                              const LogFn& log) {
-  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) return s;
-  if (absl::Status s = CheckEvaluatorOptions(options, tf_config); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ValidateWorkerOptions(options));
+  RETURN_IF_ERROR(CheckEvaluatorOptions(options, tf_config));
   Evaluator e{options, log};
   absl::StatusOr<JobModel> built = BuildJobModel(options);
   if (!built.ok()) return built.status();
@@ -171,7 +165,7 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
   log(absl::StrCat("model ", options.model, " with ",
                    e.built.config.num_features, " features; ",
                    e.eval_examples.size(), " eval examples"));
-  if (absl::Status s = StartPrivateParameterServer(e); !s.ok()) return s;
+  RETURN_IF_ERROR(StartPrivateParameterServer(e));
   if (!options.log_dir.empty()) {
     absl::StatusOr<std::unique_ptr<EventFileWriter>> writer =
         EventFileWriter::Create(JoinPath(options.log_dir, "eval"), "evaluator");
@@ -235,7 +229,7 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
     }
     absl::SleepFor(kPollInterval);
   }
-  if (absl::Status s = e.strategy->Finalize(); !s.ok()) return s;
+  RETURN_IF_ERROR(e.strategy->Finalize());
   return *last_metrics;
 }
 

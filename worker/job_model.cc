@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -110,29 +111,20 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
   config.hidden_units = *std::move(hidden_units);
   config.embedding_dim = options.embedding_dim;
   config.seed = options.seed;
-  if (absl::Status s = MakeOptimizerConfig(options, &config.optimizer);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(MakeOptimizerConfig(options, &config.optimizer));
   if (options.num_features == 0 ||
       (options.model == "mlp" && options.num_classes == 0)) {
     absl::StatusOr<std::vector<Example>> read =
         ReadInputShard(WholeInput(job.train_files), job.format);
     if (!read.ok()) return read.status();
     job.all_examples = *std::move(read);
-    if (absl::Status s = InferShapes(job.all_examples, options.model, &config);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(InferShapes(job.all_examples, options.model, &config));
   }
   absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
   if (!model.ok()) return model.status();
   job.model = *std::move(model);
-  if (absl::Status s = FitExamplesToModel(config, "--train_data",
-                                          job.train_files, &job.all_examples);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(FitExamplesToModel(config, "--train_data", job.train_files,
+                                     &job.all_examples));
   return job;
 }
 

@@ -28,6 +28,7 @@
 #include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/train_step.h"
+#include "runtime/util/status_macros.h"
 #include "worker/evaluation.h"
 #include "worker/job_model.h"
 #include "worker/progress_meter.h"
@@ -164,11 +165,8 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
       break;
     }
     case StrategyKind::kMultiWorkerMirrored: {
-      if (absl::Status s =
-              CheckMultiWorkerBatch(job, static_cast<int>(pointers.size()));
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(
+          CheckMultiWorkerBatch(job, static_cast<int>(pointers.size())));
       WorkerGroup::Options group_options;
       group_options.bind_host = job.options.bind_host;
       group_options.security = job.options.security;
@@ -323,12 +321,12 @@ absl::Status SetUpVariables(Job& job) {
     job.log(absl::StrCat("variable ", line));
   }
   if (!job.options.checkpoint_dir.empty()) {
-    if (absl::Status s = RestoreLatestCheckpoint(job); !s.ok()) return s;
+    RETURN_IF_ERROR(RestoreLatestCheckpoint(job));
   }
   if (job.has_ps) {
-    if (absl::Status s = CreateCounter(job, kWorkersDone); !s.ok()) return s;
-    if (absl::Status s = CreateCounter(job, kChiefReady); !s.ok()) return s;
-    if (absl::Status s = SaveFirstCheckpoint(job); !s.ok()) return s;
+    RETURN_IF_ERROR(CreateCounter(job, kWorkersDone));
+    RETURN_IF_ERROR(CreateCounter(job, kChiefReady));
+    RETURN_IF_ERROR(SaveFirstCheckpoint(job));
     absl::StatusOr<std::vector<ps::GetStatusResponse>> stats =
         job.client->Stats();
     if (!stats.ok()) return stats.status();
@@ -451,15 +449,12 @@ absl::Status Train(Job& job, std::vector<Example> shard,
     if (std::optional<std::string> line =
             meter.Line(*global_step, absl::Now())) {
       job.log(*line);
-      if (absl::Status s = NoticeRestartedPsTasks(job); !s.ok()) return s;
-      if (absl::Status s = WriteSummaries(
-              job, *global_step,
-              {{"loss", meter.recent_loss()},
-               {"examples_per_sec", meter.ExamplesPerSecond(absl::Now())},
-               {"learning_rate", o.learning_rate}});
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(NoticeRestartedPsTasks(job));
+      RETURN_IF_ERROR(WriteSummaries(
+          job, *global_step,
+          {{"loss", meter.recent_loss()},
+           {"examples_per_sec", meter.ExamplesPerSecond(absl::Now())},
+           {"learning_rate", o.learning_rate}}));
     }
     const bool by_steps =
         o.checkpoint_every_steps > 0 &&
@@ -468,7 +463,7 @@ absl::Status Train(Job& job, std::vector<Example> shard,
         o.checkpoint_every_secs > 0 &&
         absl::Now() - last_save >= Secs(o.checkpoint_every_secs);
     if (checkpoints && (by_steps || by_time)) {
-      if (absl::Status s = SaveCheckpoint(job, *global_step); !s.ok()) return s;
+      RETURN_IF_ERROR(SaveCheckpoint(job, *global_step));
       last_saved_step = *global_step;
       last_save = absl::Now();
     }
@@ -493,11 +488,9 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(root);
   if (!index.ok()) return index.status();
   if (index->empty() || index->back() != name) {
-    if (absl::Status s = SaveCheckpoint(job, *global_step); !s.ok()) return s;
+    RETURN_IF_ERROR(SaveCheckpoint(job, *global_step));
   }
-  if (absl::Status s = WriteFinalCheckpointMarker(root, name); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(WriteFinalCheckpointMarker(root, name));
   job.log(absl::StrCat("final checkpoint: ", name));
   return absl::OkStatus();
 }
@@ -532,11 +525,8 @@ absl::Status WaitForOtherWorkers(Job& job) {
   absl::Status all_done = PollUntil(
       job,
       [&]() -> absl::StatusOr<bool> {
-        if (absl::Status s =
-                job.client->PullInt64(*done, absl::MakeSpan(&finished, 1));
-            !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR(
+            job.client->PullInt64(*done, absl::MakeSpan(&finished, 1)));
         return finished >= others;
       },
       [&] { return absl::StrCat(others - finished, " worker(s) to finish"); });
@@ -599,11 +589,8 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
         ReadInputShard(*shard, built->format);
     if (!read.ok()) return read.status();
     examples = *std::move(read);
-    if (absl::Status s = FitExamplesToModel(built->config, "--train_data",
-                                            shard->files, &examples);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(FitExamplesToModel(built->config, "--train_data",
+                                       shard->files, &examples));
   }
   log(absl::StrCat("model ", options.model, " with ", config.num_features,
                    " features; input pipeline ", job.pipeline_id + 1, " of ",
@@ -611,10 +598,10 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
                    shard->files.size(), " file(s)",
                    shard->by_record ? " (sharded by record)" : ""));
 
-  if (absl::Status s = MakeStrategy(job, tf_config); !s.ok()) return s;
-  if (absl::Status s = SetUpVariables(job); !s.ok()) return s;
+  RETURN_IF_ERROR(MakeStrategy(job, tf_config));
+  RETURN_IF_ERROR(SetUpVariables(job));
   if (IsMultiWorker(job)) {
-    if (absl::Status s = BroadcastFromChief(job); !s.ok()) return s;
+    RETURN_IF_ERROR(BroadcastFromChief(job));
   }
   if (job.role.is_chief && !options.log_dir.empty()) {
     absl::StatusOr<std::unique_ptr<EventFileWriter>> writer =
@@ -633,11 +620,9 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     eval_examples = *std::move(read);
   }
   FinalMetrics metrics;
-  if (absl::Status s = Train(job, std::move(examples), &metrics); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Train(job, std::move(examples), &metrics));
   if (job.has_ps && !job.role.is_chief) {
-    if (absl::Status s = ReportWorkerDone(job); !s.ok()) return s;
+    RETURN_IF_ERROR(ReportWorkerDone(job));
   }
   if (IsMultiWorker(job)) {
     // Nobody closes its connections while another still reads the last
@@ -650,22 +635,16 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     if (absl::Status s = WaitForOtherWorkers(job); !s.ok()) return s;
   }
   if (job.role.is_chief && !options.checkpoint_dir.empty()) {
-    if (absl::Status s = SaveFinalCheckpoint(job, &metrics); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(SaveFinalCheckpoint(job, &metrics));
   }
   if (job.role.is_chief && !options.eval_data.empty()) {
-    if (absl::Status s = EvaluateAtEnd(job, eval_examples, &metrics); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(EvaluateAtEnd(job, eval_examples, &metrics));
   }
   if (job.has_ps && job.role.is_chief) {
     job.log("stopping the ps tasks");
-    if (absl::Status s = job.client->Shutdown("training finished"); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(job.client->Shutdown("training finished"));
   }
-  if (absl::Status s = job.strategy->Finalize(); !s.ok()) return s;
+  RETURN_IF_ERROR(job.strategy->Finalize());
   return metrics;
 }
 
@@ -674,7 +653,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
 absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
                                             const TfConfig& tf_config,
                                             const LogFn& log) {
-  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateWorkerOptions(options));
   Job job{options, log};
   absl::StatusOr<FinalMetrics> metrics = RunJob(job, tf_config);
   // A multi-worker task that fails by itself tells the others why and

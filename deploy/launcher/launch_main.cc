@@ -49,6 +49,7 @@
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/cluster_spec_json.h"
 #include "runtime/cluster/json_util.h"
+#include "runtime/util/status_macros.h"
 
 ABSL_FLAG(std::string, cluster_spec, "",
           "A cluster spec file: a cluster object or a whole TF_CONFIG, jobs "
@@ -259,9 +260,7 @@ std::string DefaultJobDir() {
 
 absl::StatusOr<std::string> MakeJobDir(const std::string& requested) {
   const std::string dir = requested.empty() ? DefaultJobDir() : requested;
-  if (absl::Status s = CreateDirectories(JoinPath(dir, "logs")); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CreateDirectories(JoinPath(dir, "logs")));
   // Absolute, so that what is printed and passed to tasks is unambiguous.
   char* absolute = realpath(dir.c_str(), nullptr);
   if (absolute == nullptr) return ErrnoError("cannot resolve", dir);

@@ -13,6 +13,7 @@
 #include "rpc/tls_certificates.h"
 #include "runtime/checkpoint/file_system.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::launcher {
 namespace {
@@ -73,7 +74,7 @@ std::vector<std::string> HostsOf(const LaunchTask& task) {
 
 absl::StatusOr<std::vector<rpc::TransportSecurityOptions>> MakeLocalJobSecurity(
     const std::string& security_dir, const std::vector<LaunchTask>& tasks) {
-  if (absl::Status s = MakePrivateDirectory(security_dir); !s.ok()) return s;
+  RETURN_IF_ERROR(MakePrivateDirectory(security_dir));
   absl::StatusOr<std::string> token = WriteToken(security_dir);
   if (!token.ok()) return token.status();
   absl::StatusOr<rpc::PemKeyPair> ca = rpc::GenerateCertificateAuthority(
@@ -89,7 +90,7 @@ absl::StatusOr<std::vector<rpc::TransportSecurityOptions>> MakeLocalJobSecurity(
                                        certificate.status().message()));
     }
     const std::string dir = JoinPath(security_dir, task.file_stem());
-    if (absl::Status s = MakePrivateDirectory(dir); !s.ok()) return s;
+    RETURN_IF_ERROR(MakePrivateDirectory(dir));
     absl::StatusOr<rpc::TlsFilePaths> files =
         rpc::WriteTlsFiles(dir, *ca, *certificate);
     if (!files.ok()) return files.status();

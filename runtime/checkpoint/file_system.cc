@@ -13,6 +13,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 // Largest read or write asked of the kernel at once: Linux transfers at most
@@ -126,9 +127,9 @@ absl::Status CreateDirectories(const std::string& path) {
   for (size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
     const std::string dir = path.substr(0, end);
     if (mkdir(dir.c_str(), 0755) == 0) {
-      if (absl::Status s = SyncDirectory(DirName(dir)); !s.ok()) return s;
+      RETURN_IF_ERROR(SyncDirectory(DirName(dir)));
     } else if (errno == EEXIST) {
-      if (absl::Status s = CheckIsDirectory(dir); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckIsDirectory(dir));
     } else {
       return ErrnoError("cannot create directory", dir);
     }
@@ -147,9 +148,7 @@ absl::Status RemoveDirectoryTree(const std::string& path) {
     absl::StatusOr<std::vector<std::string>> names = ListDirectory(path);
     if (!names.ok()) return names.status();
     for (const std::string& name : *names) {
-      if (absl::Status s = RemoveDirectoryTree(JoinPath(path, name)); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(RemoveDirectoryTree(JoinPath(path, name)));
     }
     if (rmdir(path.c_str()) != 0 && errno != ENOENT) {
       return ErrnoError("cannot remove directory", path);

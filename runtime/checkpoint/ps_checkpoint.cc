@@ -21,6 +21,7 @@
 #include "runtime/ps/placement.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -393,15 +394,10 @@ absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
                                          int64_t step, int shard_index,
                                          int num_shards) {
   constexpr absl::string_view kOperation = "cannot save a checkpoint shard";
-  if (absl::Status s = CheckRootAndStep(kOperation, root_dir, step); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckShardArguments(kOperation, shard_index, num_shards);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckRootAndStep(kOperation, root_dir, step));
+  RETURN_IF_ERROR(CheckShardArguments(kOperation, shard_index, num_shards));
   const std::string dir = JoinPath(root_dir, CheckpointDirName(step));
-  if (absl::Status s = CreateDirectories(dir); !s.ok()) return s;
+  RETURN_IF_ERROR(CreateDirectories(dir));
 
   ps::CheckpointShardHeader header;
   header.set_shard_index(shard_index);
@@ -455,13 +451,8 @@ absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
                                             int64_t step, int num_shards,
                                             int keep_last) {
   constexpr absl::string_view kOperation = "cannot commit a checkpoint";
-  if (absl::Status s = CheckRootAndStep(kOperation, root_dir, step); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckShardArguments(kOperation, 0, num_shards);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckRootAndStep(kOperation, root_dir, step));
+  RETURN_IF_ERROR(CheckShardArguments(kOperation, 0, num_shards));
   if (keep_last < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         kOperation, ": keep_last ", keep_last, " is negative (0 keeps all)"));
@@ -482,9 +473,7 @@ absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
   // afterwards and dropped from the index last: after a crash at any point,
   // the index names this checkpoint, and at worst an old one that is
   // (partly) gone, which the next commit deletes again.
-  if (absl::Status s = WriteCheckpointIndex(root_dir, *index); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(WriteCheckpointIndex(root_dir, *index));
   if (keep_last == 0 || index->size() <= static_cast<size_t>(keep_last)) {
     return info;
   }
@@ -552,10 +541,7 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
           "variable \"", name, "\" is not in checkpoint ", checkpoint->dir));
     }
     for (const SavedPart& part : it->second) {
-      if (absl::Status s = CheckPart(part, variable, checkpoint->dir);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(CheckPart(part, variable, checkpoint->dir));
     }
     absl::StatusOr<VariableState> state =
         AssembleVariable(variable, it->second, checkpoint->dir);

@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/checkpoint/crc32c.h"
+#include "runtime/util/status_macros.h"
 
 // Tensors are written and read as the machine's bytes, which the format
 // defines as little-endian.
@@ -67,7 +68,7 @@ absl::StatusOr<int64_t> WriteShardFile(const std::string& path,
   std::vector<absl::string_view> pieces = {
       absl::string_view(preamble, sizeof(preamble)), serialized};
   pieces.insert(pieces.end(), data.pieces().begin(), data.pieces().end());
-  if (absl::Status s = WriteFileAtomically(path, pieces); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteFileAtomically(path, pieces));
   return kShardPreambleBytes + static_cast<int64_t>(serialized.size()) +
          data.size();
 }
@@ -84,9 +85,7 @@ absl::StatusOr<std::unique_ptr<ShardFileReader>> ShardFileReader::Open(
                      "-byte preamble (truncated?)"));
   }
   char preamble[kShardPreambleBytes];
-  if (absl::Status s = (*file)->ReadAt(0, absl::MakeSpan(preamble)); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR((*file)->ReadAt(0, absl::MakeSpan(preamble)));
   const absl::string_view magic(preamble, kShardFileMagic.size());
   if (magic != kShardFileMagic) {
     return absl::DataLossError(absl::StrCat(
@@ -103,11 +102,8 @@ absl::StatusOr<std::unique_ptr<ShardFileReader>> ShardFileReader::Open(
                      " bytes after the preamble (truncated or corrupt)"));
   }
   std::string serialized(header_bytes, '\0');
-  if (absl::Status s =
-          (*file)->ReadAt(kShardPreambleBytes, absl::MakeSpan(serialized));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      (*file)->ReadAt(kShardPreambleBytes, absl::MakeSpan(serialized)));
   if (const uint32_t crc = Crc32c(serialized); crc != header_crc) {
     return absl::DataLossError(
         absl::StrCat(path, ": the header is corrupt: its CRC32C is ",
@@ -155,10 +151,7 @@ absl::StatusOr<std::vector<T>> ShardFileReader::ReadTensor(
   }
   std::vector<T> values(elements);
   absl::Span<char> bytes(reinterpret_cast<char*>(values.data()), length);
-  if (absl::Status s = file_->ReadAt(data_start_ + tensor.offset(), bytes);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(file_->ReadAt(data_start_ + tensor.offset(), bytes));
   const uint32_t crc = Crc32c(absl::string_view(bytes.data(), bytes.size()));
   if (crc != tensor.crc32c()) {
     return corrupt(absl::StrCat("is corrupt: its CRC32C is ", Hex32(crc),

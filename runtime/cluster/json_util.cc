@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -53,7 +54,7 @@ absl::Status CheckNesting(absl::string_view text) {
 }  // namespace
 
 absl::StatusOr<Json> ParseJson(absl::string_view text) {
-  if (absl::Status nesting = CheckNesting(text); !nesting.ok()) return nesting;
+  RETURN_IF_ERROR(CheckNesting(text));
   // nlohmann reports where and why parsing failed only through its exception;
   // it is caught here and never crosses this function.
   try {

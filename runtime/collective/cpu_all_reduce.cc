@@ -7,6 +7,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -102,7 +103,7 @@ absl::Status CpuAllReduce::AllReduce(int replica, absl::Span<float> values,
   }
   buffers_[replica] = values;
   ops_[replica] = op;
-  if (absl::Status s = barrier_->Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(barrier_->Wait("all-reduce"));
 
   // Every replica checks the same things and so returns the same error.
   for (int r = 0; r < num_replicas_; ++r) {

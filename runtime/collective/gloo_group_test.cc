@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "runtime/collective/kv_store.h"
 #include "runtime/collective/test_group_prefix.h"
+#include "runtime/util/status_macros.h"
 
 // LeakSanitizer suppressions (--config=asan), looked up by name; other
 // builds never call this. Gloo 2022-05's CreateDeviceAttr does not free its
@@ -119,14 +120,8 @@ TEST_P(GlooGroupCollectiveTest, AllReduceSumIsTheSumOfEveryRank) {
             floats[i] = FloatOf(r, i);
             ints[i] = IntOf(r, i);
           }
-          if (absl::Status s = group.AllReduceSum(absl::MakeSpan(floats));
-              !s.ok()) {
-            return s;
-          }
-          if (absl::Status s = group.AllReduceSum(absl::MakeSpan(ints));
-              !s.ok()) {
-            return s;
-          }
+          RETURN_IF_ERROR(group.AllReduceSum(absl::MakeSpan(floats)));
+          RETURN_IF_ERROR(group.AllReduceSum(absl::MakeSpan(ints)));
           for (size_t i = 0; i < count; ++i) {
             if (floats[i] != want_float[i] || ints[i] != want_int[i]) {
               return absl::InternalError(
@@ -154,14 +149,8 @@ TEST_P(GlooGroupCollectiveTest, BroadcastFromEveryRoot) {
             floats[i] = FloatOf(r, i);
             ints[i] = IntOf(r, i);
           }
-          if (absl::Status s = group.Broadcast(absl::MakeSpan(floats), root);
-              !s.ok()) {
-            return s;
-          }
-          if (absl::Status s = group.Broadcast(absl::MakeSpan(ints), root);
-              !s.ok()) {
-            return s;
-          }
+          RETURN_IF_ERROR(group.Broadcast(absl::MakeSpan(floats), root));
+          RETURN_IF_ERROR(group.Broadcast(absl::MakeSpan(ints), root));
           for (size_t i = 0; i < count; ++i) {
             if (floats[i] != FloatOf(root, i) || ints[i] != IntOf(root, i)) {
               return absl::InternalError(
@@ -243,7 +232,7 @@ TEST(GlooGroupTest, NobodyPassesABarrierBeforeEveryoneArrived) {
       RunRanks(&store, kRanks, options, [&](GlooGroup& group) {
         for (int round = 0; round < kRounds; ++round) {
           arrivals.fetch_add(1);
-          if (absl::Status s = group.Barrier(); !s.ok()) return s;
+          RETURN_IF_ERROR(group.Barrier());
           if (arrivals.load() < (round + 1) * kRanks) {
             return absl::InternalError(
                 absl::StrCat("rank ", group.rank(), " passed barrier ", round,
@@ -251,7 +240,7 @@ TEST(GlooGroupTest, NobodyPassesABarrierBeforeEveryoneArrived) {
           }
           // A second barrier, so that no rank counts its next arrival
           // before a slow one checks this one.
-          if (absl::Status s = group.Barrier(); !s.ok()) return s;
+          RETURN_IF_ERROR(group.Barrier());
         }
         return absl::OkStatus();
       });
@@ -358,7 +347,7 @@ TEST(GlooGroupTest, ARankThatLeavesFailsTheOthersCollective) {
     std::vector<absl::Status> later(3);
     std::vector<absl::Status> statuses =
         RunRanks(&store, 3, options, [&](GlooGroup& group) {
-          if (absl::Status s = group.Barrier(); !s.ok()) return s;
+          RETURN_IF_ERROR(group.Barrier());
           // Rank 2 goes away (its connections close, as when a worker
           // dies); the others all-reduce without it.
           if (group.rank() == 2) return absl::OkStatus();

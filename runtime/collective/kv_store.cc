@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -63,7 +64,7 @@ absl::Status InMemoryKvStore::PutLocked(absl::string_view key,
 
 absl::Status InMemoryKvStore::Set(absl::string_view key,
                                   absl::string_view value) {
-  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKey(key));
   if (static_cast<int64_t>(value.size()) > options_.max_value_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "value for key ", Quoted(key), " is ", value.size(),
@@ -78,7 +79,7 @@ absl::Status InMemoryKvStore::Set(absl::string_view key,
 absl::StatusOr<std::vector<std::string>> InMemoryKvStore::Get(
     absl::Span<const std::string> keys, absl::Duration timeout) {
   for (const std::string& key : keys) {
-    if (absl::Status s = CheckKey(key); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckKey(key));
   }
   timeout = std::max(timeout, absl::ZeroDuration());
   const absl::Time deadline = absl::Now() + timeout;
@@ -118,7 +119,7 @@ absl::StatusOr<std::vector<std::string>> InMemoryKvStore::Get(
 
 absl::StatusOr<int64_t> InMemoryKvStore::Add(absl::string_view key,
                                              int64_t delta) {
-  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKey(key));
   absl::MutexLock lock(&mu_);
   if (closed_) return Closed();
   int64_t value = 0;
@@ -135,7 +136,7 @@ absl::StatusOr<int64_t> InMemoryKvStore::Add(absl::string_view key,
                                               Quoted(key), " (", value,
                                               ") overflows int64"));
   }
-  if (absl::Status s = PutLocked(key, absl::StrCat(sum)); !s.ok()) return s;
+  RETURN_IF_ERROR(PutLocked(key, absl::StrCat(sum)));
   return sum;
 }
 

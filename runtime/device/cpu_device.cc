@@ -1,6 +1,7 @@
 #include "runtime/device/cpu_device.h"
 
 #include "runtime/kernels/cpu_math.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -23,11 +24,8 @@ absl::StatusOr<Tensor> CpuDevice::CopyFrom(const Tensor& source) {
       Tensor::Create(source.dtype(), source.shape(), allocator());
   if (!copy.ok() || source.bytes() == 0) return copy;
   // Device memory (a GPU's) is read back by the allocator that owns it.
-  if (absl::Status s = source.allocator()->CopyToHost(
-          source.raw_data(), copy->raw_data(), source.bytes());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(source.allocator()->CopyToHost(
+      source.raw_data(), copy->raw_data(), source.bytes()));
   return copy;
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/cpu_math.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -26,88 +27,71 @@ class OwnedMath final : public DeviceMath {
   absl::Status Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                     int64_t k, float alpha, const float* a, const float* b,
                     float beta, float* c) override {
-    if (absl::Status s = Check({{a, m * k}, {b, k * n}, {c, m * n}}); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Check({{a, m * k}, {b, k * n}, {c, m * n}}));
     return HostMath()->Gemm(transpose_a, transpose_b, m, n, k, alpha, a, b,
                             beta, c);
   }
   absl::Status AddBias(int64_t rows, int64_t cols, const float* bias,
                        float* out) override {
-    if (absl::Status s = Check({{bias, cols}, {out, rows * cols}}); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Check({{bias, cols}, {out, rows * cols}}));
     return HostMath()->AddBias(rows, cols, bias, out);
   }
   absl::Status ColumnSums(int64_t rows, int64_t cols, const float* x,
                           float* sums) override {
-    if (absl::Status s = Check({{x, rows * cols}, {sums, cols}}); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Check({{x, rows * cols}, {sums, cols}}));
     return HostMath()->ColumnSums(rows, cols, x, sums);
   }
   absl::Status Relu(int64_t n, float* x) override {
-    if (absl::Status s = Check({{x, n}}); !s.ok()) return s;
+    RETURN_IF_ERROR(Check({{x, n}}));
     return HostMath()->Relu(n, x);
   }
   absl::Status ReluGrad(int64_t n, const float* activation,
                         float* grad) override {
-    if (absl::Status s = Check({{activation, n}, {grad, n}}); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Check({{activation, n}, {grad, n}}));
     return HostMath()->ReluGrad(n, activation, grad);
   }
   absl::Status Axpy(int64_t n, float alpha, const float* x, float* y) override {
-    if (absl::Status s = Check({{x, n}, {y, n}}); !s.ok()) return s;
+    RETURN_IF_ERROR(Check({{x, n}, {y, n}}));
     return HostMath()->Axpy(n, alpha, x, y);
   }
   absl::Status Scale(int64_t n, float alpha, float* x) override {
-    if (absl::Status s = Check({{x, n}}); !s.ok()) return s;
+    RETURN_IF_ERROR(Check({{x, n}}));
     return HostMath()->Scale(n, alpha, x);
   }
   absl::Status Fill(int64_t n, float value, float* x) override {
-    if (absl::Status s = Check({{x, n}}); !s.ok()) return s;
+    RETURN_IF_ERROR(Check({{x, n}}));
     return HostMath()->Fill(n, value, x);
   }
   absl::Status SoftmaxCrossEntropy(int64_t rows, int64_t classes,
                                    const float* logits, const float* labels,
                                    float* probabilities, float* losses,
                                    float* d_logits) override {
-    if (absl::Status s = Check({{logits, rows * classes},
-                                {labels, rows},
-                                {probabilities, rows * classes},
-                                {losses, rows},
-                                {d_logits, d_logits ? rows * classes : 0}});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Check({{logits, rows * classes},
+                           {labels, rows},
+                           {probabilities, rows * classes},
+                           {losses, rows},
+                           {d_logits, d_logits ? rows * classes : 0}}));
     return HostMath()->SoftmaxCrossEntropy(rows, classes, logits, labels,
                                            probabilities, losses, d_logits);
   }
   absl::Status SigmoidCrossEntropy(int64_t n, const float* logits,
                                    const float* labels, float* probabilities,
                                    float* losses, float* d_logits) override {
-    if (absl::Status s = Check({{logits, n},
-                                {labels, n},
-                                {probabilities, n},
-                                {losses, n},
-                                {d_logits, d_logits ? n : 0}});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Check({{logits, n},
+                           {labels, n},
+                           {probabilities, n},
+                           {losses, n},
+                           {d_logits, d_logits ? n : 0}}));
     return HostMath()->SigmoidCrossEntropy(n, logits, labels, probabilities,
                                            losses, d_logits);
   }
   absl::Status SquaredError(int64_t n, const float* predictions,
                             const float* labels, float* losses,
                             float* d_predictions) override {
-    if (absl::Status s = Check({{predictions, n},
-                                {labels, n},
-                                {losses, n},
-                                {d_predictions, d_predictions ? n : 0}});
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Check({{predictions, n},
+                           {labels, n},
+                           {losses, n},
+                           {d_predictions, d_predictions ? n : 0}}));
     return HostMath()->SquaredError(n, predictions, labels, losses,
                                     d_predictions);
   }
@@ -115,11 +99,8 @@ class OwnedMath final : public DeviceMath {
                                const int64_t* offsets, const int32_t* rows,
                                const float* values, const float* table,
                                float* out) override {
-    if (absl::Status s =
-            CheckSparse(num_examples, width, offsets, rows, values, table, out);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        CheckSparse(num_examples, width, offsets, rows, values, table, out));
     return HostMath()->SparseGatherSum(num_examples, width, offsets, rows,
                                        values, table, out);
   }
@@ -127,11 +108,8 @@ class OwnedMath final : public DeviceMath {
                                 const int64_t* offsets, const int32_t* rows,
                                 const float* values, const float* d_out,
                                 float* d_table) override {
-    if (absl::Status s = CheckSparse(num_examples, width, offsets, rows, values,
-                                     d_table, d_out);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckSparse(num_examples, width, offsets, rows, values,
+                                d_table, d_out));
     return HostMath()->SparseScatterAdd(num_examples, width, offsets, rows,
                                         values, d_out, d_table);
   }
@@ -258,24 +236,15 @@ absl::StatusOr<Tensor> OpaqueMemoryDevice::CopyFrom(const Tensor& source) {
   // Host memory comes up; any other memory (another opaque device's, as a
   // peer copy) goes through the host.
   if (source.allocator()->host_accessible()) {
-    if (absl::Status s = memory_.CopyFromHost(source.raw_data(),
-                                              copy->raw_data(), source.bytes());
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(memory_.CopyFromHost(source.raw_data(), copy->raw_data(),
+                                         source.bytes()));
     return copy;
   }
   std::string staged(source.bytes(), '\0');
-  if (absl::Status s = source.allocator()->CopyToHost(
-          source.raw_data(), staged.data(), source.bytes());
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          memory_.CopyFromHost(staged.data(), copy->raw_data(), source.bytes());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(source.allocator()->CopyToHost(
+      source.raw_data(), staged.data(), source.bytes()));
+  RETURN_IF_ERROR(
+      memory_.CopyFromHost(staged.data(), copy->raw_data(), source.bytes()));
   return copy;
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/tensor/host_floats.h"
 #include "runtime/tensor/shape.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -82,7 +83,7 @@ absl::Status ExchangeValues(ReplicaGroup& group, int replica, Tensor& value,
                             std::vector<Tensor*>* values) {
   // The group does not own the tensor: the slot only points at it.
   group.Put(replica, std::shared_ptr<void>(&value, [](void*) {}));
-  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
   values->clear();
   for (int r = 0; r < group.num_replicas(); ++r) {
     values->push_back(group.Get<Tensor>(r));
@@ -165,10 +166,7 @@ absl::StatusOr<std::vector<Tensor>> CrossDeviceOps::Broadcast(
 absl::Status ReductionToOneDevice::AllReduce(ReplicaGroup& group, int replica,
                                              ReduceOp op, Tensor& value) {
   std::vector<Tensor*> values;
-  if (absl::Status s = ExchangeValues(group, replica, value, &values);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ExchangeValues(group, replica, value, &values));
   const int n = group.num_replicas();
   Device* device = group.device(replica);
   // A replica that fails still meets the others at every barrier, and all
@@ -183,11 +181,11 @@ absl::Status ReductionToOneDevice::AllReduce(ReplicaGroup& group, int replica,
       status = Scale(device, value, 1.0f / n);
     }
   }
-  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
   if (replica != 0) status.Update(CopyInto(*device, *values[0], value));
   outcomes_.Set(replica, status);
   // Replica 0's buffer stays untouched until everyone copied it.
-  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
   return outcomes_.First(n);
 }
 
@@ -195,10 +193,7 @@ absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
                                                   int replica, ReduceOp op,
                                                   Tensor& value) {
   std::vector<Tensor*> values;
-  if (absl::Status s = ExchangeValues(group, replica, value, &values);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ExchangeValues(group, replica, value, &values));
   const int n = group.num_replicas();
   const int leader = replica / group_size_ * group_size_;
   const int group_end = std::min(leader + group_size_, n);
@@ -211,7 +206,7 @@ absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
       status = AddInto(device, value, *values[r]);
     }
   }
-  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
   // 2. Replica 0 (leader of group 0) sums the group sums.
   if (replica == 0) {
     for (int r = group_size_; r < n && status.ok(); r += group_size_) {
@@ -221,17 +216,17 @@ absl::Status HierarchicalCopyAllReduce::AllReduce(ReplicaGroup& group,
       status = Scale(device, value, 1.0f / n);
     }
   }
-  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
   // 3. The other leaders fetch the result, then their groups from them.
   if (replica == leader && replica != 0) {
     status.Update(CopyInto(*device, *values[0], value));
   }
-  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
   if (replica != leader) {
     status.Update(CopyInto(*device, *values[leader], value));
   }
   outcomes_.Set(replica, status);
-  if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
   return outcomes_.First(n);
 }
 

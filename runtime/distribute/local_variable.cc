@@ -7,13 +7,14 @@
 #include "runtime/ps/variable_spec.h"
 #include "runtime/tensor/dtype.h"
 #include "runtime/tensor/shape.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
 absl::StatusOr<std::unique_ptr<LocalVariable>> LocalVariable::Create(
     VariableOptions options, std::vector<Device*> copy_devices,
     std::vector<int> copy_of_replica, std::string placement) {
-  if (absl::Status s = ValidateVariableSpec(options.spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(options.spec));
   std::unique_ptr<LocalVariable> variable(new LocalVariable(
       std::move(options), std::move(copy_of_replica), std::move(placement)));
   for (Device* device : copy_devices) {
@@ -30,7 +31,7 @@ absl::StatusOr<std::unique_ptr<LocalVariable>> LocalVariable::Create(
 RowRange LocalVariable::AllRows() const { return {0, NumRows(spec())}; }
 
 absl::StatusOr<Tensor> LocalVariable::ReadCopy(int copy) const {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   const Copy& c = *copies_[copy];
   absl::StatusOr<Tensor> value = Tensor::Create(spec().dtype, spec().shape);
   if (!value.ok()) return value.status();
@@ -47,13 +48,13 @@ absl::StatusOr<Tensor> LocalVariable::ReadCopy(int copy) const {
 
 absl::Status LocalVariable::ReadRows(int copy, absl::Span<const int64_t> ids,
                                      absl::Span<float> out) const {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   return copies_[copy]->store.PullSparse(name(), ids, out);
 }
 
 absl::Status LocalVariable::WriteCopy(int copy, const Tensor& value) {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
-  if (absl::Status s = CheckFits("assigning", value); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckFits("assigning", value));
   Copy& c = *copies_[copy];
   absl::MutexLock lock(&c.update_mu);
   absl::StatusOr<VariableState> state = c.store.Snapshot(name());
@@ -69,8 +70,8 @@ absl::Status LocalVariable::WriteCopy(int copy, const Tensor& value) {
 }
 
 absl::Status LocalVariable::AddToCopy(int copy, const Tensor& delta) {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
-  if (absl::Status s = CheckFits("adding to", delta); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckFits("adding to", delta));
   Copy& c = *copies_[copy];
   absl::MutexLock lock(&c.update_mu);
   if (spec().dtype == DType::kInt64) {
@@ -85,7 +86,7 @@ absl::Status LocalVariable::AddToCopy(int copy, const Tensor& delta) {
 
 absl::Status LocalVariable::ApplyGradient(int copy,
                                           absl::Span<const float> grad) {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   Copy& c = *copies_[copy];
   absl::MutexLock lock(&c.update_mu);
   return c.store.PushRows(name(), AllRows(), grad);
@@ -94,14 +95,14 @@ absl::Status LocalVariable::ApplyGradient(int copy,
 absl::Status LocalVariable::ApplySparseGradient(int copy,
                                                 absl::Span<const int64_t> ids,
                                                 absl::Span<const float> grads) {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   Copy& c = *copies_[copy];
   absl::MutexLock lock(&c.update_mu);
   return c.store.PushSparse(name(), ids, grads);
 }
 
 absl::StatusOr<VariableState> LocalVariable::ExportState(int copy) const {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   // No need for update_mu: every update reaches the store as one atomic
   // call (WriteCopy and AddToCopy compute aside and Replace in one go), and
   // Snapshot copies under the store's lock, so it never sees half of one.
@@ -155,12 +156,12 @@ absl::Status LocalVariable::CheckFitsState(const VariableState& state) const {
 absl::Status LocalVariable::ImportState(const VariableState& state) {
   // Checked once here, so that Replace cannot refuse a later copy after an
   // earlier one was replaced.
-  if (absl::Status s = CheckFitsState(state); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckFitsState(state));
   for (const std::unique_ptr<Copy>& c : copies_) {
     // update_mu: WriteCopy and AddToCopy read a snapshot and replace it;
     // replacing in between would be undone by them.
     absl::MutexLock lock(&c->update_mu);
-    if (absl::Status s = c->store.Replace(name(), state); !s.ok()) return s;
+    RETURN_IF_ERROR(c->store.Replace(name(), state));
   }
   return absl::OkStatus();
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/device/copy_into.h"
 #include "runtime/tensor/host_floats.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -67,10 +68,7 @@ absl::Status MultiWorkerAllReduce::OverWorkers(ReduceOp op, Tensor& value) {
 
 absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
                                              ReduceOp op, Tensor& value) {
-  if (absl::Status s = local_->AllReduce(group, replica, ReduceOp::kSum, value);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(local_->AllReduce(group, replica, ReduceOp::kSum, value));
   // Every local replica now holds the local sum; replica 0 takes it across.
   // Its slot is free: the local all-reduce has met for the last time.
   if (replica == 0) {
@@ -79,10 +77,7 @@ absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
     result->status = OverWorkers(op, value);
     group.Put(0, std::move(result));
   }
-  if (absl::Status s = group.barrier().Wait("all-reduce across workers");
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(group.barrier().Wait("all-reduce across workers"));
   const CrossWorkerResult& result = *group.Get<CrossWorkerResult>(0);
   absl::Status status = result.status;
   if (replica != 0 && status.ok()) {

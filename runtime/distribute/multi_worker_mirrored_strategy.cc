@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/distribute/nccl_all_reduce.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -64,10 +65,7 @@ absl::Status MultiWorkerMirroredStrategy::Initialize() {
   counts[workers_->rank()] = num_replicas_in_sync();
   counts[workers + workers_->rank()] =
       cross_device_ops().name() == "nccl_multi_worker" ? 1 : 0;
-  if (absl::Status s = workers_->AllReduceSum(absl::MakeSpan(counts));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(workers_->AllReduceSum(absl::MakeSpan(counts)));
   const std::vector<int64_t> replicas(counts.begin(), counts.begin() + workers);
   const std::vector<int64_t> nccl(counts.begin() + workers, counts.end());
   if (std::count(nccl.begin(), nccl.end(), nccl[0]) != workers) {

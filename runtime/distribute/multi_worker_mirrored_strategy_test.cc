@@ -19,6 +19,7 @@
 #include "runtime/collective/kv_store.h"
 #include "runtime/collective/test_group_prefix.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -101,7 +102,7 @@ TEST(MultiWorkerMirroredStrategyTest, AllReduceSumsEveryReplicaOfEveryWorker) {
   std::vector<absl::Status> statuses = RunWorkers(
       std::vector<int>(kWorkers, kReplicas),
       [&](MultiWorkerMirroredStrategy& strategy) {
-        if (absl::Status s = strategy.Initialize(); !s.ok()) return s;
+        RETURN_IF_ERROR(strategy.Initialize());
         return strategy.Run([&](ReplicaContext& context) -> absl::Status {
           const int global = strategy.worker_rank() * kReplicas +
                              context.replica_id_in_sync_group();
@@ -111,10 +112,7 @@ TEST(MultiWorkerMirroredStrategyTest, AllReduceSumsEveryReplicaOfEveryWorker) {
             value->flat<float>()[i] =
                 static_cast<float>((global + 1) * (i + 1));
           }
-          if (absl::Status s = context.AllReduce(ReduceOp::kMean, *value);
-              !s.ok()) {
-            return s;
-          }
+          RETURN_IF_ERROR(context.AllReduce(ReduceOp::kMean, *value));
           // Mean of 1..6 is 3.5, times i + 1.
           for (int i = 0; i < 3; ++i) {
             if (value->flat<float>()[i] != 3.5f * (i + 1)) {

@@ -15,6 +15,7 @@
 #include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/gpu/cuda_status.h"
 #include "runtime/gpu/gpu_device.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -34,9 +35,7 @@ absl::StatusOr<ncclUniqueId> ShareUniqueId(CrossWorkerCollective& workers) {
     words[0] = made.ok() ? 1 : 0;
     std::memcpy(&words[1], &id, sizeof(id));
   }
-  if (absl::Status s = workers.Broadcast(absl::MakeSpan(words), 0); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(workers.Broadcast(absl::MakeSpan(words), 0));
   if (!made.ok()) return made;
   if (words[0] != 1) {
     return absl::UnavailableError(
@@ -88,7 +87,7 @@ class NcclAllReduce final : public CrossDeviceOps {
       return host_->AllReduce(group, replica, op, value);
     }
     group.Put(replica, std::shared_ptr<void>(&value, [](void*) {}));
-    if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+    RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
     // Replica 0 checks and queues for everyone; the others wait for it, so
     // nothing they queue afterwards can run before the reduction.
     absl::Status status;
@@ -96,7 +95,7 @@ class NcclAllReduce final : public CrossDeviceOps {
       status = workers_ == nullptr ? QueueAllReduce(group, op)
                                    : AcrossWorkers(group, op);
     }
-    if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+    RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
     if (replica != 0) {
       absl::MutexLock lock(&mutex_);
       status = last_status_;
@@ -106,7 +105,7 @@ class NcclAllReduce final : public CrossDeviceOps {
     }
     // Nobody may start the next all-reduce (and overwrite the status)
     // before everyone has read this one's.
-    if (absl::Status s = group.barrier().Wait("all-reduce"); !s.ok()) return s;
+    RETURN_IF_ERROR(group.barrier().Wait("all-reduce"));
     return status;
   }
 
@@ -163,22 +162,19 @@ class NcclAllReduce final : public CrossDeviceOps {
   // Until every GPU has finished the queued all-reduce.
   absl::Status WaitForAllReduce() {
     const absl::Time deadline = absl::Now() + timeout_;
-    if (absl::Status s = WaitForCommunicators(deadline,
-                                              "queueing an NCCL "
-                                              "all-reduce");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(WaitForCommunicators(deadline,
+                                         "queueing an NCCL "
+                                         "all-reduce"));
     if (done_.empty()) {
       done_.resize(gpus_.size());
       for (size_t r = 0; r < gpus_.size(); ++r) {
-        if (absl::Status s = gpus_[r]->Activate(); !s.ok()) return s;
+        RETURN_IF_ERROR(gpus_[r]->Activate());
         DISTRT_RETURN_IF_CUDA_ERROR(
             cudaEventCreateWithFlags(&done_[r], cudaEventDisableTiming));
       }
     }
     for (size_t r = 0; r < gpus_.size(); ++r) {
-      if (absl::Status s = gpus_[r]->Activate(); !s.ok()) return s;
+      RETURN_IF_ERROR(gpus_[r]->Activate());
       DISTRT_RETURN_IF_CUDA_ERROR(
           cudaEventRecord(done_[r], gpus_[r]->stream()));
     }
@@ -286,7 +282,7 @@ class NcclAllReduce final : public CrossDeviceOps {
     // Every GPU usable before the group: leaving it half-way would leave
     // the other workers waiting for ranks that never come.
     for (gpu::GpuDevice* gpu : gpus_) {
-      if (absl::Status s = gpu->Activate(); !s.ok()) return s;
+      RETURN_IF_ERROR(gpu->Activate());
     }
     const absl::Time deadline = absl::Now() + timeout_;
     const int world = workers_->size() * n;

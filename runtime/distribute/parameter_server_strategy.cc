@@ -1,6 +1,7 @@
 #include "runtime/distribute/parameter_server_strategy.h"
 
 #include "runtime/distribute/ps_variable.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -58,7 +59,7 @@ ParameterServerStrategy::MakeSyncOnWriteVariable(
 
 absl::StatusOr<std::unique_ptr<DistributedHashTable>>
 ParameterServerStrategy::MakeHashTable(const HashEmbeddingSpec& spec) {
-  if (absl::Status s = servers_->CreateHashTable(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(servers_->CreateHashTable(spec));
   return std::unique_ptr<DistributedHashTable>(new PsHashTable(spec, servers_));
 }
 
@@ -98,9 +99,7 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
       pushes.push_back({&ps->placement(), u.grad});
       continue;
     }
-    if (absl::Status s = u.variable->ApplyGradient(u.copy, u.grad); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(u.variable->ApplyGradient(u.copy, u.grad));
   }
   if (pushes.empty()) return absl::OkStatus();
   // One variable goes as PsVariable::ApplyGradient sends it.

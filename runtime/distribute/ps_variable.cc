@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -15,7 +16,7 @@ std::string PsVariable::DescribePlacement() const {
 }
 
 absl::StatusOr<Tensor> PsVariable::ReadCopy(int copy) const {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   absl::StatusOr<Tensor> value = Tensor::Create(spec().dtype, spec().shape);
   if (!value.ok()) return value.status();
   absl::Status s = spec().dtype == DType::kInt64
@@ -27,7 +28,7 @@ absl::StatusOr<Tensor> PsVariable::ReadCopy(int copy) const {
 
 absl::Status PsVariable::ReadRows(int copy, absl::Span<const int64_t> ids,
                                   absl::Span<float> out) const {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   return servers_->PullSparse(placement_, ids, out);
 }
 
@@ -39,8 +40,8 @@ absl::Status PsVariable::WriteCopy(int copy, const Tensor& value) {
 }
 
 absl::Status PsVariable::AddToCopy(int copy, const Tensor& delta) {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
-  if (absl::Status s = CheckFits("adding to", delta); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckFits("adding to", delta));
   if (spec().dtype != DType::kInt64) {
     return absl::UnimplementedError(absl::StrCat(
         "variable \"", name(),
@@ -51,14 +52,14 @@ absl::Status PsVariable::AddToCopy(int copy, const Tensor& delta) {
 }
 
 absl::Status PsVariable::ApplyGradient(int copy, absl::Span<const float> grad) {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   return servers_->Push(placement_, grad);
 }
 
 absl::Status PsVariable::ApplySparseGradient(int copy,
                                              absl::Span<const int64_t> ids,
                                              absl::Span<const float> grads) {
-  if (absl::Status s = CheckCopy(copy); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCopy(copy));
   return servers_->PushSparse(placement_, ids, grads);
 }
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/distribute/strategy.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -67,7 +68,7 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
                               ? ReduceOp::kSum
                               : ReduceOp::kMean;
       if (delta.dtype() == DType::kFloat32) {
-        if (absl::Status s = AllReduce(op, delta); !s.ok()) return s;
+        RETURN_IF_ERROR(AllReduce(op, delta));
         break;
       }
       // int64 counters: summed exactly in a MergeCall.
@@ -161,9 +162,7 @@ absl::Status ReplicaContext::ApplyGradients(
     shares_copies = shares_copies || SharesCopies(variable);
   }
   if (!updates.empty()) {
-    if (absl::Status s = strategy_->ApplyGradientsToCopies(updates); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(updates));
   }
   // One barrier for all: nobody reads a shared copy before every update of
   // this call is in.
@@ -193,9 +192,7 @@ absl::StatusOr<std::shared_ptr<const SparseGradient>> ReplicaContext::AllGather(
           all->ids.insert(all->ids.end(), g.ids.begin(), g.ids.end());
           all->rows.insert(all->rows.end(), g.rows.begin(), g.rows.end());
         }
-        if (absl::Status s = strategy.GatherFromOtherWorkers(*all); !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR(strategy.GatherFromOtherWorkers(*all));
         return std::shared_ptr<const SparseGradient>(std::move(all));
       });
 }

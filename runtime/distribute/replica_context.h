@@ -27,6 +27,7 @@
 #include "runtime/distribute/values.h"
 #include "runtime/distribute/variable.h"
 #include "runtime/tensor/tensor.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -126,7 +127,7 @@ ReplicaContext::MergeCall(T value, MergeFn merge_fn) {
   using Result = std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>;
   ReplicaBarrier& barrier = group_->barrier();
   group_->Put(replica_, std::make_shared<T>(std::move(value)));
-  if (absl::Status s = barrier.Wait("MergeCall"); !s.ok()) return s;
+  RETURN_IF_ERROR(barrier.Wait("MergeCall"));
   if (replica_ == 0) {
     std::vector<T> values;
     values.reserve(num_replicas_in_sync());
@@ -137,11 +138,11 @@ ReplicaContext::MergeCall(T value, MergeFn merge_fn) {
     group_->merge_result() =
         std::make_shared<Result>(merge_fn(*strategy_, per_replica));
   }
-  if (absl::Status s = barrier.Wait("MergeCall"); !s.ok()) return s;
+  RETURN_IF_ERROR(barrier.Wait("MergeCall"));
   Result mine = *static_cast<const Result*>(group_->merge_result().get());
   // Nobody starts the next MergeCall (overwriting the result) before every
   // replica has its copy.
-  if (absl::Status s = barrier.Wait("MergeCall"); !s.ok()) return s;
+  RETURN_IF_ERROR(barrier.Wait("MergeCall"));
   return mine;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/distribute/local_variable.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -117,7 +118,7 @@ absl::StatusOr<Mirrored<Tensor>> Strategy::Broadcast(const Tensor& value) {
 
 absl::StatusOr<DistributedVariable*> Strategy::CreateVariable(
     const VariableOptions& options) {
-  if (absl::Status s = ValidateVariableSpec(options.spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(options.spec));
   if (auto it = variables_.find(options.spec.name); it != variables_.end()) {
     std::string diff =
         DescribeOptionsDifference(it->second->options(), options);
@@ -206,8 +207,8 @@ absl::Status Strategy::Update(DistributedVariable& variable,
   for (int c = 0; c < variable.num_copies(); ++c) {
     absl::StatusOr<Tensor> value = variable.ReadCopy(c);
     if (!value.ok()) return value.status();
-    if (absl::Status s = fn(*value); !s.ok()) return s;
-    if (absl::Status s = variable.WriteCopy(c, *value); !s.ok()) return s;
+    RETURN_IF_ERROR(fn(*value));
+    RETURN_IF_ERROR(variable.WriteCopy(c, *value));
   }
   return absl::OkStatus();
 }
@@ -227,9 +228,7 @@ absl::StatusOr<std::vector<Tensor>> Strategy::ReadCopies(
 absl::Status Strategy::ApplyGradientsToCopies(
     absl::Span<const CopyGradient> updates) {
   for (const CopyGradient& u : updates) {
-    if (absl::Status s = u.variable->ApplyGradient(u.copy, u.grad); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(u.variable->ApplyGradient(u.copy, u.grad));
   }
   return absl::OkStatus();
 }
@@ -237,7 +236,7 @@ absl::Status Strategy::ApplyGradientsToCopies(
 absl::Status Strategy::ApplyGradient(DistributedVariable& variable,
                                      absl::Span<const float> grad) {
   for (int c = 0; c < variable.num_copies(); ++c) {
-    if (absl::Status s = variable.ApplyGradient(c, grad); !s.ok()) return s;
+    RETURN_IF_ERROR(variable.ApplyGradient(c, grad));
   }
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/one_device_strategy.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -136,10 +137,7 @@ TEST_F(StrategyTest, AllReduceInReplicaContextAndBroadcast) {
         absl::StatusOr<Tensor> value = Tensor::FromFloats(
             {1.0f * context.replica_id_in_sync_group(), 1.0f}, {2});
         if (!value.ok()) return value.status();
-        if (absl::Status s = context.AllReduce(ReduceOp::kMean, *value);
-            !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR(context.AllReduce(ReduceOp::kMean, *value));
         return value;
       });
   ASSERT_TRUE(results.ok()) << results.status();
@@ -247,11 +245,8 @@ TEST_F(StrategyTest, SyncOnReadVariablesCombineOnlyWhenRead) {
           const float r = context.replica_id_in_sync_group();
           // No collective: a replica that skips its update is fine.
           for (DistributedVariable* v : {total, average}) {
-            if (absl::Status s =
-                    context.AssignAdd(*v, *Tensor::FromFloats({r + 1}, {1}));
-                !s.ok()) {
-              return s;
-            }
+            RETURN_IF_ERROR(
+                context.AssignAdd(*v, *Tensor::FromFloats({r + 1}, {1})));
           }
           return absl::OkStatus();
         });
@@ -269,11 +264,7 @@ TEST_F(StrategyTest, CentralStorageKeepsOneCopyUpdatedOnce) {
   EXPECT_EQ(w->num_copies(), 1);
   EXPECT_THAT(w->DescribePlacement(), HasSubstr("host"));
   absl::Status s = strategy->Run([&](ReplicaContext& context) -> absl::Status {
-    if (absl::Status s =
-            context.AssignAdd(*w, *Tensor::FromFloats({1, 2, 3}, {3}));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(context.AssignAdd(*w, *Tensor::FromFloats({1, 2, 3}, {3})));
     // After the update every replica reads the one updated copy.
     absl::StatusOr<Tensor> seen = context.Read(*w);
     if (!seen.ok()) return seen.status();
@@ -296,9 +287,7 @@ TEST_F(StrategyTest, ApplyGradientKeepsMirrorsIdentical) {
   absl::Status s = strategy->Run([&](ReplicaContext& context) -> absl::Status {
     const float r = context.replica_id_in_sync_group();
     Tensor grad = *Tensor::FromFloats({r, 1, 0, -r}, {4});
-    if (absl::Status s = context.AllReduce(ReduceOp::kSum, grad); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, grad));
     return context.ApplyGradient(*w, grad.flat<float>());
   });
   ASSERT_TRUE(s.ok()) << s;
@@ -391,30 +380,18 @@ TEST_F(StrategyTest, ReadManyAndApplyGradientsMatchOneAtATime) {
           strategy->Run([&](ReplicaContext& context) -> absl::Status {
             const float r = context.replica_id_in_sync_group();
             // Each replica's own metric copy differs, to see the copies.
-            if (absl::Status s = context.AssignAdd(
-                    *metric, *Tensor::FromFloats({r, -r}, {2}));
-                !s.ok()) {
-              return s;
-            }
+            RETURN_IF_ERROR(
+                context.AssignAdd(*metric, *Tensor::FromFloats({r, -r}, {2})));
             std::vector<const DistributedVariable*> all(batched.begin(),
                                                         batched.end());
             all.insert(all.begin() + 1, metric);
-            if (absl::Status s = same_as_read(context, all, all); !s.ok()) {
-              return s;
-            }
+            RETURN_IF_ERROR(same_as_read(context, all, all));
             // Under central storage the replicas share one copy: nobody
             // updates it while another still compares its reads.
-            if (absl::Status s = context.Barrier(); !s.ok()) return s;
-            if (absl::Status s = context.ApplyGradients(batched, grad_spans);
-                !s.ok()) {
-              return s;
-            }
+            RETURN_IF_ERROR(context.Barrier());
+            RETURN_IF_ERROR(context.ApplyGradients(batched, grad_spans));
             for (size_t i = 0; i < single.size(); ++i) {
-              if (absl::Status s =
-                      context.ApplyGradient(*single[i], grad_spans[i]);
-                  !s.ok()) {
-                return s;
-              }
+              RETURN_IF_ERROR(context.ApplyGradient(*single[i], grad_spans[i]));
             }
             // After ApplyGradients every replica sees every update.
             return same_as_read(context,

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/gpu/cuda_status.h"
 #include "runtime/kernels/cuda_math.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::gpu {
 namespace {
@@ -106,14 +107,14 @@ class GpuMemory final : public CachingAllocator {
   }
   absl::Status CopyWithin(const void* from, void* to, size_t bytes) override {
     if (bytes == 0) return absl::OkStatus();
-    if (absl::Status s = device_->Activate(); !s.ok()) return s;
+    RETURN_IF_ERROR(device_->Activate());
     DISTRT_RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(
         to, from, bytes, cudaMemcpyDeviceToDevice, device_->stream()));
     return absl::OkStatus();
   }
   absl::Status SetZero(void* to, size_t bytes) override {
     if (bytes == 0) return absl::OkStatus();
-    if (absl::Status s = device_->Activate(); !s.ok()) return s;
+    RETURN_IF_ERROR(device_->Activate());
     DISTRT_RETURN_IF_CUDA_ERROR(
         cudaMemsetAsync(to, 0, bytes, device_->stream()));
     return absl::OkStatus();
@@ -190,7 +191,7 @@ CachingAllocatorStats GpuDevice::memory_stats() const {
 }
 
 absl::Status GpuDevice::Synchronize() {
-  if (absl::Status s = Activate(); !s.ok()) return s;
+  RETURN_IF_ERROR(Activate());
   DISTRT_RETURN_IF_CUDA_ERROR(cudaStreamSynchronize(stream_));
   return absl::OkStatus();
 }
@@ -206,7 +207,7 @@ absl::Status GpuDevice::CopyFromHost(const void* from, void* to, size_t bytes) {
 absl::Status GpuDevice::StagedCopy(const void* from, void* to, size_t bytes,
                                    bool to_device) {
   if (bytes == 0) return absl::OkStatus();
-  if (absl::Status s = Activate(); !s.ok()) return s;
+  RETURN_IF_ERROR(Activate());
   absl::MutexLock lock(&staging_mutex_);
   const char* source = static_cast<const char*>(from);
   char* destination = static_cast<char*>(to);
@@ -260,11 +261,8 @@ absl::StatusOr<Tensor> GpuDevice::CopyFrom(const Tensor& source) {
   if (!copy.ok() || source.bytes() == 0) return copy;
   Allocator* from = source.allocator();
   if (from->host_accessible()) {
-    if (absl::Status s =
-            CopyFromHost(source.raw_data(), copy->raw_data(), source.bytes());
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        CopyFromHost(source.raw_data(), copy->raw_data(), source.bytes()));
     return copy;
   }
   GpuDevice* other = GpuDeviceOfAllocator(from);
@@ -274,21 +272,18 @@ absl::StatusOr<Tensor> GpuDevice::CopyFrom(const Tensor& source) {
                      name().ToString(), " is not supported"));
   }
   if (other == this) {
-    if (absl::Status s = memory_->CopyWithin(source.raw_data(),
-                                             copy->raw_data(), source.bytes());
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(memory_->CopyWithin(source.raw_data(), copy->raw_data(),
+                                        source.bytes()));
     return copy;
   }
   // The source is complete once its stream has run; the copy is complete
   // before the source may be freed and its block reused on the other GPU.
-  if (absl::Status s = other->Synchronize(); !s.ok()) return s;
-  if (absl::Status s = Activate(); !s.ok()) return s;
+  RETURN_IF_ERROR(other->Synchronize());
+  RETURN_IF_ERROR(Activate());
   DISTRT_RETURN_IF_CUDA_ERROR(
       cudaMemcpyPeerAsync(copy->raw_data(), cuda_ordinal_, source.raw_data(),
                           other->cuda_ordinal(), source.bytes(), stream_));
-  if (absl::Status s = Synchronize(); !s.ok()) return s;
+  RETURN_IF_ERROR(Synchronize());
   return copy;
 }
 

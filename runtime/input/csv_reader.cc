@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "runtime/input/line_reader.h"
 #include "runtime/input/quoted_token.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -43,7 +44,7 @@ absl::Status CheckOptions(const CsvOptions& options) {
 }  // namespace
 
 absl::StatusOr<CsvLineParser> CsvLineParser::Create(CsvOptions options) {
-  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckOptions(options));
   return CsvLineParser(std::move(options));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -22,7 +23,7 @@ absl::Status InputContext::Validate() const {
 
 absl::StatusOr<int64_t> InputContext::GetPerReplicaBatchSize(
     int64_t global_batch_size) const {
-  if (absl::Status s = Validate(); !s.ok()) return s;
+  RETURN_IF_ERROR(Validate());
   if (global_batch_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the global batch size must be at least 1, not ", global_batch_size));
@@ -42,7 +43,7 @@ absl::StatusOr<int64_t> InputContext::GetPerReplicaBatchSize(
 
 absl::StatusOr<InputShard> ShardInput(std::vector<std::string> files,
                                       const InputContext& context) {
-  if (absl::Status s = context.Validate(); !s.ok()) return s;
+  RETURN_IF_ERROR(context.Validate());
   if (files.empty()) {
     return absl::InvalidArgumentError("no input files to read");
   }

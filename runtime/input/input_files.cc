@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -68,10 +69,7 @@ absl::Status NoMatchError(const std::string& pattern) {
                               pattern, "\")"));
     }
   } else if (wildcard != std::string::npos && S_ISDIR(st.st_mode)) {
-    if (absl::Status listed = ListVisibleEntries(literal).status();
-        !listed.ok()) {
-      return listed;
-    }
+    RETURN_IF_ERROR(ListVisibleEntries(literal).status());
   }
   if (wildcard == std::string::npos) {
     return absl::NotFoundError(

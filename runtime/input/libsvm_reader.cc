@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "runtime/input/line_reader.h"
 #include "runtime/input/quoted_token.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -78,16 +79,13 @@ absl::StatusOr<std::optional<Example>> ParseRawLine(absl::string_view line,
   if (tokens.empty()) return std::nullopt;
 
   Example example;
-  if (absl::Status s = ParseLabel(tokens[0], label_kind, &example.label);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ParseLabel(tokens[0], label_kind, &example.label));
   example.ids.reserve(tokens.size() - 1);
   example.values.reserve(tokens.size() - 1);
   for (size_t i = 1; i < tokens.size(); ++i) {
     const absl::string_view token = tokens[i];
     if (absl::StartsWith(token, kQidPrefix)) {
-      if (absl::Status s = CheckQid(token); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckQid(token));
       continue;
     }
     const size_t colon = token.find(':');
@@ -160,7 +158,7 @@ absl::Status ConvertIds(IndexBase base, int64_t num_features,
 
 absl::StatusOr<std::vector<Example>> ParseLibsvmFile(
     const std::string& path, const LibsvmOptions& options) {
-  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckOptions(options));
   absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
   if (!reader.ok()) return reader.status();
 

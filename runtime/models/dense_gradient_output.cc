@@ -1,5 +1,7 @@
 #include "runtime/models/dense_gradient_output.h"
 
+#include "runtime/util/status_macros.h"
+
 namespace distrt {
 
 absl::StatusOr<float*> DenseGradientOutput::For(int variable, int64_t size) {
@@ -16,11 +18,8 @@ absl::StatusOr<float*> DenseGradientOutput::For(int variable, int64_t size) {
 
 absl::Status DenseGradientOutput::Finish() {
   for (const Pending& p : pending_) {
-    if (absl::Status s = arrays_.Download(
-            p.data, absl::MakeSpan((*gradients_)[p.variable].dense));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(arrays_.Download(
+        p.data, absl::MakeSpan((*gradients_)[p.variable].dense)));
   }
   pending_.clear();
   return absl::OkStatus();

@@ -1,11 +1,12 @@
 #include "runtime/models/dense_layers.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 std::vector<ModelVariable> DenseLayers::Variables(
     const std::string& prefix, absl::Span<const std::string> layer_names,
-    const VariableOptions& options) const {
+    const ModelVariableOptions& options) const {
   std::vector<ModelVariable> variables;
   for (int l = 0; l < num_layers(); ++l) {
     const std::string layer = absl::StrCat(prefix, "/", layer_names[l]);
@@ -41,18 +42,11 @@ absl::Status DenseLayers::Forward(
     const int64_t out_width = widths_[l + 1];
     absl::StatusOr<float*> out = arrays.Floats(n * out_width);
     if (!out.ok()) return out.status();
-    if (absl::Status s =
-            math.Gemm(false, false, n, out_width, in_width, 1.0f,
-                      (*activations)[l], params[2 * l], 0.0f, *out);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = math.AddBias(n, out_width, params[2 * l + 1], *out);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(math.Gemm(false, false, n, out_width, in_width, 1.0f,
+                              (*activations)[l], params[2 * l], 0.0f, *out));
+    RETURN_IF_ERROR(math.AddBias(n, out_width, params[2 * l + 1], *out));
     if (l + 1 < num_layers()) {
-      if (absl::Status s = math.Relu(n * out_width, *out); !s.ok()) return s;
+      RETURN_IF_ERROR(math.Relu(n * out_width, *out));
     }
     (*activations)[l + 1] = *out;
   }
@@ -77,31 +71,20 @@ absl::Status DenseLayers::Backward(
         gradients.For(first_variable + 2 * l + 1, out_width);
     if (!d_bias.ok()) return d_bias.status();
     // An empty batch gives zero-depth products and sums: zeros.
-    if (absl::Status s = math.Gemm(true, false, in_width, out_width, n, 1.0f,
-                                   in, delta, 0.0f, *d_kernel);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = math.ColumnSums(n, out_width, delta, *d_bias);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(math.Gemm(true, false, in_width, out_width, n, 1.0f, in,
+                              delta, 0.0f, *d_kernel));
+    RETURN_IF_ERROR(math.ColumnSums(n, out_width, delta, *d_bias));
     if (l == 0 && d_input == nullptr) break;
     absl::StatusOr<float*> d_in = arrays.Floats(n * in_width);
     if (!d_in.ok()) return d_in.status();
-    if (absl::Status s = math.Gemm(false, true, n, in_width, out_width, 1.0f,
-                                   delta, params[2 * l], 0.0f, *d_in);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(math.Gemm(false, true, n, in_width, out_width, 1.0f, delta,
+                              params[2 * l], 0.0f, *d_in));
     if (l == 0) {
       *d_input = *d_in;
       break;
     }
     // Through the ReLU that made `in`: it passed exactly the positive parts.
-    if (absl::Status s = math.ReluGrad(n * in_width, in, *d_in); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(math.ReluGrad(n * in_width, in, *d_in));
     delta = *d_in;
   }
   return absl::OkStatus();

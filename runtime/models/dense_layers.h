@@ -35,7 +35,7 @@ class DenseLayers {
   // the model's SeedInitializers).
   std::vector<ModelVariable> Variables(
       const std::string& prefix, absl::Span<const std::string> layer_names,
-      const VariableOptions& options) const;
+      const ModelVariableOptions& options) const;
 
   // The layers' values (the dense slices of Variables(), in that order) in
   // device memory, for Forward and Backward.

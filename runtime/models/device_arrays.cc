@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/util/status_macros.h"
+
 namespace distrt {
 
 absl::StatusOr<void*> DeviceArrays::UploadBytes(const void* data, DType dtype,
@@ -10,11 +12,8 @@ absl::StatusOr<void*> DeviceArrays::UploadBytes(const void* data, DType dtype,
   absl::StatusOr<Tensor> array =
       Tensor::Create(dtype, {count}, device_.allocator());
   if (!array.ok()) return array.status();
-  if (absl::Status s = device_.allocator()->CopyFromHost(
-          data, array->raw_data(), array->bytes());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(device_.allocator()->CopyFromHost(data, array->raw_data(),
+                                                    array->bytes()));
   arrays_.push_back(*std::move(array));
   return arrays_.back().raw_data();
 }
@@ -67,7 +66,7 @@ absl::StatusOr<float*> DeviceArrays::Floats(int64_t n) {
 absl::StatusOr<float*> DeviceArrays::Zeros(int64_t n) {
   absl::StatusOr<float*> array = Floats(n);
   if (!array.ok()) return array;
-  if (absl::Status s = math().Fill(n, 0.0f, *array); !s.ok()) return s;
+  RETURN_IF_ERROR(math().Fill(n, 0.0f, *array));
   return array;
 }
 
@@ -79,9 +78,7 @@ absl::Status DeviceArrays::Download(const float* from, absl::Span<float> to) {
 
 absl::StatusOr<double> DeviceArrays::SumOnHost(const float* from, int64_t n) {
   std::vector<float> host(n);
-  if (absl::Status s = Download(from, absl::MakeSpan(host)); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Download(from, absl::MakeSpan(host)));
   double sum = 0;
   for (float v : host) sum += v;
   return sum;

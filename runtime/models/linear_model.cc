@@ -4,6 +4,7 @@
 #include "runtime/models/device_arrays.h"
 #include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -12,7 +13,8 @@ enum VariableIndex { kWeights = 0, kBias = 1 };
 
 }  // namespace
 
-LinearModel::LinearModel(int64_t num_features, const VariableOptions& options)
+LinearModel::LinearModel(int64_t num_features,
+                         const ModelVariableOptions& options)
     : num_features_(num_features) {
   variables_.push_back(DenseVariable("linear/weights", {num_features, 1},
                                      ZerosInitializer(), options));
@@ -23,9 +25,7 @@ LinearModel::LinearModel(int64_t num_features, const VariableOptions& options)
 
 absl::Status LinearModel::SparseIds(
     const Batch& batch, std::vector<std::vector<int64_t>>* ids) const {
-  if (absl::Status s = CheckDenseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckDenseFeatures(batch, num_features_));
   ids->assign(variables_.size(), {});
   return absl::OkStatus();
 }
@@ -35,12 +35,10 @@ absl::Status LinearModel::ComputeOn(Device& device, const Batch& batch,
                                     bool with_gradients,
                                     const DenseGradientBuffer* dense_gradients,
                                     ModelStepResult* result) const {
-  if (absl::Status s = CheckLabels(batch); !s.ok()) return s;
-  if (absl::Status s = CheckFiniteLabels(batch); !s.ok()) return s;
-  if (absl::Status s = CheckDenseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckValues(variables_, values); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLabels(batch));
+  RETURN_IF_ERROR(CheckFiniteLabels(batch));
+  RETURN_IF_ERROR(CheckDenseFeatures(batch, num_features_));
+  RETURN_IF_ERROR(CheckValues(variables_, values));
   DeviceArrays arrays(device);
   DeviceMath& math = arrays.math();
   absl::StatusOr<const float*> x = arrays.Upload(batch.dense);
@@ -58,19 +56,11 @@ absl::Status LinearModel::ComputeOn(Device& device, const Batch& batch,
   absl::StatusOr<LossArrays> loss =
       LossArrays::Make(arrays, n, 1, with_gradients);
   if (!loss.ok()) return loss.status();
-  if (absl::Status s = math.Gemm(false, false, n, 1, f, 1.0f, *x, *weights,
-                                 0.0f, loss->predictions);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = math.AddBias(n, 1, *bias, loss->predictions); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = math.SquaredError(n, loss->predictions, *labels,
-                                         loss->losses, loss->d_logits);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(math.Gemm(false, false, n, 1, f, 1.0f, *x, *weights, 0.0f,
+                            loss->predictions));
+  RETURN_IF_ERROR(math.AddBias(n, 1, *bias, loss->predictions));
+  RETURN_IF_ERROR(math.SquaredError(n, loss->predictions, *labels, loss->losses,
+                                    loss->d_logits));
 
   result->gradients.clear();
   if (with_gradients) {
@@ -78,18 +68,12 @@ absl::Status LinearModel::ComputeOn(Device& device, const Batch& batch,
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
     absl::StatusOr<float*> d_weights = gradients.For(kWeights, f);
     if (!d_weights.ok()) return d_weights.status();
-    if (absl::Status s = math.Gemm(true, false, f, 1, n, 1.0f, *x,
-                                   loss->d_logits, 0.0f, *d_weights);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(math.Gemm(true, false, f, 1, n, 1.0f, *x, loss->d_logits,
+                              0.0f, *d_weights));
     absl::StatusOr<float*> d_bias = gradients.For(kBias, 1);
     if (!d_bias.ok()) return d_bias.status();
-    if (absl::Status s = math.ColumnSums(n, 1, loss->d_logits, *d_bias);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = gradients.Finish(); !s.ok()) return s;
+    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss->d_logits, *d_bias));
+    RETURN_IF_ERROR(gradients.Finish());
   }
   return loss->Finish(arrays, n, 1, result);
 }

@@ -20,7 +20,7 @@ class LinearModel final : public Model {
  public:
   // Variables "linear/weights" [num_features, 1] and "linear/bias" [1], both
   // dense and starting at zero. num_features >= 1 (CreateModel checks).
-  LinearModel(int64_t num_features, const VariableOptions& options);
+  LinearModel(int64_t num_features, const ModelVariableOptions& options);
 
   std::string name() const override { return "linear"; }
   const std::vector<ModelVariable>& variables() const override {

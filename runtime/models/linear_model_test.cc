@@ -22,7 +22,7 @@ std::vector<VariableSlice> Values(std::vector<float> weights, float bias) {
 }
 
 TEST(LinearModelTest, Variables) {
-  VariableOptions options;
+  ModelVariableOptions options;
   options.optimizer.learning_rate = 0.5f;
   const LinearModel model(4, options);
   EXPECT_EQ(model.name(), "linear");
@@ -41,7 +41,7 @@ TEST(LinearModelTest, Variables) {
 }
 
 TEST(LinearModelTest, LossPredictionsAndGradientsByHand) {
-  const LinearModel model(2, VariableOptions());
+  const LinearModel model(2, ModelVariableOptions());
   const Batch batch = DenseBatch({3, 1}, {{1, 1}, {0, 2}});
   ModelStepResult result;
   ASSERT_TRUE(model.Compute(batch, Values({1, 2}, 0.5f), true, &result).ok());
@@ -56,7 +56,7 @@ TEST(LinearModelTest, LossPredictionsAndGradientsByHand) {
 }
 
 TEST(LinearModelTest, NoGradientsUnlessAsked) {
-  const LinearModel model(2, VariableOptions());
+  const LinearModel model(2, ModelVariableOptions());
   ModelStepResult result;
   result.gradients.resize(5);
   ASSERT_TRUE(
@@ -68,7 +68,7 @@ TEST(LinearModelTest, NoGradientsUnlessAsked) {
 }
 
 TEST(LinearModelTest, GradientsMatchCentralDifferences) {
-  const LinearModel model(4, VariableOptions());
+  const LinearModel model(4, ModelVariableOptions());
   const Batch batch =
       RandomDenseBatch(RandomUniform(6, -2.0f, 2.0f, 7), 4, /*seed=*/8);
   absl::StatusOr<std::vector<VariableSlice>> values =
@@ -79,7 +79,7 @@ TEST(LinearModelTest, GradientsMatchCentralDifferences) {
 }
 
 TEST(LinearModelTest, EmptyBatch) {
-  const LinearModel model(3, VariableOptions());
+  const LinearModel model(3, ModelVariableOptions());
   Batch batch;  // As MakeBatch gives it for no examples.
   batch.offsets = {0};
   std::vector<std::vector<int64_t>> ids;
@@ -94,14 +94,14 @@ TEST(LinearModelTest, EmptyBatch) {
 }
 
 TEST(LinearModelTest, SparseIdsAreEmptyForDenseVariables) {
-  const LinearModel model(2, VariableOptions());
+  const LinearModel model(2, ModelVariableOptions());
   std::vector<std::vector<int64_t>> ids;
   ASSERT_TRUE(model.SparseIds(DenseBatch({1}, {{1, 2}}), &ids).ok());
   EXPECT_EQ(ids, (std::vector<std::vector<int64_t>>{{}, {}}));
 }
 
 TEST(LinearModelTest, BadInputs) {
-  const LinearModel model(4, VariableOptions());
+  const LinearModel model(4, ModelVariableOptions());
   ModelStepResult result;
   std::vector<std::vector<int64_t>> ids;
 

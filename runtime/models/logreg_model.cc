@@ -5,6 +5,7 @@
 #include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/sparse_batch_arrays.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -13,7 +14,8 @@ enum VariableIndex { kWeights = 0, kBias = 1 };
 
 }  // namespace
 
-LogRegModel::LogRegModel(int64_t num_features, const VariableOptions& options)
+LogRegModel::LogRegModel(int64_t num_features,
+                         const ModelVariableOptions& options)
     : num_features_(num_features) {
   variables_.push_back(RowSparseVariable("logreg/weights", {num_features, 1},
                                          ZerosInitializer(), options));
@@ -24,9 +26,7 @@ LogRegModel::LogRegModel(int64_t num_features, const VariableOptions& options)
 
 absl::Status LogRegModel::SparseIds(
     const Batch& batch, std::vector<std::vector<int64_t>>* ids) const {
-  if (absl::Status s = CheckSparseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSparseFeatures(batch, num_features_));
   ids->assign(variables_.size(), {});
   (*ids)[kWeights] = DistinctFeatureIds(batch);
   return absl::OkStatus();
@@ -37,12 +37,10 @@ absl::Status LogRegModel::ComputeOn(Device& device, const Batch& batch,
                                     bool with_gradients,
                                     const DenseGradientBuffer* dense_gradients,
                                     ModelStepResult* result) const {
-  if (absl::Status s = CheckLabels(batch); !s.ok()) return s;
-  if (absl::Status s = CheckBinaryLabels(batch); !s.ok()) return s;
-  if (absl::Status s = CheckSparseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckValues(variables_, values); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLabels(batch));
+  RETURN_IF_ERROR(CheckBinaryLabels(batch));
+  RETURN_IF_ERROR(CheckSparseFeatures(batch, num_features_));
+  RETURN_IF_ERROR(CheckValues(variables_, values));
   DeviceArrays arrays(device);
   DeviceMath& math = arrays.math();
   absl::StatusOr<const int32_t*> rows =
@@ -73,17 +71,11 @@ absl::Status LogRegModel::ComputeOn(Device& device, const Batch& batch,
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
     absl::StatusOr<float*> d_bias = gradients.For(kBias, 1);
     if (!d_bias.ok()) return d_bias.status();
-    if (absl::Status s = math.ColumnSums(n, 1, loss->d_logits, *d_bias);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = gradients.Finish(); !s.ok()) return s;
-    if (absl::Status s =
-            SparseRowsGradient(arrays, *sparse, n, 1, *rows, loss->d_logits,
-                               absl::MakeSpan(d_weights.rows));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss->d_logits, *d_bias));
+    RETURN_IF_ERROR(gradients.Finish());
+    RETURN_IF_ERROR(SparseRowsGradient(arrays, *sparse, n, 1, *rows,
+                                       loss->d_logits,
+                                       absl::MakeSpan(d_weights.rows)));
   }
   return loss->Finish(arrays, n, 1, result);
 }

@@ -26,7 +26,7 @@ class LogRegModel final : public Model {
   // Variables "logreg/weights" [num_features, 1] (row-sparse, partitioned by
   // options.partition) and "logreg/bias" [1] (dense), both starting at zero.
   // num_features >= 1 (CreateModel checks).
-  LogRegModel(int64_t num_features, const VariableOptions& options);
+  LogRegModel(int64_t num_features, const ModelVariableOptions& options);
 
   std::string name() const override { return "logreg"; }
   const std::vector<ModelVariable>& variables() const override {

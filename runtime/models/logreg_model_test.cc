@@ -31,7 +31,7 @@ std::vector<VariableSlice> Values(std::vector<int64_t> ids,
 }
 
 TEST(LogRegModelTest, Variables) {
-  VariableOptions options;
+  ModelVariableOptions options;
   options.partition = PartitionPolicy::FixedShards(3);
   const LogRegModel model(100, options);
   EXPECT_EQ(model.name(), "logreg");
@@ -49,7 +49,7 @@ TEST(LogRegModelTest, Variables) {
 }
 
 TEST(LogRegModelTest, SparseIdsAreSortedAndDistinct) {
-  const LogRegModel model(100, VariableOptions());
+  const LogRegModel model(100, ModelVariableOptions());
   const Batch batch = SparseBatch(
       {1, 0, 1}, {{{42, 1}, {7, 2}}, {}, {{7, 1}, {99, 1}, {0, 3}}});
   std::vector<std::vector<int64_t>> ids;
@@ -60,7 +60,7 @@ TEST(LogRegModelTest, SparseIdsAreSortedAndDistinct) {
 }
 
 TEST(LogRegModelTest, LossPredictionsAndGradientsByHand) {
-  const LogRegModel model(10, VariableOptions());
+  const LogRegModel model(10, ModelVariableOptions());
   // Logits: 0.25 + 2 * 0.5 = 1.25, and 0.25 + 0.5 - 1 = -0.25.
   const Batch batch = SparseBatch({1, 0}, {{{1, 2}}, {{1, 1}, {3, 1}}});
   ModelStepResult result;
@@ -81,7 +81,7 @@ TEST(LogRegModelTest, LossPredictionsAndGradientsByHand) {
 }
 
 TEST(LogRegModelTest, LossIsStableForLargeLogits) {
-  const LogRegModel model(2, VariableOptions());
+  const LogRegModel model(2, ModelVariableOptions());
   const Batch batch = SparseBatch({0, 1, 1}, {{{0, 1}}, {{1, 1}}, {{0, 1}}});
   ModelStepResult result;
   ASSERT_TRUE(
@@ -94,7 +94,7 @@ TEST(LogRegModelTest, LossIsStableForLargeLogits) {
 }
 
 TEST(LogRegModelTest, GradientsMatchCentralDifferences) {
-  const LogRegModel model(20, VariableOptions());
+  const LogRegModel model(20, ModelVariableOptions());
   const Batch batch =
       RandomSparseBatch({1, 0, 0, 1, 1, 0, 1, 0}, 20, /*max_features=*/5,
                         /*seed=*/3);
@@ -106,7 +106,7 @@ TEST(LogRegModelTest, GradientsMatchCentralDifferences) {
 }
 
 TEST(LogRegModelTest, GradientHasTheIdsOfTheValuesGiven) {
-  const LogRegModel model(10, VariableOptions());
+  const LogRegModel model(10, ModelVariableOptions());
   const Batch batch = SparseBatch({1}, {{{4, 1}}});
   ModelStepResult result;
   // Rows 2 and 8 are not used by the batch: zero gradient.
@@ -119,7 +119,7 @@ TEST(LogRegModelTest, GradientHasTheIdsOfTheValuesGiven) {
 }
 
 TEST(LogRegModelTest, EmptyBatch) {
-  const LogRegModel model(10, VariableOptions());
+  const LogRegModel model(10, ModelVariableOptions());
   for (Batch batch : {Batch(), SparseBatch({}, {})}) {
     std::vector<std::vector<int64_t>> ids;
     ASSERT_TRUE(model.SparseIds(batch, &ids).ok());
@@ -135,7 +135,7 @@ TEST(LogRegModelTest, EmptyBatch) {
 }
 
 TEST(LogRegModelTest, BadInputs) {
-  const LogRegModel model(10, VariableOptions());
+  const LogRegModel model(10, ModelVariableOptions());
   std::vector<std::vector<int64_t>> ids;
   ModelStepResult result;
 

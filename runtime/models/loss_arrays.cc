@@ -1,5 +1,7 @@
 #include "runtime/models/loss_arrays.h"
 
+#include "runtime/util/status_macros.h"
+
 namespace distrt {
 
 absl::StatusOr<LossArrays> LossArrays::Make(DeviceArrays& arrays, int64_t n,
@@ -25,11 +27,8 @@ absl::StatusOr<LossArrays> LossArrays::OfSigmoidCrossEntropy(
     bool with_gradients) {
   absl::StatusOr<LossArrays> loss = Make(arrays, n, 1, with_gradients);
   if (!loss.ok()) return loss;
-  if (absl::Status s = arrays.math().SigmoidCrossEntropy(
-          n, logits, labels, loss->predictions, loss->losses, loss->d_logits);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(arrays.math().SigmoidCrossEntropy(
+      n, logits, labels, loss->predictions, loss->losses, loss->d_logits));
   return loss;
 }
 
@@ -37,11 +36,8 @@ absl::Status LossArrays::Finish(DeviceArrays& arrays, int64_t n,
                                 int64_t outputs,
                                 ModelStepResult* result) const {
   result->predictions.resize(n * outputs);
-  if (absl::Status s =
-          arrays.Download(predictions, absl::MakeSpan(result->predictions));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      arrays.Download(predictions, absl::MakeSpan(result->predictions)));
   absl::StatusOr<double> loss_sum = arrays.SumOnHost(losses, n);
   if (!loss_sum.ok()) return loss_sum.status();
   result->loss_sum = *loss_sum;

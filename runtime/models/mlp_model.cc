@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -19,7 +20,7 @@ std::vector<int64_t> LayerWidths(int64_t num_features, int num_classes,
 
 MlpModel::MlpModel(int64_t num_features, int num_classes,
                    const std::vector<int>& hidden_units,
-                   const VariableOptions& options)
+                   const ModelVariableOptions& options)
     : num_features_(num_features),
       num_classes_(num_classes),
       layers_(LayerWidths(num_features, num_classes, hidden_units)) {
@@ -34,9 +35,7 @@ MlpModel::MlpModel(int64_t num_features, int num_classes,
 
 absl::Status MlpModel::SparseIds(const Batch& batch,
                                  std::vector<std::vector<int64_t>>* ids) const {
-  if (absl::Status s = CheckDenseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckDenseFeatures(batch, num_features_));
   ids->assign(variables_.size(), {});
   return absl::OkStatus();
 }
@@ -46,14 +45,10 @@ absl::Status MlpModel::ComputeOn(Device& device, const Batch& batch,
                                  bool with_gradients,
                                  const DenseGradientBuffer* dense_gradients,
                                  ModelStepResult* result) const {
-  if (absl::Status s = CheckLabels(batch); !s.ok()) return s;
-  if (absl::Status s = CheckClassLabels(batch, num_classes_); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckDenseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckValues(variables_, values); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLabels(batch));
+  RETURN_IF_ERROR(CheckClassLabels(batch, num_classes_));
+  RETURN_IF_ERROR(CheckDenseFeatures(batch, num_features_));
+  RETURN_IF_ERROR(CheckValues(variables_, values));
 
   const int64_t n = batch.size;
   DeviceArrays arrays(device);
@@ -65,35 +60,25 @@ absl::Status MlpModel::ComputeOn(Device& device, const Batch& batch,
   absl::StatusOr<const float*> labels = arrays.Upload(batch.labels);
   if (!labels.ok()) return labels.status();
   std::vector<const float*> activations;
-  if (absl::Status s =
-          layers_.Forward(arrays, *params, n, *input, &activations);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(layers_.Forward(arrays, *params, n, *input, &activations));
 
   // d loss / d logits of the softmax cross-entropy: probabilities - one-hot.
   absl::StatusOr<LossArrays> loss =
       LossArrays::Make(arrays, n, num_classes_, with_gradients);
   if (!loss.ok()) return loss.status();
-  if (absl::Status s = arrays.math().SoftmaxCrossEntropy(
-          n, num_classes_, activations.back(), *labels, loss->predictions,
-          loss->losses, loss->d_logits);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(arrays.math().SoftmaxCrossEntropy(
+      n, num_classes_, activations.back(), *labels, loss->predictions,
+      loss->losses, loss->d_logits));
 
   result->gradients.clear();
   if (with_gradients) {
     result->gradients.resize(variables_.size());
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
-    if (absl::Status s =
-            layers_.Backward(arrays, *params, n, activations, loss->d_logits,
-                             gradients, /*first_variable=*/0,
-                             /*d_input=*/nullptr);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = gradients.Finish(); !s.ok()) return s;
+    RETURN_IF_ERROR(layers_.Backward(arrays, *params, n, activations,
+                                     loss->d_logits, gradients,
+                                     /*first_variable=*/0,
+                                     /*d_input=*/nullptr));
+    RETURN_IF_ERROR(gradients.Finish());
   }
   return loss->Finish(arrays, n, num_classes_, result);
 }

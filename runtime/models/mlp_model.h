@@ -28,7 +28,7 @@ class MlpModel final : public Model {
   // checks).
   MlpModel(int64_t num_features, int num_classes,
            const std::vector<int>& hidden_units,
-           const VariableOptions& options);
+           const ModelVariableOptions& options);
 
   std::string name() const override { return "mlp"; }
   const std::vector<ModelVariable>& variables() const override {

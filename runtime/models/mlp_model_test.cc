@@ -23,7 +23,7 @@ std::vector<VariableSlice> DenseValues(
 }
 
 TEST(MlpModelTest, Variables) {
-  const MlpModel model(5, 3, {8, 4}, VariableOptions());
+  const MlpModel model(5, 3, {8, 4}, ModelVariableOptions());
   EXPECT_EQ(model.name(), "mlp");
   EXPECT_EQ(model.output(), ModelOutput::kMulticlass);
   EXPECT_EQ(model.outputs_per_example(), 3);
@@ -48,7 +48,7 @@ TEST(MlpModelTest, Variables) {
 }
 
 TEST(MlpModelTest, SoftmaxRegressionByHand) {
-  const MlpModel model(2, 3, {}, VariableOptions());
+  const MlpModel model(2, 3, {}, ModelVariableOptions());
   const Batch batch = DenseBatch({2, 0}, {{1, 2}, {0, 0}});
   ModelStepResult result;
   ASSERT_TRUE(model
@@ -83,7 +83,7 @@ TEST(MlpModelTest, SoftmaxRegressionByHand) {
 }
 
 TEST(MlpModelTest, HiddenLayerAppliesRelu) {
-  const MlpModel model(2, 2, {2}, VariableOptions());
+  const MlpModel model(2, 2, {2}, ModelVariableOptions());
   const Batch batch = DenseBatch({0}, {{2, 0.5f}});
   ModelStepResult result;
   // Hidden pre-activations [2, -0.5] -> [2, 0]; logits [2, 0].
@@ -102,7 +102,7 @@ TEST(MlpModelTest, HiddenLayerAppliesRelu) {
 }
 
 TEST(MlpModelTest, LossIsStableForLargeLogits) {
-  const MlpModel model(1, 3, {}, VariableOptions());
+  const MlpModel model(1, 3, {}, ModelVariableOptions());
   const Batch batch = DenseBatch({0, 1}, {{1}, {1}});
   ModelStepResult result;
   ASSERT_TRUE(model
@@ -116,7 +116,7 @@ TEST(MlpModelTest, LossIsStableForLargeLogits) {
 }
 
 TEST(MlpModelTest, GradientsMatchCentralDifferences) {
-  const MlpModel model(3, 4, {5, 4}, VariableOptions());
+  const MlpModel model(3, 4, {5, 4}, ModelVariableOptions());
   const Batch batch =
       RandomDenseBatch({0, 3, 1, 2, 2, 0, 1, 3}, 3, /*seed=*/11);
   absl::StatusOr<std::vector<VariableSlice>> values =
@@ -127,7 +127,7 @@ TEST(MlpModelTest, GradientsMatchCentralDifferences) {
 }
 
 TEST(MlpModelTest, EmptyBatch) {
-  const MlpModel model(3, 2, {4}, VariableOptions());
+  const MlpModel model(3, 2, {4}, ModelVariableOptions());
   const Batch batch = DenseBatch({}, {});
   absl::StatusOr<std::vector<VariableSlice>> values =
       RandomValues(model, batch, 1, 1.0f);
@@ -144,7 +144,7 @@ TEST(MlpModelTest, EmptyBatch) {
 }
 
 TEST(MlpModelTest, BadInputs) {
-  const MlpModel model(2, 3, {4}, VariableOptions());
+  const MlpModel model(2, 3, {4}, ModelVariableOptions());
   const Batch good = DenseBatch({0}, {{1, 2}});
   absl::StatusOr<std::vector<VariableSlice>> values =
       RandomValues(model, good, 1, 1.0f);

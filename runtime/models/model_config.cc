@@ -9,6 +9,7 @@
 #include "runtime/models/mlp_model.h"
 #include "runtime/models/model_variables.h"
 #include "runtime/models/wide_deep_model.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -38,7 +39,7 @@ absl::Status CheckConfig(const ModelConfig& config) {
                      config.num_classes));
   }
   if (config.name == "mlp" || config.name == "wide_deep") {
-    if (absl::Status s = CheckHiddenUnits(config); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckHiddenUnits(config));
   }
   if (config.name == "wide_deep" &&
       (config.embedding_dim < 1 || config.embedding_dim > kMaxEmbeddingDim)) {
@@ -89,7 +90,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelConfig& config) {
   }
   if (absl::Status s = CheckConfig(config); !s.ok()) return s;
 
-  VariableOptions options;
+  ModelVariableOptions options;
   options.optimizer = config.optimizer;
   options.partition = config.partition;
   options.seed = config.seed;
@@ -106,7 +107,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelConfig& config) {
                                             config.embedding_dim,
                                             config.hidden_units, options);
   }
-  if (absl::Status s = CheckVariables(*model); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckVariables(*model));
   return model;
 }
 

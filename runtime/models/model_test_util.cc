@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/ps/initializer.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -105,7 +106,7 @@ absl::StatusOr<std::vector<VariableSlice>> RandomValues(const Model& model,
                                                         uint64_t seed,
                                                         float scale) {
   std::vector<std::vector<int64_t>> ids;
-  if (absl::Status s = model.SparseIds(batch, &ids); !s.ok()) return s;
+  RETURN_IF_ERROR(model.SparseIds(batch, &ids));
   const std::vector<ModelVariable>& variables = model.variables();
   std::vector<VariableSlice> values(variables.size());
   for (size_t v = 0; v < variables.size(); ++v) {

@@ -42,7 +42,7 @@ InitializerSpec GlorotUniformInitializer(int64_t fan_in, int64_t fan_out) {
 
 ModelVariable DenseVariable(std::string name, std::vector<int64_t> shape,
                             const InitializerSpec& initializer,
-                            const VariableOptions& options) {
+                            const ModelVariableOptions& options) {
   ModelVariable variable;
   variable.kind = ModelVariable::Kind::kDense;
   variable.spec.name = std::move(name);
@@ -54,7 +54,7 @@ ModelVariable DenseVariable(std::string name, std::vector<int64_t> shape,
 
 ModelVariable RowSparseVariable(std::string name, std::vector<int64_t> shape,
                                 const InitializerSpec& initializer,
-                                const VariableOptions& options) {
+                                const ModelVariableOptions& options) {
   ModelVariable variable =
       DenseVariable(std::move(name), std::move(shape), initializer, options);
   variable.kind = ModelVariable::Kind::kRowSparse;
@@ -64,7 +64,7 @@ ModelVariable RowSparseVariable(std::string name, std::vector<int64_t> shape,
 
 ModelVariable HashEmbeddingVariable(std::string name, int64_t dim,
                                     const InitializerSpec& initializer,
-                                    const VariableOptions& options) {
+                                    const ModelVariableOptions& options) {
   ModelVariable variable;
   variable.kind = ModelVariable::Kind::kHashEmbedding;
   variable.hash_spec.name = std::move(name);

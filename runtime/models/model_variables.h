@@ -21,7 +21,7 @@
 namespace distrt {
 
 // What all variables of one model share.
-struct VariableOptions {
+struct ModelVariableOptions {
   OptimizerConfig optimizer;
   // For kRowSparse variables.
   PartitionPolicy partition;
@@ -49,14 +49,14 @@ InitializerSpec GlorotUniformInitializer(int64_t fan_in, int64_t fan_out);
 
 ModelVariable DenseVariable(std::string name, std::vector<int64_t> shape,
                             const InitializerSpec& initializer,
-                            const VariableOptions& options);
+                            const ModelVariableOptions& options);
 // Partitioned by rows with options.partition.
 ModelVariable RowSparseVariable(std::string name, std::vector<int64_t> shape,
                                 const InitializerSpec& initializer,
-                                const VariableOptions& options);
+                                const ModelVariableOptions& options);
 ModelVariable HashEmbeddingVariable(std::string name, int64_t dim,
                                     const InitializerSpec& initializer,
-                                    const VariableOptions& options);
+                                    const ModelVariableOptions& options);
 
 }  // namespace distrt
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/models/model_inputs.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -43,16 +44,9 @@ absl::StatusOr<float*> SparseLinearLogits(
     const int32_t* rows, const float* weights, const float* bias) {
   absl::StatusOr<float*> logits = arrays.Zeros(num_examples);
   if (!logits.ok()) return logits;
-  if (absl::Status s =
-          arrays.math().SparseGatherSum(num_examples, 1, sparse.offsets, rows,
-                                        sparse.values, weights, *logits);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = arrays.math().AddBias(num_examples, 1, bias, *logits);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(arrays.math().SparseGatherSum(
+      num_examples, 1, sparse.offsets, rows, sparse.values, weights, *logits));
+  RETURN_IF_ERROR(arrays.math().AddBias(num_examples, 1, bias, *logits));
   return logits;
 }
 
@@ -63,12 +57,8 @@ absl::Status SparseRowsGradient(DeviceArrays& arrays,
                                 absl::Span<float> gradient) {
   absl::StatusOr<float*> table = arrays.Zeros(gradient.size());
   if (!table.ok()) return table.status();
-  if (absl::Status s =
-          arrays.math().SparseScatterAdd(num_examples, width, sparse.offsets,
-                                         rows, sparse.values, d_out, *table);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(arrays.math().SparseScatterAdd(
+      num_examples, width, sparse.offsets, rows, sparse.values, d_out, *table));
   return arrays.Download(*table, gradient);
 }
 

@@ -6,6 +6,7 @@
 #include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/sparse_batch_arrays.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -30,7 +31,7 @@ std::vector<int64_t> DeepWidths(int64_t embedding_dim,
 
 WideDeepModel::WideDeepModel(int64_t num_features, int64_t embedding_dim,
                              const std::vector<int>& hidden_units,
-                             const VariableOptions& options)
+                             const ModelVariableOptions& options)
     : num_features_(num_features),
       embedding_dim_(embedding_dim),
       deep_(DeepWidths(embedding_dim, hidden_units)) {
@@ -56,9 +57,7 @@ WideDeepModel::WideDeepModel(int64_t num_features, int64_t embedding_dim,
 
 absl::Status WideDeepModel::SparseIds(
     const Batch& batch, std::vector<std::vector<int64_t>>* ids) const {
-  if (absl::Status s = CheckSparseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSparseFeatures(batch, num_features_));
   ids->assign(variables_.size(), {});
   (*ids)[kWideWeights] = DistinctFeatureIds(batch);
   (*ids)[kEmbedding] = (*ids)[kWideWeights];
@@ -69,12 +68,10 @@ absl::Status WideDeepModel::ComputeOn(
     Device& device, const Batch& batch, absl::Span<const VariableSlice> values,
     bool with_gradients, const DenseGradientBuffer* dense_gradients,
     ModelStepResult* result) const {
-  if (absl::Status s = CheckLabels(batch); !s.ok()) return s;
-  if (absl::Status s = CheckBinaryLabels(batch); !s.ok()) return s;
-  if (absl::Status s = CheckSparseFeatures(batch, num_features_); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckValues(variables_, values); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLabels(batch));
+  RETURN_IF_ERROR(CheckBinaryLabels(batch));
+  RETURN_IF_ERROR(CheckSparseFeatures(batch, num_features_));
+  RETURN_IF_ERROR(CheckValues(variables_, values));
   DeviceArrays arrays(device);
   DeviceMath& math = arrays.math();
   absl::StatusOr<const int32_t*> wide_rows = UploadSliceRows(
@@ -110,22 +107,12 @@ absl::Status WideDeepModel::ComputeOn(
   if (!logits.ok()) return logits.status();
   absl::StatusOr<float*> pooled = arrays.Zeros(n * dim);
   if (!pooled.ok()) return pooled.status();
-  if (absl::Status s =
-          math.SparseGatherSum(n, dim, sparse->offsets, *embedding_rows,
-                               sparse->values, *embedding, *pooled);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(math.SparseGatherSum(n, dim, sparse->offsets, *embedding_rows,
+                                       sparse->values, *embedding, *pooled));
   std::vector<const float*> activations;
-  if (absl::Status s =
-          deep_.Forward(arrays, *deep_params, n, *pooled, &activations);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = math.Axpy(n, 1.0f, activations.back(), *logits);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      deep_.Forward(arrays, *deep_params, n, *pooled, &activations));
+  RETURN_IF_ERROR(math.Axpy(n, 1.0f, activations.back(), *logits));
   // d loss / d logit of the binary cross-entropy.
   absl::StatusOr<LossArrays> loss = LossArrays::OfSigmoidCrossEntropy(
       arrays, n, *logits, sparse->labels, with_gradients);
@@ -141,30 +128,18 @@ absl::Status WideDeepModel::ComputeOn(
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
     absl::StatusOr<float*> d_wide_bias = gradients.For(kWideBias, 1);
     if (!d_wide_bias.ok()) return d_wide_bias.status();
-    if (absl::Status s = math.ColumnSums(n, 1, loss->d_logits, *d_wide_bias);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss->d_logits, *d_wide_bias));
     float* d_pooled = nullptr;
-    if (absl::Status s =
-            deep_.Backward(arrays, *deep_params, n, activations, loss->d_logits,
-                           gradients, kFirstDeep, &d_pooled);
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = gradients.Finish(); !s.ok()) return s;
-    if (absl::Status s =
-            SparseRowsGradient(arrays, *sparse, n, 1, *wide_rows,
-                               loss->d_logits, absl::MakeSpan(d_wide.rows));
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s =
-            SparseRowsGradient(arrays, *sparse, n, dim, *embedding_rows,
-                               d_pooled, absl::MakeSpan(d_embedding.rows));
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(deep_.Backward(arrays, *deep_params, n, activations,
+                                   loss->d_logits, gradients, kFirstDeep,
+                                   &d_pooled));
+    RETURN_IF_ERROR(gradients.Finish());
+    RETURN_IF_ERROR(SparseRowsGradient(arrays, *sparse, n, 1, *wide_rows,
+                                       loss->d_logits,
+                                       absl::MakeSpan(d_wide.rows)));
+    RETURN_IF_ERROR(SparseRowsGradient(arrays, *sparse, n, dim, *embedding_rows,
+                                       d_pooled,
+                                       absl::MakeSpan(d_embedding.rows)));
   }
   return loss->Finish(arrays, n, 1, result);
 }

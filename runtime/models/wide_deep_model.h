@@ -39,7 +39,7 @@ class WideDeepModel final : public Model {
   // checks).
   WideDeepModel(int64_t num_features, int64_t embedding_dim,
                 const std::vector<int>& hidden_units,
-                const VariableOptions& options);
+                const ModelVariableOptions& options);
 
   std::string name() const override { return "wide_deep"; }
   const std::vector<ModelVariable>& variables() const override {

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 float Sigmoid(float z) { return 1 / (1 + std::exp(-z)); }
 
 TEST(WideDeepModelTest, Variables) {
-  VariableOptions options;
+  ModelVariableOptions options;
   options.optimizer.kind = OptimizerKind::kAdagrad;
   options.partition = PartitionPolicy::FixedShards(2);
   const WideDeepModel model(1000, 4, {16, 8}, options);
@@ -51,7 +51,7 @@ TEST(WideDeepModelTest, Variables) {
 }
 
 TEST(WideDeepModelTest, SparseIdsForBothSparseVariables) {
-  const WideDeepModel model(100, 4, {3}, VariableOptions());
+  const WideDeepModel model(100, 4, {3}, ModelVariableOptions());
   const Batch batch = SparseBatch({1, 0}, {{{9, 1}, {2, 1}}, {{9, 2}}});
   std::vector<std::vector<int64_t>> ids;
   ASSERT_TRUE(model.SparseIds(batch, &ids).ok());
@@ -62,7 +62,7 @@ TEST(WideDeepModelTest, SparseIdsForBothSparseVariables) {
 }
 
 TEST(WideDeepModelTest, LossPredictionsAndGradientsByHand) {
-  const WideDeepModel model(10, 2, {}, VariableOptions());
+  const WideDeepModel model(10, 2, {}, ModelVariableOptions());
   const Batch batch = SparseBatch({1, 0}, {{{1, 2}}, {{1, 1}, {3, 1}}});
   std::vector<VariableSlice> values(5);
   values[0].ids = {1, 3};
@@ -101,7 +101,7 @@ TEST(WideDeepModelTest, LossPredictionsAndGradientsByHand) {
 }
 
 TEST(WideDeepModelTest, GradientsMatchCentralDifferences) {
-  const WideDeepModel model(12, 3, {4, 3}, VariableOptions());
+  const WideDeepModel model(12, 3, {4, 3}, ModelVariableOptions());
   // Repeated ids within and across examples, and examples with no features.
   const Batch batch = RandomSparseBatch({1, 0, 0, 1, 1, 0, 1, 0, 1, 1}, 12,
                                         /*max_features=*/6, /*seed=*/21);
@@ -114,7 +114,7 @@ TEST(WideDeepModelTest, GradientsMatchCentralDifferences) {
 }
 
 TEST(WideDeepModelTest, EmptyBatch) {
-  const WideDeepModel model(10, 2, {3}, VariableOptions());
+  const WideDeepModel model(10, 2, {3}, ModelVariableOptions());
   const Batch batch = SparseBatch({}, {});
   absl::StatusOr<std::vector<VariableSlice>> values =
       RandomValues(model, batch, 1, 1.0f);
@@ -133,7 +133,7 @@ TEST(WideDeepModelTest, EmptyBatch) {
 }
 
 TEST(WideDeepModelTest, BadInputs) {
-  const WideDeepModel model(10, 2, {3}, VariableOptions());
+  const WideDeepModel model(10, 2, {3}, ModelVariableOptions());
   const Batch batch = SparseBatch({1, 0}, {{{3, 1}}, {{5, 1}}});
   absl::StatusOr<std::vector<VariableSlice>> values =
       RandomValues(model, batch, 1, 1.0f);

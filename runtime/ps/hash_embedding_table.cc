@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -200,10 +201,7 @@ absl::Status HashEmbeddingTable::Pull(absl::Span<const int64_t> ids,
 
 absl::Status HashEmbeddingTable::Push(absl::Span<const int64_t> ids,
                                       absl::Span<const float> grads) {
-  if (absl::Status s = CheckSize("the gradient", ids.size(), grads.size());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSize("the gradient", ids.size(), grads.size()));
   const int64_t dim = spec_.dim;
   // The distinct ids in order of first appearance, and for each of `ids` the
   // position of its distinct id. Found before taking the lock, as is the
@@ -299,10 +297,7 @@ absl::Status HashEmbeddingTable::Replace(HashTableState state) {
     return absl::InvalidArgumentError(
         absl::StrCat("hash embedding table \"", spec_.name, "\": ", why));
   };
-  if (absl::Status s = CheckSize("the replacement", n, state.values.size());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSize("the replacement", n, state.values.size()));
   const std::vector<std::string> slot_names = SlotNames(spec_.optimizer.kind);
   if (state.slots.size() != slot_names.size()) {
     return invalid(absl::StrCat("the replacement has ", state.slots.size(),
@@ -311,12 +306,9 @@ absl::Status HashEmbeddingTable::Replace(HashTableState state) {
                                 OptimizerName(spec_.optimizer.kind), ")"));
   }
   for (size_t s = 0; s < slot_names.size(); ++s) {
-    if (absl::Status status = CheckSize(
-            absl::StrCat("the replacement's slot \"", slot_names[s], "\""), n,
-            state.slots[s].size());
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(CheckSize(
+        absl::StrCat("the replacement's slot \"", slot_names[s], "\""), n,
+        state.slots[s].size()));
   }
   if (state.steps.size() != n) {
     return invalid(absl::StrCat("the replacement has ", state.steps.size(),

@@ -141,7 +141,7 @@ absl::StatusOr<VariablePlacement> InMemoryParameterServers::Lookup(
 
 absl::StatusOr<VariablePlacement> InMemoryParameterServers::CreateVariable(
     const VariableSpec& spec, const PartitionPolicy& partition) {
-  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
   VariablePlacement placement;
   {
     absl::MutexLock lock(&placer_mu_);
@@ -160,7 +160,7 @@ absl::StatusOr<VariablePlacement> InMemoryParameterServers::CreateVariable(
 absl::StatusOr<VariablePlacement>
 InMemoryParameterServers::CreateVariableColocated(
     const VariableSpec& spec, absl::string_view colocate_with) {
-  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
   absl::StatusOr<VariablePlacement> other = Lookup(colocate_with);
   if (!other.ok()) return other.status();
   VariablePlacement placement;
@@ -183,7 +183,7 @@ absl::StatusOr<VariablePlacement> InMemoryParameterServers::CreateParts(
 
 absl::Status InMemoryParameterServers::CheckPlacement(
     const VariablePlacement& variable) const {
-  if (absl::Status s = ValidatePlacement(variable); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidatePlacement(variable));
   for (const VariablePart& part : variable.parts) {
     if (part.ps_task >= num_ps_tasks()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -196,7 +196,7 @@ absl::Status InMemoryParameterServers::CheckPlacement(
 
 absl::Status InMemoryParameterServers::CheckWhole(
     const VariablePlacement& variable, DType dtype, size_t elements) const {
-  if (absl::Status s = CheckPlacement(variable); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckPlacement(variable));
   const VariableSpec& spec = variable.spec;
   if (spec.dtype != dtype) {
     return absl::InvalidArgumentError(
@@ -236,7 +236,7 @@ absl::Status InMemoryParameterServers::PullMany(
     if (!s.ok()) return s;
   }
   for (const DenseVariablePull& pull : pulls) {
-    if (absl::Status s = Pull(*pull.variable, pull.out); !s.ok()) return s;
+    RETURN_IF_ERROR(Pull(*pull.variable, pull.out));
   }
   return absl::OkStatus();
 }
@@ -249,7 +249,7 @@ absl::Status InMemoryParameterServers::PushMany(
     if (!s.ok()) return s;
   }
   for (const DenseVariablePush& push : pushes) {
-    if (absl::Status s = Push(*push.variable, push.grad); !s.ok()) return s;
+    RETURN_IF_ERROR(Push(*push.variable, push.grad));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/util/splitmix64.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -108,8 +109,8 @@ int64_t VariableBytes(const VariableSpec& spec) {
 
 absl::StatusOr<std::vector<RowRange>> PartitionRows(
     const VariableSpec& spec, const PartitionPolicy& policy) {
-  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
-  if (absl::Status s = ValidatePolicy(spec, policy); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
+  RETURN_IF_ERROR(ValidatePolicy(spec, policy));
   const int64_t rows = NumRows(spec);
   if (rows == 0) return std::vector<RowRange>{RowRange{0, 0}};
   const int64_t shards = NumShards(spec, policy, rows);
@@ -214,7 +215,7 @@ int PartContainingRow(const VariablePlacement& placement, int64_t row) {
 
 absl::Status ValidatePlacement(const VariablePlacement& placement) {
   const VariableSpec& spec = placement.spec;
-  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
   const std::vector<VariablePart>& parts = placement.parts;
   auto error = [&spec](absl::string_view what) {
     return VariableError(spec, absl::StrCat("invalid placement: ", what));

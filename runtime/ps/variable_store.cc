@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/optimizer/optimizer.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -83,10 +84,8 @@ std::vector<absl::Span<float>> SlotSpans(std::vector<std::vector<float>>& slots,
 
 absl::StatusOr<VariableInfo> VariableStore::Create(const VariableSpec& spec,
                                                    RowRange rows) {
-  if (absl::Status s = ValidateVariableSpec(spec); !s.ok()) return s;
-  if (absl::Status s = CheckRowsHeld(spec, {0, NumRows(spec)}, rows); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
+  RETURN_IF_ERROR(CheckRowsHeld(spec, {0, NumRows(spec)}, rows));
   const int64_t elements = rows.size() * RowWidth(spec);
   const int num_slots =
       spec.dtype == DType::kFloat32 ? SlotNames(spec.optimizer.kind).size() : 0;
@@ -158,7 +157,7 @@ VariableStore::FindChecked(absl::string_view name, DType dtype,
   absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
   if (!found.ok()) return found.status();
   const Variable& v = **found;
-  if (absl::Status s = CheckDType(v.spec, dtype); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDType(v.spec, dtype));
   const RowRange* rows = std::get_if<RowRange>(&access);
   absl::Status s = rows != nullptr
                        ? CheckRowsHeld(v.spec, v.rows, *rows)

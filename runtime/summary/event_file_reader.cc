@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "runtime/summary/tfrecord.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -32,10 +33,7 @@ absl::Status EventFileReader::ReadEvent(summary::Event* event) {
         " bytes into the ", kTfRecordHeaderBytes, "-byte record header"));
   }
   std::string header(kTfRecordHeaderBytes, '\0');
-  if (absl::Status s = file_->ReadAt(offset_, absl::MakeSpan(header));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(file_->ReadAt(offset_, absl::MakeSpan(header)));
   const absl::string_view length_bytes = absl::string_view(header).substr(0, 8);
   if (DecodeUint32LE(absl::string_view(header).substr(8)) !=
       MaskedCrc32c(length_bytes)) {
@@ -53,11 +51,8 @@ absl::Status EventFileReader::ReadEvent(summary::Event* event) {
   }
 
   std::string data(length + kTfRecordFooterBytes, '\0');
-  if (absl::Status s =
-          file_->ReadAt(offset_ + kTfRecordHeaderBytes, absl::MakeSpan(data));
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      file_->ReadAt(offset_ + kTfRecordHeaderBytes, absl::MakeSpan(data)));
   const uint32_t stored_crc =
       DecodeUint32LE(absl::string_view(data).substr(length));
   data.resize(length);

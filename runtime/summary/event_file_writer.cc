@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "runtime/checkpoint/file_system.h"
 #include "runtime/summary/tfrecord.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -44,7 +45,7 @@ absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(
         absl::StrCat("event file suffix \"", absl::CHexEscape(suffix),
                      "\" for log directory ", log_dir, " contains '/' or NUL"));
   }
-  if (absl::Status s = CreateDirectories(log_dir); !s.ok()) return s;
+  RETURN_IF_ERROR(CreateDirectories(log_dir));
   absl::StatusOr<std::string> host = HostName();
   if (!host.ok()) return host.status();
 

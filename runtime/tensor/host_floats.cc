@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -31,11 +32,8 @@ absl::StatusOr<HostFloats> HostFloats::Make(const Tensor& tensor,
     return view;
   }
   view.copy_.resize(tensor.num_elements());
-  if (absl::Status s = tensor.allocator()->CopyToHost(
-          tensor.raw_data(), view.copy_.data(), tensor.bytes());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(tensor.allocator()->CopyToHost(
+      tensor.raw_data(), view.copy_.data(), tensor.bytes()));
   if (editable != nullptr) view.mutable_values_ = absl::MakeSpan(view.copy_);
   view.values_ = absl::MakeConstSpan(view.copy_);
   return view;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 Tensor::~Tensor() { Release(); }
@@ -60,10 +61,7 @@ absl::StatusOr<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape,
                                      Allocator* allocator) {
   absl::StatusOr<Tensor> tensor = Create(dtype, std::move(shape), allocator);
   if (tensor.ok() && tensor->data_ != nullptr) {
-    if (absl::Status s = allocator->SetZero(tensor->data_, tensor->bytes());
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(allocator->SetZero(tensor->data_, tensor->bytes()));
   }
   return tensor;
 }
@@ -88,10 +86,7 @@ absl::StatusOr<Tensor> Tensor::Clone() const {
   if (is_null()) return Tensor();
   absl::StatusOr<Tensor> copy = Create(dtype_, shape_, allocator_);
   if (copy.ok() && data_ != nullptr) {
-    if (absl::Status s = allocator_->CopyWithin(data_, copy->data_, bytes());
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(allocator_->CopyWithin(data_, copy->data_, bytes()));
   }
   return copy;
 }

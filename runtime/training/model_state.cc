@@ -18,6 +18,7 @@
 #include "runtime/ps/variable_spec.h"
 #include "runtime/ps/variable_store.h"
 #include "runtime/tensor/dtype.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -378,7 +379,7 @@ absl::Status ImportAll(const std::vector<Entry>& entries,
           floats += n;
         }
       }
-      if (absl::Status s = e.variable->ImportState(state); !s.ok()) return s;
+      RETURN_IF_ERROR(e.variable->ImportState(state));
     } else {
       const HashEmbeddingSpec& spec = e.table->spec();
       const int64_t rows = in.ints[i * kDescriptorSize + kRows];
@@ -394,9 +395,7 @@ absl::Status ImportAll(const std::vector<Entry>& entries,
         state.slots.emplace_back(floats, floats + n);
         floats += n;
       }
-      if (absl::Status s = e.table->ImportState(std::move(state)); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(e.table->ImportState(std::move(state)));
     }
   }
   return absl::OkStatus();
@@ -432,19 +431,14 @@ absl::StatusOr<ModelCheckpointSaved> SaveModelCheckpoint(
       const VariableSpec& spec = e.variable->spec();
       absl::StatusOr<VariableInfo> created = store.Create(spec, AllRows(spec));
       if (!created.ok()) return created.status();
-      if (absl::Status s = store.Replace(spec.name, *std::move(state));
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(store.Replace(spec.name, *std::move(state)));
     } else {
       absl::StatusOr<HashTableState> state = e.table->ExportState();
       if (!state.ok()) return state.status();
       absl::StatusOr<HashEmbeddingTable*> created =
           tables.Create(e.table->spec());
       if (!created.ok()) return created.status();
-      if (absl::Status s = (*created)->Replace(*std::move(state)); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR((*created)->Replace(*std::move(state)));
     }
   }
   absl::StatusOr<SavedShardInfo> saved =
@@ -471,7 +465,7 @@ absl::StatusOr<ModelCheckpointRestored> RestoreModelCheckpoint(
   // change only once all of the checkpoint is known to be good.
   VariableStore store;
   HashTableSet tables;
-  if (absl::Status s = CreateLike(entries, store, tables); !s.ok()) return s;
+  RETURN_IF_ERROR(CreateLike(entries, store, tables));
   absl::StatusOr<RestoreInfo> restored =
       RestoreShard(store, tables, dir, /*shard_index=*/0, /*num_shards=*/1,
                    /*verify_only=*/false);
@@ -483,13 +477,11 @@ absl::StatusOr<ModelCheckpointRestored> RestoreModelCheckpoint(
     if (e.variable != nullptr) {
       absl::StatusOr<VariableState> state = store.Snapshot(e.name());
       if (!state.ok()) return state.status();
-      if (absl::Status s = e.variable->ImportState(*state); !s.ok()) return s;
+      RETURN_IF_ERROR(e.variable->ImportState(*state));
     } else {
       absl::StatusOr<HashEmbeddingTable*> table = tables.Find(e.name());
       if (!table.ok()) return table.status();
-      if (absl::Status s = e.table->ImportState((*table)->Export()); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(e.table->ImportState((*table)->Export()));
     }
   }
   ModelCheckpointRestored result;

@@ -8,6 +8,7 @@
 #include "absl/types/span.h"
 #include "runtime/ps/variable_spec.h"
 #include "runtime/tensor/host_floats.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -44,11 +45,8 @@ absl::Status ReadDense(ReplicaContext& context,
     for (size_t k = 0; k < index.size(); ++k) {
       std::vector<float>& dense = values[index[k]].dense;
       dense.resize(read[k].num_elements());
-      if (absl::Status s = read[k].allocator()->CopyToHost(
-              read[k].raw_data(), dense.data(), read[k].bytes());
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(read[k].allocator()->CopyToHost(
+          read[k].raw_data(), dense.data(), read[k].bytes()));
     }
     return absl::OkStatus();
   };
@@ -63,12 +61,12 @@ absl::Status ReadDense(ReplicaContext& context,
               *std::move(copies));
         });
     if (!read.ok()) return read.status();
-    if (absl::Status s = store(**read, shared_index); !s.ok()) return s;
+    RETURN_IF_ERROR(store(**read, shared_index));
   }
   if (!own.empty()) {
     absl::StatusOr<std::vector<Tensor>> read = context.ReadMany(own);
     if (!read.ok()) return read.status();
-    if (absl::Status s = store(*read, own_index); !s.ok()) return s;
+    RETURN_IF_ERROR(store(*read, own_index));
   }
   return absl::OkStatus();
 }
@@ -103,10 +101,7 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
       dense_index.push_back(i);
     }
   }
-  if (absl::Status s = ReadDense(context, dense, dense_index, values);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadDense(context, dense, dense_index, values));
   for (int i = 0; i < variables.size(); ++i) {
     const ModelVariable& v = model.variables()[i];
     if (v.kind == ModelVariable::Kind::kDense) continue;
@@ -150,12 +145,8 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   gradients.base = static_cast<float*>(packed->raw_data());
 
   ModelStepResult result;
-  if (absl::Status s =
-          ComputeReplica(context, model, variables, batch,
-                         /*with_gradients=*/true, &gradients, &result);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ComputeReplica(context, model, variables, batch,
+                                 /*with_gradients=*/true, &gradients, &result));
   *predictions = std::move(result.predictions);
   if (result.gradients.size() != specs.size()) {
     return absl::InternalError(
@@ -164,14 +155,9 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   }
   const float totals[2] = {static_cast<float>(result.loss_sum),
                            static_cast<float>(batch.size)};
-  if (absl::Status s = packed->allocator()->CopyFromHost(
-          totals, gradients.base + dense_size, sizeof(totals));
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = context.AllReduce(ReduceOp::kSum, *packed); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(packed->allocator()->CopyFromHost(
+      totals, gradients.base + dense_size, sizeof(totals)));
+  RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, *packed));
   // The step's one download (none on CPUs). The mean gradients are made in
   // it and never go back to the device.
   absl::StatusOr<HostFloats> reduced = HostFloats::Edit(*packed);
@@ -194,9 +180,7 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     dense.push_back(variables.variable(i));
     means.push_back(mean);
   }
-  if (absl::Status s = context.ApplyGradients(dense, means); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(context.ApplyGradients(dense, means));
 
   for (size_t i = 0; i < specs.size(); ++i) {
     const ModelVariable& v = specs[i];
@@ -210,23 +194,16 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
         context.AllGather(std::move(mine));
     if (!all.ok()) return all.status();
     if (v.kind == ModelVariable::Kind::kRowSparse) {
-      if (absl::Status s =
-              context.ApplySparseGradient(*variables.variable(i), **all);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(
+          context.ApplySparseGradient(*variables.variable(i), **all));
       continue;
     }
     // Hash tables have one copy: replica 0 pushes, the others wait so that
     // nobody reads the table before the push is in.
     if (context.replica_id_in_sync_group() == 0) {
-      if (absl::Status s =
-              variables.hash_table(i)->Push((*all)->ids, (*all)->rows);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(variables.hash_table(i)->Push((*all)->ids, (*all)->rows));
     }
-    if (absl::Status s = context.Barrier(); !s.ok()) return s;
+    RETURN_IF_ERROR(context.Barrier());
   }
 
   absl::StatusOr<Tensor> one = Tensor::Create(DType::kInt64, {});
@@ -250,7 +227,7 @@ absl::Status CheckBatches(const Strategy& strategy,
 absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
                                      absl::Span<const Batch> batches) {
-  if (absl::Status s = CheckBatches(strategy, batches); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckBatches(strategy, batches));
   const int n = strategy.num_replicas_in_sync();
   StepResult step;
   step.predictions.resize(n);
@@ -270,7 +247,7 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
 absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,
                                         const ModelVariables& variables,
                                         absl::Span<const Batch> batches) {
-  if (absl::Status s = CheckBatches(strategy, batches); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckBatches(strategy, batches));
   const int n = strategy.num_replicas_in_sync();
   StepResult step;
   step.predictions.resize(n);

@@ -25,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "runtime/util/splitmix64.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -344,7 +345,7 @@ class AtomicFile {
 
   // Writes what is buffered, fsyncs and closes the temporary.
   absl::Status Finish() {
-    if (absl::Status s = Flush(); !s.ok()) return s;
+    RETURN_IF_ERROR(Flush());
     if (fsync(fd_) != 0) return Error("cannot fsync");
     const int fd = fd_;
     fd_ = -1;
@@ -495,9 +496,7 @@ SyntheticGroundTruth::SyntheticGroundTruth(const SyntheticDataOptions& options)
 
 absl::StatusOr<SyntheticGroundTruth> SyntheticGroundTruth::Create(
     const SyntheticDataOptions& options) {
-  if (absl::Status s = ValidateSyntheticDataOptions(options); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ValidateSyntheticDataOptions(options));
   SyntheticGroundTruth truth(options);
   if (static_cast<double>(truth.num_outputs_) *
           static_cast<double>(truth.num_features_) <=
@@ -672,14 +671,14 @@ absl::Status WriteSyntheticData(const SyntheticDataOptions& options,
     }
     out->push_back('\n');
     AtomicFile& file = is_eval ? **eval : **train;
-    if (absl::Status s = file.MaybeFlush(); !s.ok()) return s;
+    RETURN_IF_ERROR(file.MaybeFlush());
   }
 
   // Both complete before either replaces its path.
-  if (absl::Status s = (*train)->Finish(); !s.ok()) return s;
-  if (absl::Status s = (*eval)->Finish(); !s.ok()) return s;
-  if (absl::Status s = (*train)->Publish(); !s.ok()) return s;
-  if (absl::Status s = (*eval)->Publish(); !s.ok()) return s;
+  RETURN_IF_ERROR((*train)->Finish());
+  RETURN_IF_ERROR((*eval)->Finish());
+  RETURN_IF_ERROR((*train)->Publish());
+  RETURN_IF_ERROR((*eval)->Publish());
 
   if (summary == nullptr) return absl::OkStatus();
   if (options.task == SyntheticTask::kBinary) {
