@@ -161,9 +161,8 @@ absl::StatusOr<std::unique_ptr<Case>> MakeCase(int replicas, int64_t bytes) {
   LocalDevicesOptions device_options;
   device_options.num_cpu_devices = replicas;
   device_options.use_gpus = false;
-  absl::StatusOr<LocalDevices> devices = CreateLocalDevices(device_options);
-  if (!devices.ok()) return devices.status();
-  k.devices = *std::move(devices);
+  ASSIGN_OR_RETURN(LocalDevices devices, CreateLocalDevices(device_options));
+  k.devices = std::move(devices);
   k.group =
       std::make_unique<ReplicaGroup>(k.devices.pointers(), kBarrierTimeout);
   // What MirroredStrategy builds with the default cross_device_ops ("auto").
@@ -175,17 +174,17 @@ absl::StatusOr<std::unique_ptr<Case>> MakeCase(int replicas, int64_t bytes) {
   }
   const int64_t count = bytes / static_cast<int64_t>(sizeof(float));
   for (int r = 0; r < replicas; ++r) {
-    absl::StatusOr<Tensor> t = Tensor::Create(
-        DType::kFloat32, {count}, k.devices.devices[r]->allocator());
-    if (!t.ok()) return t.status();
-    absl::Span<float> values = t->flat<float>();
+    ASSIGN_OR_RETURN(Tensor t,
+                     Tensor::Create(DType::kFloat32, {count},
+                                    k.devices.devices[r]->allocator()));
+    absl::Span<float> values = t.flat<float>();
     // ValueOf(r, i), without a division per element.
     int phase = (r * 5) % kPeriod;
     for (int64_t i = 0; i < count; ++i) {
       values[i] = static_cast<float>(1 + phase);
       if (++phase == kPeriod) phase = 0;
     }
-    k.tensors.push_back(*std::move(t));
+    k.tensors.push_back(std::move(t));
   }
   // Written here, so that every page is in memory before anything is timed.
   k.a.assign(count, 1.0f);
@@ -286,9 +285,8 @@ std::string SizeName(int64_t bytes) {
 // Measures one case and adds its row.
 absl::Status RunCase(int replicas, int64_t bytes, WorkerCrew& memory_crew,
                      BenchReport* report) {
-  absl::StatusOr<std::unique_ptr<Case>> made = MakeCase(replicas, bytes);
-  if (!made.ok()) return made.status();
-  Case& k = **made;
+  ASSIGN_OR_RETURN(std::unique_ptr<Case> made, MakeCase(replicas, bytes));
+  Case& k = *made;
   WorkerCrew replica_crew(replicas);
 
   // Warm-up, one of each; it also gives the check its input and the

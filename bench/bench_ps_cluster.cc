@@ -24,14 +24,13 @@ absl::StatusOr<BenchPsCluster> StartBenchPsCluster(
         "//ps_server in data)"));
   }
   BenchPsCluster cluster;
-  absl::StatusOr<std::vector<testing::PsProcess>> tasks =
-      testing::StartPsProcesses(num_ps, extra_flags);
-  if (!tasks.ok()) return tasks.status();
-  cluster.tasks = *std::move(tasks);
-  absl::StatusOr<std::unique_ptr<PsClient>> client =
-      PsClient::Create(testing::AddressesOf(cluster.tasks), std::move(options));
-  if (!client.ok()) return client.status();
-  cluster.client = *std::move(client);
+  ASSIGN_OR_RETURN(std::vector<testing::PsProcess> tasks,
+                   testing::StartPsProcesses(num_ps, extra_flags));
+  cluster.tasks = std::move(tasks);
+  ASSIGN_OR_RETURN(std::unique_ptr<PsClient> client,
+                   PsClient::Create(testing::AddressesOf(cluster.tasks),
+                                    std::move(options)));
+  cluster.client = std::move(client);
   RETURN_IF_ERROR(cluster.client->WaitForServers(absl::Seconds(30)));
   return cluster;
 }

@@ -42,6 +42,7 @@
 #include "runtime/ps/initializer.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
 namespace {
@@ -91,23 +92,21 @@ absl::StatusOr<Baselines> StartBaselines(int64_t max_bytes) {
   Baselines b;
   GrpcBaselineServer::Options grpc_options;
   grpc_options.max_pull_bytes = max_bytes;
-  absl::StatusOr<std::unique_ptr<GrpcBaselineServer>> grpc_server =
-      GrpcBaselineServer::Start(grpc_options);
-  if (!grpc_server.ok()) return grpc_server.status();
-  b.grpc_server = *std::move(grpc_server);
+  ASSIGN_OR_RETURN(std::unique_ptr<GrpcBaselineServer> grpc_server,
+                   GrpcBaselineServer::Start(grpc_options));
+  b.grpc_server = std::move(grpc_server);
   b.grpc = GrpcBaselineClient::Create(b.grpc_server->address(),
                                       GrpcBaselineClient::Options());
 
   TcpBaselineOptions tcp_options;
   tcp_options.max_bytes = max_bytes;
-  absl::StatusOr<std::unique_ptr<TcpBaselineServer>> tcp_server =
-      TcpBaselineServer::Start(tcp_options);
-  if (!tcp_server.ok()) return tcp_server.status();
-  b.tcp_server = *std::move(tcp_server);
-  absl::StatusOr<std::unique_ptr<TcpBaselineClient>> tcp =
-      TcpBaselineClient::Connect(b.tcp_server->port(), tcp_options);
-  if (!tcp.ok()) return tcp.status();
-  b.tcp = *std::move(tcp);
+  ASSIGN_OR_RETURN(std::unique_ptr<TcpBaselineServer> tcp_server,
+                   TcpBaselineServer::Start(tcp_options));
+  b.tcp_server = std::move(tcp_server);
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<TcpBaselineClient> tcp,
+      TcpBaselineClient::Connect(b.tcp_server->port(), tcp_options));
+  b.tcp = std::move(tcp);
   return b;
 }
 
@@ -233,8 +232,7 @@ absl::Status RunDenseTransportBench(const BenchConfig& config,
 
   int64_t max_bytes = 0;
   for (int64_t bytes : sizes) max_bytes = std::max(max_bytes, bytes);
-  absl::StatusOr<Baselines> baselines = StartBaselines(max_bytes);
-  if (!baselines.ok()) return baselines.status();
+  ASSIGN_OR_RETURN(Baselines baselines, StartBaselines(max_bytes));
 
   PsClient::Options options;
   options.max_request_bytes = std::min(options.max_request_bytes,
@@ -255,11 +253,8 @@ absl::Status RunDenseTransportBench(const BenchConfig& config,
                     cluster.status());
     }
     for (int64_t bytes : sizes) {
-      if (absl::Status s = RunSize(*cluster->client, *baselines, num_ps, bytes,
-                                   timing, &case_number, report);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(RunSize(*cluster->client, baselines, num_ps, bytes,
+                              timing, &case_number, report));
     }
   }
   return absl::OkStatus();

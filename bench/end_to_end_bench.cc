@@ -122,19 +122,18 @@ absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
   };
   RETURN_IF_ERROR(RunLaunch(
       LaunchCommand(binaries, launch_flags, task_flags, kJobTimeout)));
-  absl::StatusOr<JobMetrics> metrics =
-      ReadJobMetrics(JoinPath(job_dir, "metrics.json"));
-  if (!metrics.ok()) return metrics.status();
-  if (metrics->wall_secs <= 0 || metrics->global_step < size.train_steps) {
+  ASSIGN_OR_RETURN(JobMetrics metrics,
+                   ReadJobMetrics(JoinPath(job_dir, "metrics.json")));
+  if (metrics.wall_secs <= 0 || metrics.global_step < size.train_steps) {
     return absl::InternalError(
         absl::StrCat("the ", shape.name, " job in ", job_dir,
-                     " reports global step ", metrics->global_step, " of ",
-                     size.train_steps, " in ", metrics->wall_secs, " s"));
+                     " reports global step ", metrics.global_step, " of ",
+                     size.train_steps, " in ", metrics.wall_secs, " s"));
   }
   // Checkpoints (8 MB each) are not needed once the figure is read.
   RETURN_IF_ERROR(RemoveDirectoryTree(job_dir));
-  return static_cast<double>(metrics->global_step) * kBatchSize /
-         metrics->wall_secs;
+  return static_cast<double>(metrics.global_step) * kBatchSize /
+         metrics.wall_secs;
 }
 
 // (a): the best run of every shape, then a row per distributed shape.
@@ -143,14 +142,15 @@ absl::Status RunThroughputCases(const BenchConfig& config,
                                 BenchReport* report) {
   const ThroughputSize& size = config.quick ? kQuickSize : kFullSize;
   const std::string dir = JoinPath(config.scratch_dir, "end_to_end");
-  absl::StatusOr<std::string> generated = GenerateData(
-      binaries,
-      {"--task=binary", absl::StrCat("--rows=", size.rows),
-       absl::StrCat("--features=", size.features),
-       absl::StrCat("--features_per_row=", size.features_per_row),
-       "--eval_fraction=0", "--seed=7", "--out_dir=" + dir, "--prefix=e2e"},
-      absl::Minutes(2));
-  if (!generated.ok()) return generated.status();
+  ASSIGN_OR_RETURN(
+      std::string generated,
+      GenerateData(
+          binaries,
+          {"--task=binary", absl::StrCat("--rows=", size.rows),
+           absl::StrCat("--features=", size.features),
+           absl::StrCat("--features_per_row=", size.features_per_row),
+           "--eval_fraction=0", "--seed=7", "--out_dir=" + dir, "--prefix=e2e"},
+          absl::Minutes(2)));
   const std::string train_file = JoinPath(dir, "e2e.train.svm");
 
   std::vector<JobShape> shapes = {kOneProcess, kOneWorkerOnePs};
@@ -158,11 +158,12 @@ absl::Status RunThroughputCases(const BenchConfig& config,
   std::vector<double> best(shapes.size(), 0);
   for (int run = 0; run < size.runs; ++run) {
     for (size_t i = 0; i < shapes.size(); ++i) {
-      absl::StatusOr<double> rate = JobExamplesPerSec(
-          binaries, shapes[i], size, train_file,
-          JoinPath(dir, absl::StrCat("job-", shapes[i].name, "-", run)));
-      if (!rate.ok()) return rate.status();
-      best[i] = std::max(best[i], *rate);
+      ASSIGN_OR_RETURN(
+          double rate,
+          JobExamplesPerSec(
+              binaries, shapes[i], size, train_file,
+              JoinPath(dir, absl::StrCat("job-", shapes[i].name, "-", run))));
+      best[i] = std::max(best[i], rate);
     }
   }
   for (size_t i = 1; i < shapes.size(); ++i) {
@@ -185,35 +186,33 @@ absl::Status RunThroughputCases(const BenchConfig& config,
 absl::StatusOr<absl::Duration> PsClientStepP50() {
   // From ps_server/ps_server in the working directory: the runfiles tree
   // under `bazel run`, where binaries_dir points too.
-  absl::StatusOr<testing::PsProcess> ps = testing::StartPsProcess(0, 1);
-  if (!ps.ok()) return ps.status();
+  ASSIGN_OR_RETURN(testing::PsProcess ps, testing::StartPsProcess(0, 1));
   PsClient::Options options;
   options.rpc_timeout = absl::Seconds(30);
   options.log = [](absl::string_view) {};  // nothing to say in a table
-  absl::StatusOr<std::unique_ptr<PsClient>> client =
-      PsClient::Create(std::vector<std::string>{ps->address()}, options);
-  if (!client.ok()) return client.status();
-  RETURN_IF_ERROR((*client)->WaitForServers(absl::Seconds(30)));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<PsClient> client,
+      PsClient::Create(std::vector<std::string>{ps.address()}, options));
+  RETURN_IF_ERROR(client->WaitForServers(absl::Seconds(30)));
   VariableSpec spec;
   spec.name = "bench/step_overhead";
   spec.shape = {kStepModelFloats};
   spec.initializer.kind = InitializerSpec::Kind::kZeros;
   spec.optimizer.kind = OptimizerKind::kSgd;
   spec.optimizer.learning_rate = 0.01f;
-  absl::StatusOr<VariablePlacement> variable = (*client)->CreateVariable(spec);
-  if (!variable.ok()) return variable.status();
+  ASSIGN_OR_RETURN(VariablePlacement variable, client->CreateVariable(spec));
 
   std::vector<float> values(kStepModelFloats);
   const std::vector<float> gradient(kStepModelFloats, 1e-3f);
   absl::StatusOr<CallTimes> times =
       TimeCalls(StepTiming(), [&](int64_t) -> absl::Status {
-        RETURN_IF_ERROR((*client)->Pull(*variable, absl::MakeSpan(values)));
-        return (*client)->Push(*variable, gradient);
+        RETURN_IF_ERROR(client->Pull(variable, absl::MakeSpan(values)));
+        return client->Push(variable, gradient);
       });
   // The ps task exits when asked; if it does not, PsProcess kills it.
-  const absl::Status shutdown = (*client)->Shutdown("benchmark finished");
+  const absl::Status shutdown = client->Shutdown("benchmark finished");
   if (shutdown.ok()) {
-    (void)ps->process->Wait(absl::Seconds(10));
+    (void)ps.process->Wait(absl::Seconds(10));
   }
   if (!times.ok()) return times.status();
   return times->P50();
@@ -222,11 +221,10 @@ absl::StatusOr<absl::Duration> PsClientStepP50() {
 absl::StatusOr<absl::Duration> BareGrpcStepP50() {
   GrpcBaselineServer::Options server_options;
   server_options.max_pull_bytes = kStepModelBytes;
-  absl::StatusOr<std::unique_ptr<GrpcBaselineServer>> server =
-      GrpcBaselineServer::Start(server_options);
-  if (!server.ok()) return server.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<GrpcBaselineServer> server,
+                   GrpcBaselineServer::Start(server_options));
   std::unique_ptr<GrpcBaselineClient> client = GrpcBaselineClient::Create(
-      (*server)->address(), GrpcBaselineClient::Options());
+      server->address(), GrpcBaselineClient::Options());
   std::vector<char> pulled(kStepModelBytes);
   const std::vector<char> pushed(kStepModelBytes, 1);
   absl::StatusOr<CallTimes> times =
@@ -240,12 +238,10 @@ absl::StatusOr<absl::Duration> BareGrpcStepP50() {
 
 // (b).
 absl::Status RunStepOverheadCase(BenchReport* report) {
-  absl::StatusOr<absl::Duration> bare = BareGrpcStepP50();
-  if (!bare.ok()) return bare.status();
-  absl::StatusOr<absl::Duration> ps = PsClientStepP50();
-  if (!ps.ok()) return ps.status();
-  report->Add("end_to_end/step_overhead/1MB", absl::ToDoubleMicroseconds(*ps),
-              "us", "grpc_bytebuffer", absl::ToDoubleMicroseconds(*bare));
+  ASSIGN_OR_RETURN(absl::Duration bare, BareGrpcStepP50());
+  ASSIGN_OR_RETURN(absl::Duration ps, PsClientStepP50());
+  report->Add("end_to_end/step_overhead/1MB", absl::ToDoubleMicroseconds(ps),
+              "us", "grpc_bytebuffer", absl::ToDoubleMicroseconds(bare));
   report->Note(
       "step_overhead: p50 over ~1 s of steps of one PsClient Pull + one SGD "
       "Push of a float32[262144] variable on 1 ps_server process, against "
@@ -261,13 +257,12 @@ absl::Status RunEndToEndBench(const BenchConfig& config, BenchReport* report) {
       "end_to_end: logreg through launch, and a 1 MiB model's step overhead",
       "examples/s: higher is better (ratio > 1: faster than one process); "
       "step_overhead us: lower is better (ratio: times two bare gRPC calls)");
-  absl::StatusOr<ProjectBinaries> binaries = FindProjectBinaries(config);
-  if (!binaries.ok()) return binaries.status();
+  ASSIGN_OR_RETURN(ProjectBinaries binaries, FindProjectBinaries(config));
   // Each part reports what it measured even when the other fails; the
   // error names every part that failed, with the first one's code.
   absl::Status failed;
   std::vector<std::string> failures;
-  if (absl::Status s = RunThroughputCases(config, *binaries, report); !s.ok()) {
+  if (absl::Status s = RunThroughputCases(config, binaries, report); !s.ok()) {
     failed.Update(s);
     failures.push_back(absl::StrCat("examples/s: ", s.message()));
   }

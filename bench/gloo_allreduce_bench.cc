@@ -162,26 +162,23 @@ absl::Status Connect(KvStore* store, int rank, const BenchOptions& bench,
   options.size = bench.ranks;
   options.max_segment_bytes = bench.max_segment_bytes;
   options.prefix = "bench/gloo_group";
-  absl::StatusOr<std::unique_ptr<GlooGroup>> group =
-      GlooGroup::Create(store, options);
-  if (!group.ok()) return group.status();
-  out->group = *std::move(group);
+  ASSIGN_OR_RETURN(std::unique_ptr<GlooGroup> group,
+                   GlooGroup::Create(store, options));
+  out->group = std::move(group);
 
   LocalDevicesOptions device_options;
   device_options.num_cpu_devices = bench.local_replicas;
   device_options.use_gpus = false;
-  absl::StatusOr<LocalDevices> devices = CreateLocalDevices(device_options);
-  if (!devices.ok()) return devices.status();
-  out->devices = *std::move(devices);
+  ASSIGN_OR_RETURN(LocalDevices devices, CreateLocalDevices(device_options));
+  out->devices = std::move(devices);
   // Longer than the GlooGroup timeout, so that a failing cross-worker step
   // reports its own error before the local replicas waiting for it give up.
   out->replicas = std::make_unique<ReplicaGroup>(out->devices.pointers(),
                                                  2 * options.timeout);
   options.prefix = "bench/strategy";
-  absl::StatusOr<std::unique_ptr<GlooGroup>> workers =
-      GlooGroup::Create(store, options);
-  if (!workers.ok()) return workers.status();
-  out->workers = *std::move(workers);
+  ASSIGN_OR_RETURN(std::unique_ptr<GlooGroup> workers,
+                   GlooGroup::Create(store, options));
+  out->workers = std::move(workers);
   // What MultiWorkerMirroredStrategy builds with the default
   // cross_device_ops ("auto").
   out->ops = std::make_unique<MultiWorkerAllReduce>(
@@ -317,13 +314,12 @@ absl::Status RunSize(Rank& r, int rank, const BenchOptions& bench,
     b.baseline[i] = b.group[i] = ValueOf(rank, 0, i);
   }
   for (int j = 0; j < bench.local_replicas; ++j) {
-    absl::StatusOr<Tensor> t =
-        Tensor::Create(DType::kFloat32, {static_cast<int64_t>(count)},
-                       r.devices.devices[j]->allocator());
-    if (!t.ok()) return t.status();
-    absl::Span<float> values = t->flat<float>();
+    ASSIGN_OR_RETURN(
+        Tensor t, Tensor::Create(DType::kFloat32, {static_cast<int64_t>(count)},
+                                 r.devices.devices[j]->allocator()));
+    absl::Span<float> values = t.flat<float>();
     for (size_t i = 0; i < count; ++i) values[i] = ValueOf(rank, j, i);
-    b.replicas.push_back(*std::move(t));
+    b.replicas.push_back(std::move(t));
   }
   try {
     b.ring = std::make_unique<gloo::AllreduceRingChunked<float>>(
@@ -346,9 +342,8 @@ absl::Status RunSize(Rank& r, int rank, const BenchOptions& bench,
   // broadcast: every rank must make the same number of calls.
   absl::Duration slowest = absl::ZeroDuration();
   for (int c = 0; c < kNumContenders; ++c) {
-    absl::StatusOr<absl::Duration> t = Run(r, Contender(c), b, kWarmup);
-    if (!t.ok()) return t.status();
-    slowest = std::max(slowest, *t / kWarmup);
+    ASSIGN_OR_RETURN(absl::Duration t, Run(r, Contender(c), b, kWarmup));
+    slowest = std::max(slowest, t / kWarmup);
   }
   int64_t iterations =
       std::clamp<int64_t>(static_cast<int64_t>(bench.seconds_per_repetition /
@@ -360,9 +355,8 @@ absl::Status RunSize(Rank& r, int rank, const BenchOptions& bench,
   std::vector<absl::Duration> times[kNumContenders];
   for (int rep = 0; rep < bench.repetitions; ++rep) {
     for (int c = 0; c < kNumContenders; ++c) {
-      absl::StatusOr<absl::Duration> t = Run(r, Contender(c), b, iterations);
-      if (!t.ok()) return t.status();
-      times[c].push_back(*t / iterations);
+      ASSIGN_OR_RETURN(absl::Duration t, Run(r, Contender(c), b, iterations));
+      times[c].push_back(t / iterations);
     }
   }
   if (rank == 0) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "runtime/checkpoint/file_system.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
 namespace {
@@ -50,10 +51,9 @@ absl::StatusOr<ProjectBinaries> FindProjectBinaries(const BenchConfig& config) {
       {&binaries.gen_data, "tools/gen_data/gen_data", "//tools/gen_data"},
   };
   for (const auto& binary : wanted) {
-    absl::StatusOr<std::string> path =
-        FindBinary(dir, binary.relative, binary.target);
-    if (!path.ok()) return path.status();
-    *binary.field = *std::move(path);
+    ASSIGN_OR_RETURN(std::string path,
+                     FindBinary(dir, binary.relative, binary.target));
+    *binary.field = std::move(path);
   }
   return binaries;
 }
@@ -65,15 +65,14 @@ absl::StatusOr<std::string> GenerateData(const ProjectBinaries& binaries,
   options.argv = {binaries.gen_data};
   options.argv.insert(options.argv.end(), flags.begin(), flags.end());
   options.timeout = timeout;
-  absl::StatusOr<testing::SubprocessResult> result =
-      testing::RunSubprocess(options);
-  if (!result.ok()) return result.status();
-  if (result->exit_code != 0) {
+  ASSIGN_OR_RETURN(testing::SubprocessResult result,
+                   testing::RunSubprocess(options));
+  if (result.exit_code != 0) {
     return absl::InternalError(absl::StrCat(
-        "gen_data ", absl::StrJoin(flags, " "), " exited ", result->exit_code,
-        " (signal ", result->term_signal, "): ", Tail(result->stderr_text)));
+        "gen_data ", absl::StrJoin(flags, " "), " exited ", result.exit_code,
+        " (signal ", result.term_signal, "): ", Tail(result.stderr_text)));
   }
-  std::string line = result->stdout_text;
+  std::string line = result.stdout_text;
   while (!line.empty() && line.back() == '\n') line.pop_back();
   return line;
 }
@@ -111,10 +110,9 @@ absl::Status RunLaunch(const testing::SubprocessOptions& command) {
 }
 
 absl::StatusOr<JobMetrics> ReadJobMetrics(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   const nlohmann::json json =
-      nlohmann::json::parse(*text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+      nlohmann::json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
   // find(), not [], which on a const object asserts that the key exists.
   auto is_number = [&json](const char* key) {
     const auto it = json.find(key);
@@ -126,7 +124,7 @@ absl::StatusOr<JobMetrics> ReadJobMetrics(const std::string& path) {
         path,
         " is not a job's metrics (global_step, examples_per_sec and "
         "wall_secs): ",
-        Tail(*text, 500)));
+        Tail(text, 500)));
   }
   JobMetrics metrics;
   metrics.global_step = json.at("global_step").get<int64_t>();

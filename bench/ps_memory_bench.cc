@@ -149,13 +149,12 @@ absl::Status DenseWork(PsClient& client, const MemoryCase& c) {
                 kDenseWidth};
   spec.initializer = Uniform();
   spec.optimizer.kind = c.optimizer;
-  absl::StatusOr<VariablePlacement> variable = client.CreateVariable(spec);
-  if (!variable.ok()) return variable.status();
+  ASSIGN_OR_RETURN(VariablePlacement variable, client.CreateVariable(spec));
   std::vector<float> values(c.floats());
   const std::vector<float> grads(c.floats(), 1e-3f);
   for (int round = 0; round < kDenseRounds; ++round) {
-    RETURN_IF_ERROR(client.Pull(*variable, absl::MakeSpan(values)));
-    RETURN_IF_ERROR(client.Push(*variable, grads));
+    RETURN_IF_ERROR(client.Pull(variable, absl::MakeSpan(values)));
+    RETURN_IF_ERROR(client.Push(variable, grads));
   }
   return absl::OkStatus();
 }
@@ -193,33 +192,29 @@ absl::Status RunCase(const MemoryCase& c, BenchReport* report) {
   absl::StatusOr<distrt::testing::PsProcess> ps =
       distrt::testing::StartPsProcess(0, 1);
   if (!ps.ok()) return ps.status();
-  absl::StatusOr<std::unique_ptr<PsClient>> client =
-      PsClient::Create({ps->address()}, PsClient::Options());
-  if (!client.ok()) return client.status();
-  RETURN_IF_ERROR((*client)->WaitForServers(kServerWait));
+  ASSIGN_OR_RETURN(std::unique_ptr<PsClient> client,
+                   PsClient::Create({ps->address()}, PsClient::Options()));
+  RETURN_IF_ERROR(client->WaitForServers(kServerWait));
   const int pid = ps->process->pid();
-  absl::StatusOr<ProcessMemory> idle = ReadProcessMemory(pid);
-  if (!idle.ok()) return idle.status();
+  ASSIGN_OR_RETURN(ProcessMemory idle, ReadProcessMemory(pid));
 
-  if (absl::Status s = c.hash ? HashWork(**client, c) : DenseWork(**client, c);
+  if (absl::Status s = c.hash ? HashWork(*client, c) : DenseWork(*client, c);
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(c.name, ": ", s.message()));
   }
 
-  absl::StatusOr<ProcessMemory> after = ReadProcessMemory(pid);
-  if (!after.ok()) return after.status();
+  ASSIGN_OR_RETURN(ProcessMemory after, ReadProcessMemory(pid));
   // The server's own count of what it stores, to show that the raw bytes
   // here are what it holds.
-  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = (*client)->Stats();
-  if (!stats.ok()) return stats.status();
-  const ps::GetStatusResponse& st = stats->front();
+  ASSIGN_OR_RETURN(std::vector<ps::GetStatusResponse> stats, client->Stats());
+  const ps::GetStatusResponse& st = stats.front();
 
-  const int64_t grown = after->hwm_bytes - idle->rss_bytes;
+  const int64_t grown = after.hwm_bytes - idle.rss_bytes;
   report->Add(c.name, static_cast<double>(grown), "bytes", "raw_bytes",
               static_cast<double>(c.raw_bytes()));
   report->Note(absl::StrCat(
-      c.name, ": idle VmRSS ", idle->rss_bytes / kMiB, " MiB, VmHWM after ",
-      after->hwm_bytes / kMiB, " MiB, VmRSS after ", after->rss_bytes / kMiB,
+      c.name, ": idle VmRSS ", idle.rss_bytes / kMiB, " MiB, VmHWM after ",
+      after.hwm_bytes / kMiB, " MiB, VmRSS after ", after.rss_bytes / kMiB,
       " MiB; the server counts ", st.variable_bytes() + st.hash_table_bytes(),
       " bytes stored",
       c.hash ? absl::StrCat(" in ", st.hash_table_rows(), " rows") : ""));
@@ -282,7 +277,7 @@ absl::Status RunPsMemoryBench(const BenchConfig& config, BenchReport* report) {
   report->Note(work);
 
   for (const MemoryCase& c : cases) {
-    if (absl::Status s = RunCase(c, report); !s.ok()) return s;
+    RETURN_IF_ERROR(RunCase(c, report));
   }
   return absl::OkStatus();
 }

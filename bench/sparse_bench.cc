@@ -122,11 +122,10 @@ struct Tables {
 absl::StatusOr<Tables> CreateTables(const TableShape& shape, bool with_hash,
                                     absl::Span<const int64_t> pool,
                                     BenchReport* report) {
-  absl::StatusOr<BenchPsCluster> cluster =
-      StartBenchPsCluster(kNumPs, {}, PsClient::Options());
-  if (!cluster.ok()) return cluster.status();
+  ASSIGN_OR_RETURN(BenchPsCluster cluster,
+                   StartBenchPsCluster(kNumPs, {}, PsClient::Options()));
   Tables t;
-  t.cluster = *std::move(cluster);
+  t.cluster = std::move(cluster);
   PsClient& client = *t.cluster.client;
 
   const absl::Time start = absl::Now();
@@ -136,10 +135,10 @@ absl::StatusOr<Tables> CreateTables(const TableShape& shape, bool with_hash,
   spec.initializer.kind = InitializerSpec::Kind::kZeros;
   spec.optimizer.kind = OptimizerKind::kSgd;
   spec.optimizer.learning_rate = kLearningRate;
-  absl::StatusOr<VariablePlacement> dense =
-      client.CreateVariable(spec, PartitionPolicy::FixedShards(kNumPs));
-  if (!dense.ok()) return dense.status();
-  t.dense = *std::move(dense);
+  ASSIGN_OR_RETURN(
+      VariablePlacement dense,
+      client.CreateVariable(spec, PartitionPolicy::FixedShards(kNumPs)));
+  t.dense = std::move(dense);
   if (!with_hash) return t;
 
   t.hash.name = "bench/sparse/hash";
@@ -287,11 +286,10 @@ absl::Status RunSparseBench(const BenchConfig& config, BenchReport* report) {
   }
   GrpcBaselineServer::Options server_options;
   server_options.max_pull_bytes = max_baseline_bytes;
-  absl::StatusOr<std::unique_ptr<GrpcBaselineServer>> server =
-      GrpcBaselineServer::Start(server_options);
-  if (!server.ok()) return server.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<GrpcBaselineServer> server,
+                   GrpcBaselineServer::Start(server_options));
   std::unique_ptr<GrpcBaselineClient> baseline = GrpcBaselineClient::Create(
-      (*server)->address(), GrpcBaselineClient::Options());
+      server->address(), GrpcBaselineClient::Options());
 
   int case_number = 0;
   int64_t pool_rows = 0;

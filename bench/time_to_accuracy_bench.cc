@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "bench/local_jobs.h"
 #include "runtime/checkpoint/file_system.h"
+#include "runtime/util/status_macros.h"
 #include "tests/util/subprocess.h"
 
 namespace distrt::bench {
@@ -118,27 +119,25 @@ absl::StatusOr<testing::SubprocessResult> RunTool(
 absl::StatusOr<LiblinearResult> RunLiblinear(const std::string& dir,
                                              const std::string& train_file,
                                              const std::string& eval_file) {
-  absl::StatusOr<std::string> train = FindLiblinearTool("liblinear-train");
-  if (!train.ok()) return train.status();
-  absl::StatusOr<std::string> predict = FindLiblinearTool("liblinear-predict");
-  if (!predict.ok()) return predict.status();
+  ASSIGN_OR_RETURN(std::string train, FindLiblinearTool("liblinear-train"));
+  ASSIGN_OR_RETURN(std::string predict, FindLiblinearTool("liblinear-predict"));
   const std::string model = JoinPath(dir, "liblinear.model");
   LiblinearResult result;
   // -q only silences its per-iteration lines.
   const absl::Time start = absl::Now();
   absl::StatusOr<testing::SubprocessResult> trained =
-      RunTool({*train, "-q", "-s", "0", train_file, model});
+      RunTool({train, "-q", "-s", "0", train_file, model});
   result.train_secs = absl::ToDoubleSeconds(absl::Now() - start);
   if (!trained.ok()) return trained.status();
-  absl::StatusOr<testing::SubprocessResult> predicted = RunTool(
-      {*predict, eval_file, model, JoinPath(dir, "liblinear.predictions")});
-  if (!predicted.ok()) return predicted.status();
+  ASSIGN_OR_RETURN(testing::SubprocessResult predicted,
+                   RunTool({predict, eval_file, model,
+                            JoinPath(dir, "liblinear.predictions")}));
   const std::optional<double> accuracy =
-      ParseLiblinearAccuracy(predicted->stdout_text);
+      ParseLiblinearAccuracy(predicted.stdout_text);
   if (!accuracy.has_value()) {
     return absl::InternalError(
         absl::StrCat("liblinear-predict printed no \"Accuracy = N%\": ",
-                     Tail(predicted->stdout_text)));
+                     Tail(predicted.stdout_text)));
   }
   result.eval_accuracy = *accuracy;
   return result;
@@ -210,16 +209,15 @@ absl::StatusOr<TimeToAccuracy> RunJobToAccuracy(const ProjectBinaries& binaries,
   const testing::SubprocessOptions command =
       LaunchCommand(binaries, launch_flags, task_flags, kJobTimeout);
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::unique_ptr<testing::Subprocess>> launch =
-      testing::Subprocess::Start(command);
-  if (!launch.ok()) return launch.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<testing::Subprocess> launch,
+                   testing::Subprocess::Start(command));
   const absl::Time deadline = start + kJobTimeout;
   std::optional<TimeToAccuracy> reached;
   double best = 0;
   // Bounded by the deadline: every read waits at most until then.
   while (!reached.has_value()) {
     absl::StatusOr<std::string> line =
-        (*launch)->ReadStdoutLine(deadline - absl::Now());
+        launch->ReadStdoutLine(deadline - absl::Now());
     // Its stdout closed (launch exited) or the deadline passed.
     if (!line.ok()) break;
     const std::optional<EvaluationLine> evaluation = ParseEvaluationLine(*line);
@@ -234,18 +232,18 @@ absl::StatusOr<TimeToAccuracy> RunJobToAccuracy(const ProjectBinaries& binaries,
     // launch stops its tasks (SIGTERM, then SIGKILL after --stop_secs); if
     // it does not exit in time, ~Subprocess kills it and its tasks die with
     // it.
-    (*launch)->Signal(SIGTERM);
-    (void)(*launch)->Wait(kStopTimeout);
+    launch->Signal(SIGTERM);
+    (void)launch->Wait(kStopTimeout);
     return *reached;
   }
-  absl::StatusOr<testing::SubprocessResult> result =
-      (*launch)->Wait(std::max(deadline - absl::Now(), absl::Seconds(1)));
-  if (!result.ok()) return result.status();
-  if (result->exit_code != 0) {
+  ASSIGN_OR_RETURN(
+      testing::SubprocessResult result,
+      launch->Wait(std::max(deadline - absl::Now(), absl::Seconds(1))));
+  if (result.exit_code != 0) {
     return absl::InternalError(
-        absl::StrCat("the 2-worker job exited ", result->exit_code, " (signal ",
-                     result->term_signal,
-                     "): ", Tail(result->stdout_text + result->stderr_text)));
+        absl::StrCat("the 2-worker job exited ", result.exit_code, " (signal ",
+                     result.term_signal,
+                     "): ", Tail(result.stdout_text + result.stderr_text)));
   }
   return absl::NotFoundError(absl::StrFormat(
       "the 2-worker job ended (%d steps) without reaching eval accuracy "
@@ -273,18 +271,18 @@ absl::Status RunTimeToAccuracyBench(const BenchConfig& config,
       return found.status();
     }
   }
-  absl::StatusOr<ProjectBinaries> binaries = FindProjectBinaries(config);
-  if (!binaries.ok()) return binaries.status();
+  ASSIGN_OR_RETURN(ProjectBinaries binaries, FindProjectBinaries(config));
 
   const std::string dir = JoinPath(config.scratch_dir, "time_to_accuracy");
-  absl::StatusOr<std::string> generated = GenerateData(
-      *binaries,
-      {"--task=binary", absl::StrCat("--rows=", kRows),
-       absl::StrCat("--features=", kFeatures),
-       absl::StrCat("--features_per_row=", kFeaturesPerRow), "--noise=0.05",
-       "--eval_fraction=0.2", "--seed=7", "--out_dir=" + dir, "--prefix=ctr"},
-      kDataTimeout);
-  if (!generated.ok()) return generated.status();
+  ASSIGN_OR_RETURN(
+      std::string generated,
+      GenerateData(binaries,
+                   {"--task=binary", absl::StrCat("--rows=", kRows),
+                    absl::StrCat("--features=", kFeatures),
+                    absl::StrCat("--features_per_row=", kFeaturesPerRow),
+                    "--noise=0.05", "--eval_fraction=0.2", "--seed=7",
+                    "--out_dir=" + dir, "--prefix=ctr"},
+                   kDataTimeout));
   // gen_data writes LIBSVM with 1-based feature ids, as liblinear reads it.
   const std::string train_file = JoinPath(dir, "ctr.train.svm");
   const std::string eval_file = JoinPath(dir, "ctr.eval.svm");
@@ -292,19 +290,18 @@ absl::Status RunTimeToAccuracyBench(const BenchConfig& config,
   std::optional<LiblinearResult> liblinear;
   std::optional<TimeToAccuracy> ours;
   for (int run = 0; run < kRuns; ++run) {
-    absl::StatusOr<LiblinearResult> linear =
-        RunLiblinear(dir, train_file, eval_file);
-    if (!linear.ok()) return linear.status();
+    ASSIGN_OR_RETURN(LiblinearResult linear,
+                     RunLiblinear(dir, train_file, eval_file));
     // Its accuracy is the same every run (a deterministic solver).
-    if (!liblinear.has_value() || linear->train_secs < liblinear->train_secs) {
-      liblinear = *linear;
+    if (!liblinear.has_value() || linear.train_secs < liblinear->train_secs) {
+      liblinear = linear;
     }
     const double target = liblinear->eval_accuracy - kTargetMargin;
-    absl::StatusOr<TimeToAccuracy> job =
-        RunJobToAccuracy(*binaries, JoinPath(dir, absl::StrCat("job-", run)),
-                         train_file, eval_file, target);
-    if (!job.ok()) return job.status();
-    if (!ours.has_value() || job->secs < ours->secs) ours = *job;
+    ASSIGN_OR_RETURN(
+        TimeToAccuracy job,
+        RunJobToAccuracy(binaries, JoinPath(dir, absl::StrCat("job-", run)),
+                         train_file, eval_file, target));
+    if (!ours.has_value() || job.secs < ours->secs) ours = job;
   }
   const double target = liblinear->eval_accuracy - kTargetMargin;
 

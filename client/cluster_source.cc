@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/cluster/cluster_spec_json.h"
 #include "runtime/cluster/tf_config.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -15,9 +16,8 @@ absl::StatusOr<ClusterSpec> LoadClusterForClient(
   ClusterSpec cluster;
   std::string source = "TF_CONFIG";
   if (cluster_spec_path.empty()) {
-    absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
-    if (!config.ok()) return config.status();
-    cluster = config->cluster;
+    ASSIGN_OR_RETURN(TfConfig config, TfConfigFromEnvironment());
+    cluster = config.cluster;
   } else {
     source = cluster_spec_path;
     std::ifstream file(cluster_spec_path);

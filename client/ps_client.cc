@@ -1027,9 +1027,8 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
 
 absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
     std::vector<std::string> addresses, Options options) {
-  absl::StatusOr<VariablePlacer> placer =
-      VariablePlacer::Create(addresses.size(), options.placement);
-  if (!placer.ok()) return placer.status();
+  ASSIGN_OR_RETURN(VariablePlacer placer,
+                   VariablePlacer::Create(addresses.size(), options.placement));
   if (options.max_request_bytes < 1) {
     return absl::InvalidArgumentError("max_request_bytes must be positive");
   }
@@ -1055,7 +1054,7 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
         "max_retry_backoff");
   }
   return std::unique_ptr<PsClient>(new PsClient(std::make_unique<Impl>(
-      std::move(options), std::move(addresses), *std::move(placer))));
+      std::move(options), std::move(addresses), std::move(placer))));
 }
 
 PsClient::PsClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -1112,10 +1111,9 @@ absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
       placement = it->second;
       placement.spec = spec;  // the servers compare specs
     } else {
-      absl::StatusOr<VariablePlacement> placed =
-          impl_->placer_.Place(spec, partition);
-      if (!placed.ok()) return placed.status();
-      placement = *placed;
+      ASSIGN_OR_RETURN(VariablePlacement placed,
+                       impl_->placer_.Place(spec, partition));
+      placement = placed;
       impl_->placed_[spec.name] = placement;
     }
   }
@@ -1125,11 +1123,10 @@ absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
 absl::StatusOr<VariablePlacement> PsClient::CreateVariableColocated(
     const VariableSpec& spec, absl::string_view colocate_with) {
   RETURN_IF_ERROR(ValidateVariableSpec(spec));
-  absl::StatusOr<VariablePlacement> other = LookupVariable(colocate_with);
-  if (!other.ok()) return other.status();
+  ASSIGN_OR_RETURN(VariablePlacement other, LookupVariable(colocate_with));
   VariablePlacement placement;
   placement.spec = spec;
-  placement.parts.push_back({other->parts[0].ps_task, {0, NumRows(spec)}});
+  placement.parts.push_back({other.parts[0].ps_task, {0, NumRows(spec)}});
   {
     absl::MutexLock lock(&impl_->placer_mu_);
     impl_->placed_[spec.name] = placement;
@@ -1198,13 +1195,12 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
   bool found = false;
   for (const auto& call : calls) {
     if (!call->status.ok()) continue;
-    absl::StatusOr<VariableInfo> info = VariableInfoFromProto(call->response);
-    if (!info.ok()) return info.status();
+    ASSIGN_OR_RETURN(VariableInfo info, VariableInfoFromProto(call->response));
     if (!found) {
-      placement.spec = info->spec;
+      placement.spec = info.spec;
       found = true;
     } else if (std::string diff =
-                   DescribeSpecDifference(placement.spec, info->spec);
+                   DescribeSpecDifference(placement.spec, info.spec);
                !diff.empty()) {
       return absl::FailedPreconditionError(
           absl::StrCat("variable \"", name,
@@ -1212,7 +1208,7 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
                        "different ps tasks: ",
                        diff));
     }
-    placement.parts.push_back({call->ps_task, info->rows_held});
+    placement.parts.push_back({call->ps_task, info.rows_held});
   }
   if (!found) {
     return absl::NotFoundError(absl::StrCat("variable \"", name,
@@ -1242,16 +1238,14 @@ absl::Status PsClient::List(
   const int n = impl_->num_tasks();
   for (const auto& call : calls) {
     for (const ps::VariableInfo& proto : call->response.variables()) {
-      absl::StatusOr<VariableInfo> info = VariableInfoFromProto(proto);
-      if (!info.ok()) return info.status();
-      parts_by_name[info->spec.name].emplace(info->rows_held.begin,
-                                             std::pair(call->ps_task, *info));
+      ASSIGN_OR_RETURN(VariableInfo info, VariableInfoFromProto(proto));
+      parts_by_name[info.spec.name].emplace(info.rows_held.begin,
+                                            std::pair(call->ps_task, info));
     }
     for (const ps::HashTableInfo& proto : call->response.hash_tables()) {
-      absl::StatusOr<HashEmbeddingSpec> spec = HashSpecFromProto(proto.spec());
-      if (!spec.ok()) return spec.status();
-      DistributedHashTableInfo& t = tables[spec->name];
-      t.spec = *spec;
+      ASSIGN_OR_RETURN(HashEmbeddingSpec spec, HashSpecFromProto(proto.spec()));
+      DistributedHashTableInfo& t = tables[spec.name];
+      t.spec = spec;
       t.rows_per_task.resize(n);
       t.bytes_per_task.resize(n);
       t.rows_per_task[call->ps_task] = proto.num_rows();

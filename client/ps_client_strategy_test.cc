@@ -120,10 +120,9 @@ TEST_F(PsClientStrategyTest, SmallVariablesTravelTogether) {
                     if (context.replica_id_in_sync_group() != 0) {
                       return absl::OkStatus();
                     }
-                    absl::StatusOr<std::vector<Tensor>> values =
-                        context.ReadMany(to_read);
-                    if (!values.ok()) return values.status();
-                    read = *std::move(values);
+                    ASSIGN_OR_RETURN(std::vector<Tensor> values,
+                                     context.ReadMany(to_read));
+                    read = std::move(values);
                     return absl::OkStatus();
                   })
                   .ok());
@@ -171,14 +170,13 @@ TEST_F(PsClientStrategyTest, SmallVariablesTravelTogether) {
   // learning rate 0.01 from zeros, applied once.
   absl::Status compared =
       strategy->Run([&](ReplicaContext& context) -> absl::Status {
-        absl::StatusOr<std::vector<Tensor>> values =
+        ASSIGN_OR_RETURN(
+            std::vector<Tensor> values,
             context.ReadMany(std::vector<const DistributedVariable*>(
-                batched.begin(), batched.end()));
-        if (!values.ok()) return values.status();
+                batched.begin(), batched.end())));
         for (size_t i = 0; i < single.size(); ++i) {
-          absl::StatusOr<Tensor> one = context.Read(*single[i]);
-          if (!one.ok()) return one.status();
-          if (Floats((*values)[i]) != Floats(*one)) {
+          ASSIGN_OR_RETURN(Tensor one, context.Read(*single[i]));
+          if (Floats((values)[i]) != Floats(one)) {
             return absl::InternalError(absl::StrCat(
                 batched[i]->name(), " differs from ", single[i]->name()));
           }

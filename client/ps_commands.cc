@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "rpc/ps_admin_client.h"
 #include "runtime/util/format_bytes.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -46,18 +47,18 @@ int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
       cluster, out, "unreachable: ",
       [timeout, security](const std::string& address, const std::string& name)
           -> absl::StatusOr<std::string> {
-        absl::StatusOr<rpc::PsTaskStatus> status =
-            rpc::GetPsTaskStatus(address, name, timeout, security);
-        if (!status.ok()) return status.status();
+        ASSIGN_OR_RETURN(
+            rpc::PsTaskStatus status,
+            rpc::GetPsTaskStatus(address, name, timeout, security));
         return absl::StrFormat(
             "up %-10s incarnation %016x  variables %d (%s, %d rows)  "
             "hash tables %d (%s, %d rows)  requests %d (%d failed)",
             absl::FormatDuration(
-                absl::Trunc(status->uptime, absl::Milliseconds(100))),
-            status->incarnation, status->num_variables,
-            FormatBytes(status->variable_bytes), status->variable_rows,
-            status->num_hash_tables, FormatBytes(status->hash_table_bytes),
-            status->hash_table_rows, status->requests, status->failed_requests);
+                absl::Trunc(status.uptime, absl::Milliseconds(100))),
+            status.incarnation, status.num_variables,
+            FormatBytes(status.variable_bytes), status.variable_rows,
+            status.num_hash_tables, FormatBytes(status.hash_table_bytes),
+            status.hash_table_rows, status.requests, status.failed_requests);
       });
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 
@@ -14,11 +15,10 @@ absl::StatusOr<InProcessPsTasks> StartInProcessPsTasks(int num_tasks) {
     options.listen_address = "127.0.0.1:0";
     options.task_index = task;
     options.stop_grace = absl::Seconds(1);
-    absl::StatusOr<std::unique_ptr<PsGrpcServer>> server =
-        PsGrpcServer::Start(options);
-    if (!server.ok()) return server.status();
-    tasks.addresses.push_back(absl::StrCat("127.0.0.1:", (*server)->port()));
-    tasks.servers.push_back(*std::move(server));
+    ASSIGN_OR_RETURN(std::unique_ptr<PsGrpcServer> server,
+                     PsGrpcServer::Start(options));
+    tasks.addresses.push_back(absl::StrCat("127.0.0.1:", server->port()));
+    tasks.servers.push_back(std::move(server));
   }
   return tasks;
 }

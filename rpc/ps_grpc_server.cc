@@ -142,10 +142,9 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   // See Options.restore_dir.
   absl::Status TakeBackShard() {
     if (options_.restore_dir.empty()) return absl::OkStatus();
-    absl::StatusOr<std::vector<std::string>> index =
-        ReadCheckpointIndex(options_.restore_dir);
-    if (!index.ok()) return index.status();
-    if (index->empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(std::vector<std::string> index,
+                     ReadCheckpointIndex(options_.restore_dir));
+    if (index.empty()) return absl::OkStatus();
     absl::StatusOr<RestoreInfo> restored = handler_.RecreateShard(
         options_.restore_dir, options_.task_index, options_.num_ps_tasks);
     if (!restored.ok()) {

@@ -34,15 +34,15 @@ absl::Status DecodeSparseGradients(const TensorView& id_tensor,
                                    const TensorView& grad_tensor,
                                    absl::string_view owner,
                                    SparseGradients* out) {
-  absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
-      id_tensor, absl::StrCat("the ids of ", owner), &out->id_scratch);
-  if (!ids.ok()) return ids.status();
-  absl::StatusOr<absl::Span<const float>> grads =
+  ASSIGN_OR_RETURN(absl::Span<const int64_t> ids,
+                   Int64Elements(id_tensor, absl::StrCat("the ids of ", owner),
+                                 &out->id_scratch));
+  ASSIGN_OR_RETURN(
+      absl::Span<const float> grads,
       Float32Elements(grad_tensor, absl::StrCat("the gradients of ", owner),
-                      &out->grad_scratch);
-  if (!grads.ok()) return grads.status();
-  out->ids = *ids;
-  out->grads = *grads;
+                      &out->grad_scratch));
+  out->ids = ids;
+  out->grads = grads;
   return absl::OkStatus();
 }
 
@@ -87,23 +87,20 @@ absl::Status PsRequestHandler::CheckRoomForRows(const HashEmbeddingTable& table,
 
 absl::Status PsRequestHandler::CreateVariable(
     const ps::CreateVariableRequest& request, ps::VariableInfo* response) {
-  absl::StatusOr<VariableSpec> spec = VariableSpecFromProto(request.spec());
-  if (!spec.ok()) return spec.status();
-  RETURN_IF_ERROR(ValidateVariableSpec(*spec));
+  ASSIGN_OR_RETURN(VariableSpec spec, VariableSpecFromProto(request.spec()));
+  RETURN_IF_ERROR(ValidateVariableSpec(spec));
   const RowRange rows = request.has_rows() ? RowRangeFromProto(request.rows())
-                                           : RowRange{0, NumRows(*spec)};
-  absl::StatusOr<VariableInfo> info = store_.Create(*spec, rows);
-  if (!info.ok()) return info.status();
-  VariableInfoToProto(*info, response);
+                                           : RowRange{0, NumRows(spec)};
+  ASSIGN_OR_RETURN(VariableInfo info, store_.Create(spec, rows));
+  VariableInfoToProto(info, response);
   return absl::OkStatus();
 }
 
 absl::Status PsRequestHandler::LookupVariable(
     const ps::LookupVariableRequest& request,
     ps::VariableInfo* response) const {
-  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
-  if (!info.ok()) return info.status();
-  VariableInfoToProto(*info, response);
+  ASSIGN_OR_RETURN(VariableInfo info, store_.Lookup(request.name()));
+  VariableInfoToProto(info, response);
   return absl::OkStatus();
 }
 
@@ -122,22 +119,20 @@ void PsRequestHandler::ListVariables(
 
 absl::Status PsRequestHandler::PullDense(const ps::PullDenseRequest& request,
                                          ResponseTensor values) const {
-  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
-  if (!info.ok()) return info.status();
-  absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
-  if (!rows.ok()) return rows.status();
-  const int64_t elements = rows->size() * RowWidth(info->spec);
+  ASSIGN_OR_RETURN(VariableInfo info, store_.Lookup(request.name()));
+  ASSIGN_OR_RETURN(RowRange rows, RequestedRows(request, info));
+  const int64_t elements = rows.size() * RowWidth(info.spec);
   RETURN_IF_ERROR(
-      CheckResponseSize(absl::StrCat("pulling rows ", RowRangeString(*rows),
+      CheckResponseSize(absl::StrCat("pulling rows ", RowRangeString(rows),
                                      " of variable \"", request.name(), "\""),
-                        elements * DTypeSize(info->spec.dtype)));
-  std::vector<int64_t> shape = ShapeOfRows(info->spec, rows->size());
-  if (info->spec.dtype == DType::kInt64) {
+                        elements * DTypeSize(info.spec.dtype)));
+  std::vector<int64_t> shape = ShapeOfRows(info.spec, rows.size());
+  if (info.spec.dtype == DType::kInt64) {
     return store_.PullInt64(
-        request.name(), *rows,
+        request.name(), rows,
         Allocate<int64_t>(values, ps::INT64, shape, elements));
   }
-  return store_.PullRows(request.name(), *rows,
+  return store_.PullRows(request.name(), rows,
                          Allocate<float>(values, ps::FLOAT32, shape, elements));
 }
 
@@ -157,23 +152,19 @@ absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request,
 
 absl::Status PsRequestHandler::ApplyPushDense(
     const ps::PushDenseRequest& request, const TensorView& values) {
-  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
-  if (!info.ok()) return info.status();
-  absl::StatusOr<RowRange> rows = RequestedRows(request, *info);
-  if (!rows.ok()) return rows.status();
+  ASSIGN_OR_RETURN(VariableInfo info, store_.Lookup(request.name()));
+  ASSIGN_OR_RETURN(RowRange rows, RequestedRows(request, info));
   const std::string what =
       absl::StrCat("the values pushed to variable \"", request.name(), "\"");
-  if (info->spec.dtype == DType::kInt64) {
+  if (info.spec.dtype == DType::kInt64) {
     std::vector<int64_t> scratch;
-    absl::StatusOr<absl::Span<const int64_t>> delta =
-        Int64Elements(values, what, &scratch);
-    if (!delta.ok()) return delta.status();
-    return store_.AddInt64(request.name(), *rows, *delta);
+    ASSIGN_OR_RETURN(absl::Span<const int64_t> delta,
+                     Int64Elements(values, what, &scratch));
+    return store_.AddInt64(request.name(), rows, delta);
   }
-  absl::StatusOr<std::vector<absl::Span<const char>>> grad =
-      Float32Pieces(values, what);
-  if (!grad.ok()) return grad.status();
-  return store_.PushRows(request.name(), *rows, *grad);
+  ASSIGN_OR_RETURN(std::vector<absl::Span<const char>> grad,
+                   Float32Pieces(values, what));
+  return store_.PushRows(request.name(), rows, grad);
 }
 
 absl::Status PsRequestHandler::PullDenseBatch(
@@ -217,23 +208,23 @@ absl::Status PsRequestHandler::PushDenseBatch(
 absl::Status PsRequestHandler::PullSparse(const ps::PullSparseRequest& request,
                                           const TensorView& id_tensor,
                                           ResponseTensor values) const {
-  absl::StatusOr<VariableInfo> info = store_.Lookup(request.name());
-  if (!info.ok()) return info.status();
+  ASSIGN_OR_RETURN(VariableInfo info, store_.Lookup(request.name()));
   std::vector<int64_t> scratch;
-  absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
-      id_tensor, absl::StrCat("the ids of variable \"", request.name(), "\""),
-      &scratch);
-  if (!ids.ok()) return ids.status();
-  const int64_t width = RowWidth(info->spec);
-  const int64_t elements = static_cast<int64_t>(ids->size()) * width;
+  ASSIGN_OR_RETURN(absl::Span<const int64_t> ids,
+                   Int64Elements(id_tensor,
+                                 absl::StrCat("the ids of variable \"",
+                                              request.name(), "\""),
+                                 &scratch));
+  const int64_t width = RowWidth(info.spec);
+  const int64_t elements = static_cast<int64_t>(ids.size()) * width;
   RETURN_IF_ERROR(CheckResponseSize(
-      absl::StrCat("pulling ", ids->size(), " rows of variable \"",
+      absl::StrCat("pulling ", ids.size(), " rows of variable \"",
                    request.name(), "\""),
-      elements * DTypeSize(info->spec.dtype)));
+      elements * DTypeSize(info.spec.dtype)));
   return store_.PullSparse(
-      request.name(), *ids,
+      request.name(), ids,
       Allocate<float>(values, ps::FLOAT32,
-                      {static_cast<int64_t>(ids->size()), width}, elements));
+                      {static_cast<int64_t>(ids.size()), width}, elements));
 }
 
 absl::Status PsRequestHandler::PushSparse(const ps::PushSparseRequest& request,
@@ -250,74 +241,70 @@ absl::Status PsRequestHandler::PushSparse(const ps::PushSparseRequest& request,
 
 absl::Status PsRequestHandler::CreateHashTable(
     const ps::CreateHashTableRequest& request, ps::HashTableInfo* response) {
-  absl::StatusOr<HashEmbeddingSpec> spec = HashSpecFromProto(request.spec());
-  if (!spec.ok()) return spec.status();
-  absl::StatusOr<HashEmbeddingTable*> table = tables_.Create(*spec);
-  if (!table.ok()) return table.status();
-  HashSpecToProto((*table)->spec(), response->mutable_spec());
-  response->set_num_rows((*table)->num_rows());
-  response->set_bytes((*table)->bytes());
+  ASSIGN_OR_RETURN(HashEmbeddingSpec spec, HashSpecFromProto(request.spec()));
+  ASSIGN_OR_RETURN(HashEmbeddingTable * table, tables_.Create(spec));
+  HashSpecToProto(table->spec(), response->mutable_spec());
+  response->set_num_rows(table->num_rows());
+  response->set_bytes(table->bytes());
   return absl::OkStatus();
 }
 
 absl::Status PsRequestHandler::PullHash(const ps::PullSparseRequest& request,
                                         const TensorView& id_tensor,
                                         ResponseTensor values) {
-  absl::StatusOr<HashEmbeddingTable*> table = tables_.Find(request.name());
-  if (!table.ok()) return table.status();
+  ASSIGN_OR_RETURN(HashEmbeddingTable * table, tables_.Find(request.name()));
   std::vector<int64_t> scratch;
-  absl::StatusOr<absl::Span<const int64_t>> ids = Int64Elements(
-      id_tensor,
-      absl::StrCat("the ids of hash embedding table \"", request.name(), "\""),
-      &scratch);
-  if (!ids.ok()) return ids.status();
-  RETURN_IF_ERROR(CheckRoomForRows(**table, ids->size()));
-  const int64_t dim = (*table)->spec().dim;
-  const int64_t elements = static_cast<int64_t>(ids->size()) * dim;
+  ASSIGN_OR_RETURN(
+      absl::Span<const int64_t> ids,
+      Int64Elements(id_tensor,
+                    absl::StrCat("the ids of hash embedding table \"",
+                                 request.name(), "\""),
+                    &scratch));
+  RETURN_IF_ERROR(CheckRoomForRows(*table, ids.size()));
+  const int64_t dim = table->spec().dim;
+  const int64_t elements = static_cast<int64_t>(ids.size()) * dim;
   RETURN_IF_ERROR(CheckResponseSize(
-      absl::StrCat("pulling ", ids->size(), " rows of hash embedding ",
+      absl::StrCat("pulling ", ids.size(), " rows of hash embedding ",
                    "table \"", request.name(), "\""),
       elements * static_cast<int64_t>(sizeof(float))));
-  return (*table)->Pull(
-      *ids,
-      Allocate<float>(values, ps::FLOAT32,
-                      {static_cast<int64_t>(ids->size()), dim}, elements));
+  return table->Pull(
+      ids, Allocate<float>(values, ps::FLOAT32,
+                           {static_cast<int64_t>(ids.size()), dim}, elements));
 }
 
 absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request,
                                         const TensorView& ids,
                                         const TensorView& gradients) {
-  absl::StatusOr<HashEmbeddingTable*> table = tables_.Find(request.name());
-  if (!table.ok()) return table.status();
+  ASSIGN_OR_RETURN(HashEmbeddingTable * table, tables_.Find(request.name()));
   SparseGradients decoded;
   RETURN_IF_ERROR(DecodeSparseGradients(
       ids, gradients,
       absl::StrCat("hash embedding table \"", request.name(), "\""), &decoded));
-  RETURN_IF_ERROR(CheckRoomForRows(**table, decoded.ids.size()));
+  RETURN_IF_ERROR(CheckRoomForRows(*table, decoded.ids.size()));
   return ApplyOnce(request.request_id(),
-                   [&] { return (*table)->Push(decoded.ids, decoded.grads); });
+                   [&] { return table->Push(decoded.ids, decoded.grads); });
 }
 
 absl::Status PsRequestHandler::Save(const ps::SaveRequest& request,
                                     ps::SaveResponse* response) const {
-  absl::StatusOr<SavedShardInfo> saved =
+  ASSIGN_OR_RETURN(
+      SavedShardInfo saved,
       SaveShard(store_, tables_, request.directory(), request.step(),
-                options_.task_index, request.num_shards());
-  if (!saved.ok()) return saved.status();
-  response->set_path(saved->path);
-  response->set_bytes(saved->bytes);
+                options_.task_index, request.num_shards()));
+  response->set_path(saved.path);
+  response->set_bytes(saved.bytes);
   return absl::OkStatus();
 }
 
 absl::Status PsRequestHandler::CommitCheckpoint(
     const ps::CommitCheckpointRequest& request,
     ps::CommitCheckpointResponse* response) const {
-  absl::StatusOr<CommitInfo> committed =
+  ASSIGN_OR_RETURN(
+      CommitInfo committed,
       distrt::CommitCheckpoint(request.directory(), request.step(),
-                               request.num_shards(), request.keep_last());
-  if (!committed.ok()) return committed.status();
-  response->set_checkpoint(committed->checkpoint_dir);
-  for (const std::string& deleted : committed->deleted) {
+                               request.num_shards(), request.keep_last()));
+  response->set_checkpoint(committed.checkpoint_dir);
+  for (const std::string& deleted : committed.deleted) {
     response->add_deleted(deleted);
   }
   return absl::OkStatus();
@@ -325,14 +312,14 @@ absl::Status PsRequestHandler::CommitCheckpoint(
 
 absl::Status PsRequestHandler::Restore(const ps::RestoreRequest& request,
                                        ps::RestoreResponse* response) {
-  absl::StatusOr<RestoreInfo> restored =
+  ASSIGN_OR_RETURN(
+      RestoreInfo restored,
       RestoreShard(store_, tables_, request.directory(), options_.task_index,
-                   request.num_shards(), request.verify_only());
-  if (!restored.ok()) return restored.status();
-  response->set_checkpoint(restored->checkpoint_dir);
-  response->set_step(restored->step);
-  response->set_variables_restored(restored->variables_restored);
-  response->set_hash_table_rows_restored(restored->hash_table_rows_restored);
+                   request.num_shards(), request.verify_only()));
+  response->set_checkpoint(restored.checkpoint_dir);
+  response->set_step(restored.step);
+  response->set_variables_restored(restored.variables_restored);
+  response->set_hash_table_rows_restored(restored.hash_table_rows_restored);
   return absl::OkStatus();
 }
 

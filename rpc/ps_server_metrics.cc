@@ -13,34 +13,35 @@ absl::StatusOr<std::unique_ptr<PsServerMetrics>> PsServerMetrics::Create(
     std::function<void(ps::GetStatusResponse*)> holdings,
     bool restored_from_checkpoint) {
   auto metrics = std::unique_ptr<PsServerMetrics>(new PsServerMetrics());
-  absl::StatusOr<Counter*> requests = registry->AddCounter(
-      "distrt_rpc_requests_total",
-      "RPCs this ps task handled, by method and status code.",
-      {"method", "code"});
-  if (!requests.ok()) return requests.status();
-  metrics->requests_ = *requests;
+  ASSIGN_OR_RETURN(Counter * requests,
+                   registry->AddCounter(
+                       "distrt_rpc_requests_total",
+                       "RPCs this ps task handled, by method and status code.",
+                       {"method", "code"}));
+  metrics->requests_ = requests;
   // 50 us to about 13 s: a small pull on loopback to a large checkpoint.
-  absl::StatusOr<Histogram*> latency = registry->AddHistogram(
-      "distrt_rpc_latency_seconds",
-      "Time this ps task took to handle an RPC, by method.", {"method"},
-      ExponentialBuckets(50e-6, 2, 19));
-  if (!latency.ok()) return latency.status();
-  absl::StatusOr<Counter*> received = registry->AddCounter(
-      "distrt_rpc_received_bytes_total",
-      "Bytes of request messages received, by method.", {"method"});
-  if (!received.ok()) return received.status();
-  absl::StatusOr<Counter*> sent = registry->AddCounter(
-      "distrt_rpc_sent_bytes_total",
-      "Bytes of response messages sent, by method.", {"method"});
-  if (!sent.ok()) return sent.status();
+  ASSIGN_OR_RETURN(Histogram * latency,
+                   registry->AddHistogram(
+                       "distrt_rpc_latency_seconds",
+                       "Time this ps task took to handle an RPC, by method.",
+                       {"method"}, ExponentialBuckets(50e-6, 2, 19)));
+  ASSIGN_OR_RETURN(
+      Counter * received,
+      registry->AddCounter("distrt_rpc_received_bytes_total",
+                           "Bytes of request messages received, by method.",
+                           {"method"}));
+  ASSIGN_OR_RETURN(
+      Counter * sent,
+      registry->AddCounter("distrt_rpc_sent_bytes_total",
+                           "Bytes of response messages sent, by method.",
+                           {"method"}));
   for (const char* name : method_names) {
     const absl::string_view label[] = {name};
     const std::string ok = absl::StatusCodeToString(absl::StatusCode::kOk);
     const absl::string_view ok_labels[] = {name, ok};
-    metrics->methods_.push_back({name, (*requests)->WithLabels(ok_labels),
-                                 (*latency)->WithLabels(label),
-                                 (*received)->WithLabels(label),
-                                 (*sent)->WithLabels(label)});
+    metrics->methods_.push_back(
+        {name, requests->WithLabels(ok_labels), latency->WithLabels(label),
+         received->WithLabels(label), sent->WithLabels(label)});
   }
 
   using Field = int64_t (ps::GetStatusResponse::*)() const;
@@ -68,12 +69,13 @@ absl::StatusOr<std::unique_ptr<PsServerMetrics>> PsServerMetrics::Create(
           return static_cast<double>((status.*field)());
         }));
   }
-  absl::StatusOr<Gauge*> restored = registry->AddGauge(
-      "distrt_ps_restored_from_checkpoint",
-      "1 when this ps task took back its shard of a checkpoint at start "
-      "(it was restarted), else 0.");
-  if (!restored.ok()) return restored.status();
-  (*restored)->WithLabels({})->Set(restored_from_checkpoint ? 1 : 0);
+  ASSIGN_OR_RETURN(
+      Gauge * restored,
+      registry->AddGauge(
+          "distrt_ps_restored_from_checkpoint",
+          "1 when this ps task took back its shard of a checkpoint at start "
+          "(it was restarted), else 0."));
+  restored->WithLabels({})->Set(restored_from_checkpoint ? 1 : 0);
   // A counter whose value lives in the request handler, read at scrape.
   RETURN_IF_ERROR(registry->AddCallbackGauge(
       "distrt_ps_duplicate_pushes",

@@ -60,11 +60,11 @@ class RendezvousServer::Impl final : public rendezvous::Rendezvous::Service {
 
   absl::Status Listen() {
     absl::MutexLock lock(&stop_mu_);
-    absl::StatusOr<StartedGrpcServer> started =
-        StartGrpcServer(options_.listen_address, this, options_.security.get());
-    if (!started.ok()) return started.status();
-    server_ = std::move(started->server);
-    port_ = started->port;
+    ASSIGN_OR_RETURN(StartedGrpcServer started,
+                     StartGrpcServer(options_.listen_address, this,
+                                     options_.security.get()));
+    server_ = std::move(started.server);
+    port_ = started.port;
     return absl::OkStatus();
   }
 

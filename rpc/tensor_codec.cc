@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/tensor/shape.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 
@@ -65,16 +66,15 @@ absl::StatusOr<absl::Span<const T>> Elements(const TensorView& tensor,
                                              ps::DataType dtype,
                                              absl::string_view what,
                                              std::vector<T>* scratch) {
-  absl::StatusOr<int64_t> num_elements =
-      CheckedElements(tensor, dtype, sizeof(T), what);
-  if (!num_elements.ok()) return num_elements.status();
+  ASSIGN_OR_RETURN(int64_t num_elements,
+                   CheckedElements(tensor, dtype, sizeof(T), what));
   const absl::Span<const char> data = tensor.data;
   if (tensor.pieces.empty() &&
       reinterpret_cast<uintptr_t>(data.data()) % alignof(T) == 0) {
     return absl::MakeConstSpan(reinterpret_cast<const T*>(data.data()),
-                               *num_elements);
+                               num_elements);
   }
-  scratch->resize(*num_elements);
+  scratch->resize(num_elements);
   char* to = reinterpret_cast<char*>(scratch->data());
   if (tensor.pieces.empty()) {
     std::memcpy(to, data.data(), data.size());
@@ -131,9 +131,8 @@ absl::StatusOr<absl::Span<const int64_t>> Int64Elements(
 
 absl::StatusOr<std::vector<absl::Span<const char>>> Float32Pieces(
     const TensorView& tensor, absl::string_view what) {
-  absl::StatusOr<int64_t> num_elements =
-      CheckedElements(tensor, ps::FLOAT32, sizeof(float), what);
-  if (!num_elements.ok()) return num_elements.status();
+  RETURN_IF_ERROR(
+      CheckedElements(tensor, ps::FLOAT32, sizeof(float), what).status());
   if (!tensor.pieces.empty()) return tensor.pieces;
   std::vector<absl::Span<const char>> pieces;
   if (!tensor.data.empty()) pieces.push_back(tensor.data);

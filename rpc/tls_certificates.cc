@@ -395,8 +395,7 @@ absl::StatusOr<PemKeyPair> IssueCertificate(
                                         absl::CHexEscape(common_name), "\"");
   const std::string cannot = "cannot issue " + what;
   RETURN_IF_ERROR(CheckCommonNameAndValidity(common_name, valid_for, cannot));
-  absl::StatusOr<GeneralNamesPtr> names = SubjectAltNames(hosts, cannot);
-  if (!names.ok()) return names.status();
+  ASSIGN_OR_RETURN(GeneralNamesPtr names, SubjectAltNames(hosts, cannot));
 
   BioPtr ca_certificate_bio(BIO_new_mem_buf(
       ca.certificate_pem.data(), static_cast<int>(ca.certificate_pem.size())));
@@ -440,10 +439,10 @@ absl::StatusOr<PemKeyPair> IssueCertificate(
         ") is not a CA certificate (basicConstraints CA:TRUE, keyUsage "
         "keyCertSign)"));
   }
-  return MakeCertificate(common_name, valid_for,
-                         {/*is_authority=*/false, ca_certificate.get(),
-                          ca_key.get(), names->get()},
-                         what);
+  return MakeCertificate(
+      common_name, valid_for,
+      {/*is_authority=*/false, ca_certificate.get(), ca_key.get(), names.get()},
+      what);
 }
 
 absl::StatusOr<TlsFilePaths> WriteTlsFiles(const std::string& dir,

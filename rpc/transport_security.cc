@@ -342,25 +342,21 @@ TransportSecurity::Load(const TransportSecurityOptions& options) {
                        "together; missing ",
                        absl::StrJoin(missing, ", ")));
     }
-    absl::StatusOr<std::string> cert =
-        ReadFile(options.tls_cert_file, "--tls_cert");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key =
-        ReadFile(options.tls_key_file, "--tls_key");
-    if (!key.ok()) return key.status();
-    absl::StatusOr<std::string> ca = ReadFile(options.tls_ca_file, "--tls_ca");
-    if (!ca.ok()) return ca.status();
-    RETURN_IF_ERROR(CheckTlsFiles(*cert, *key, *ca, options));
-    cert_pem = *std::move(cert);
-    key_pem = *std::move(key);
-    ca_pem = *std::move(ca);
+    ASSIGN_OR_RETURN(std::string cert,
+                     ReadFile(options.tls_cert_file, "--tls_cert"));
+    ASSIGN_OR_RETURN(std::string key,
+                     ReadFile(options.tls_key_file, "--tls_key"));
+    ASSIGN_OR_RETURN(std::string ca, ReadFile(options.tls_ca_file, "--tls_ca"));
+    RETURN_IF_ERROR(CheckTlsFiles(cert, key, ca, options));
+    cert_pem = std::move(cert);
+    key_pem = std::move(key);
+    ca_pem = std::move(ca);
   }
   if (!options.cluster_token_file.empty()) {
     if (!any_tls) return TokenNeedsTls();
-    absl::StatusOr<std::string> text =
-        ReadFile(options.cluster_token_file, "--cluster_token_file");
-    if (!text.ok()) return text.status();
-    token = std::string(absl::StripAsciiWhitespace(*text));
+    ASSIGN_OR_RETURN(std::string text, ReadFile(options.cluster_token_file,
+                                                "--cluster_token_file"));
+    token = std::string(absl::StripAsciiWhitespace(text));
     if (token.size() < kMinTokenLength) {
       return absl::InvalidArgumentError(
           absl::StrCat("--cluster_token_file=", options.cluster_token_file,

@@ -147,14 +147,14 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
         tensor->bytes = bytes;
         continue;
       }
-      absl::StatusOr<char*> destination =
-          tensor->destination ? tensor->destination(bytes)
-                              : absl::InternalError("no destination");
-      if (!destination.ok()) return destination.status();
-      if (!input.ReadRaw(*destination, bytes)) {
+      ASSIGN_OR_RETURN(char* destination,
+                       tensor->destination
+                           ? tensor->destination(bytes)
+                           : absl::InternalError("no destination"));
+      if (!input.ReadRaw(destination, bytes)) {
         return malformed("elements cut short");
       }
-      tensor->data = *destination;
+      tensor->data = destination;
       tensor->bytes = bytes;
     } else if (!WireFormat::SkipField(&input, tag)) {
       return malformed(absl::StrCat("bad field ", field));

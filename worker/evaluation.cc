@@ -36,28 +36,27 @@ absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
                                     const std::vector<Example>& examples,
                                     int64_t global_batch_size,
                                     FinalMetrics* metrics) {
-  absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<InputPipeline> pipeline,
       MakeInputPipeline(strategy, global_batch_size, examples, /*epochs=*/1,
-                        /*shuffle=*/false, /*seed=*/0);
-  if (!pipeline.ok()) return pipeline.status();
+                        /*shuffle=*/false, /*seed=*/0));
   Metrics eval(model.output(), model.outputs_per_example());
   std::vector<float> labels, predictions;
   while (true) {
-    absl::StatusOr<InputStep> step = (*pipeline)->Next();
+    absl::StatusOr<InputStep> step = pipeline->Next();
     if (absl::IsOutOfRange(step.status())) break;
     if (!step.ok()) return step.status();
-    absl::StatusOr<StepResult> result =
-        EvaluateStep(strategy, model, variables, step->replicas);
-    if (!result.ok()) return result.status();
+    ASSIGN_OR_RETURN(StepResult result,
+                     EvaluateStep(strategy, model, variables, step->replicas));
     labels.clear();
     predictions.clear();
     for (size_t r = 0; r < step->replicas.size(); ++r) {
       const Batch& batch = step->replicas[r];
       labels.insert(labels.end(), batch.labels.begin(), batch.labels.end());
-      predictions.insert(predictions.end(), result->predictions[r].begin(),
-                         result->predictions[r].end());
+      predictions.insert(predictions.end(), result.predictions[r].begin(),
+                         result.predictions[r].end());
     }
-    RETURN_IF_ERROR(eval.Add(labels, predictions, result->loss_sum));
+    RETURN_IF_ERROR(eval.Add(labels, predictions, result.loss_sum));
   }
   metrics->eval_loss = eval.mean_loss();
   if (model.output() == ModelOutput::kRegression) {

@@ -54,37 +54,34 @@ absl::Status StartPrivateParameterServer(Evaluator& e) {
       e.options.security != nullptr ? e.options.security->ForLoopback()
                                     : nullptr;
   server_options.security = loopback_security;
-  absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
-      rpc::PsGrpcServer::Start(server_options);
-  if (!server.ok()) return server.status();
-  e.server = *std::move(server);
+  ASSIGN_OR_RETURN(std::unique_ptr<rpc::PsGrpcServer> server,
+                   rpc::PsGrpcServer::Start(server_options));
+  e.server = std::move(server);
 
   PsClient::Options client_options;
   client_options.log = e.log;
   client_options.security = loopback_security;
-  absl::StatusOr<std::unique_ptr<PsClient>> client = PsClient::Create(
-      {absl::StrCat("127.0.0.1:", e.server->port())}, client_options);
-  if (!client.ok()) return client.status();
-  e.client = *std::move(client);
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<PsClient> client,
+      PsClient::Create({absl::StrCat("127.0.0.1:", e.server->port())},
+                       client_options));
+  e.client = std::move(client);
 
-  absl::StatusOr<LocalDevices> devices = CreateTaskDevices(e.options);
-  if (!devices.ok()) return devices.status();
-  e.devices = *std::move(devices);
+  ASSIGN_OR_RETURN(LocalDevices devices, CreateTaskDevices(e.options));
+  e.devices = std::move(devices);
   e.log(absl::StrCat("devices: ", e.devices.description));
   StrategyOptions strategy_options;
   strategy_options.cross_device_ops = e.options.cross_device_ops;
   strategy_options.is_chief = false;
-  absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> strategy =
-      ParameterServerStrategy::Create(e.devices.pointers(), e.client.get(),
-                                      strategy_options,
-                                      absl::Seconds(e.options.wait_secs));
-  if (!strategy.ok()) return strategy.status();
-  e.strategy = *std::move(strategy);
+  ASSIGN_OR_RETURN(std::unique_ptr<ParameterServerStrategy> strategy,
+                   ParameterServerStrategy::Create(
+                       e.devices.pointers(), e.client.get(), strategy_options,
+                       absl::Seconds(e.options.wait_secs)));
+  e.strategy = std::move(strategy);
   RETURN_IF_ERROR(e.strategy->Initialize());
-  absl::StatusOr<ModelVariables> variables =
-      ModelVariables::Create(*e.strategy, *e.built.model);
-  if (!variables.ok()) return variables.status();
-  e.variables = *std::move(variables);
+  ASSIGN_OR_RETURN(ModelVariables variables,
+                   ModelVariables::Create(*e.strategy, *e.built.model));
+  e.variables = std::move(variables);
   return absl::OkStatus();
 }
 
@@ -108,17 +105,17 @@ absl::StatusOr<FinalMetrics> EvaluateCheckpoint(Evaluator& e,
   }
   FinalMetrics metrics;
   metrics.global_step = restored->step;
-  absl::StatusOr<Evaluation> evaluation =
+  ASSIGN_OR_RETURN(
+      Evaluation evaluation,
       Evaluate(*e.strategy, *e.built.model, *e.variables, e.eval_examples,
-               e.options.global_batch_size, &metrics);
-  if (!evaluation.ok()) return evaluation.status();
+               e.options.global_batch_size, &metrics));
   metrics.wall_secs = absl::ToDoubleSeconds(absl::Now() - start);
   if (metrics.wall_secs > 0) {
-    metrics.examples_per_sec = evaluation->examples / metrics.wall_secs;
+    metrics.examples_per_sec = evaluation.examples / metrics.wall_secs;
   }
   e.log(absl::StrCat("evaluated ", name, " (global step ", metrics.global_step,
-                     ") on ", evaluation->examples,
-                     " examples: ", evaluation->description));
+                     ") on ", evaluation.examples,
+                     " examples: ", evaluation.description));
   if (e.summaries != nullptr) {
     RETURN_IF_ERROR(
         e.summaries->WriteScalars(metrics.global_step, EvalScalars(metrics)));
@@ -154,23 +151,21 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
   RETURN_IF_ERROR(ValidateWorkerOptions(options));
   RETURN_IF_ERROR(CheckEvaluatorOptions(options, tf_config));
   Evaluator e{options, log};
-  absl::StatusOr<JobModel> built = BuildJobModel(options);
-  if (!built.ok()) return built.status();
-  e.built = *std::move(built);
+  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(options));
+  e.built = std::move(built);
   e.built.all_examples.clear();  // only the shapes were needed
-  absl::StatusOr<std::vector<Example>> eval_examples =
-      ReadEvalData(options, e.built);
-  if (!eval_examples.ok()) return eval_examples.status();
-  e.eval_examples = *std::move(eval_examples);
+  ASSIGN_OR_RETURN(std::vector<Example> eval_examples,
+                   ReadEvalData(options, e.built));
+  e.eval_examples = std::move(eval_examples);
   log(absl::StrCat("model ", options.model, " with ",
                    e.built.config.num_features, " features; ",
                    e.eval_examples.size(), " eval examples"));
   RETURN_IF_ERROR(StartPrivateParameterServer(e));
   if (!options.log_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<EventFileWriter>> writer =
-        EventFileWriter::Create(JoinPath(options.log_dir, "eval"), "evaluator");
-    if (!writer.ok()) return writer.status();
-    e.summaries = *std::move(writer);
+    ASSIGN_OR_RETURN(std::unique_ptr<EventFileWriter> writer,
+                     EventFileWriter::Create(JoinPath(options.log_dir, "eval"),
+                                             "evaluator"));
+    e.summaries = std::move(writer);
     log(absl::StrCat("summaries: ", e.summaries->path()));
   }
   if (!options.metrics_out.empty()) {
@@ -187,13 +182,11 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
   while (true) {
     // The marker first: it is written after the final checkpoint is in the
     // index, so when it is seen the index read next already lists that one.
-    absl::StatusOr<std::optional<std::string>> final_checkpoint =
-        ReadFinalCheckpointMarker(root);
-    if (!final_checkpoint.ok()) return final_checkpoint.status();
-    absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(root);
-    if (!index.ok()) return index.status();
-    if (!index->empty() && index->back() != last_evaluated) {
-      const std::string latest = index->back();
+    ASSIGN_OR_RETURN(std::optional<std::string> final_checkpoint,
+                     ReadFinalCheckpointMarker(root));
+    ASSIGN_OR_RETURN(std::vector<std::string> index, ReadCheckpointIndex(root));
+    if (!index.empty() && index.back() != last_evaluated) {
+      const std::string latest = index.back();
       absl::StatusOr<FinalMetrics> metrics = EvaluateCheckpoint(e, latest);
       if (absl::IsNotFound(metrics.status())) {
         log(absl::StrCat("skipped: ", metrics.status().message()));
@@ -207,7 +200,7 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
       next_message = last_new + kWaitingMessageInterval;
       continue;
     }
-    if (final_checkpoint->has_value() && **final_checkpoint == last_evaluated &&
+    if (final_checkpoint.has_value() && *final_checkpoint == last_evaluated &&
         last_metrics.has_value()) {
       log(absl::StrCat("evaluated the final checkpoint, ", last_evaluated));
       break;

@@ -18,9 +18,8 @@ absl::StatusOr<InputFormatOptions> FormatFor(
   if (name.empty()) {
     name = absl::EndsWith(files.front(), ".csv") ? "csv" : "libsvm";
   }
-  absl::StatusOr<InputFormat> parsed = ParseInputFormat(name);
-  if (!parsed.ok()) return parsed.status();
-  format.format = *parsed;
+  ASSIGN_OR_RETURN(InputFormat parsed, ParseInputFormat(name));
+  format.format = parsed;
   return format;
 }
 
@@ -92,37 +91,32 @@ absl::StatusOr<std::vector<std::string>> ExpandFlagFiles(
 
 absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
   JobModel job;
-  absl::StatusOr<std::vector<std::string>> files =
-      ExpandFlagFiles("--train_data", options.train_data);
-  if (!files.ok()) return files.status();
-  job.train_files = *std::move(files);
-  absl::StatusOr<InputFormatOptions> format =
-      FormatFor(options, job.train_files);
-  if (!format.ok()) return format.status();
-  job.format = *format;
+  ASSIGN_OR_RETURN(std::vector<std::string> files,
+                   ExpandFlagFiles("--train_data", options.train_data));
+  job.train_files = std::move(files);
+  ASSIGN_OR_RETURN(InputFormatOptions format,
+                   FormatFor(options, job.train_files));
+  job.format = format;
 
   ModelConfig& config = job.config;
   config.name = options.model;
   config.num_features = options.num_features;
   config.num_classes = options.num_classes;
-  absl::StatusOr<std::vector<int>> hidden_units =
-      ParseHiddenUnits(options.hidden_units);
-  if (!hidden_units.ok()) return hidden_units.status();
-  config.hidden_units = *std::move(hidden_units);
+  ASSIGN_OR_RETURN(std::vector<int> hidden_units,
+                   ParseHiddenUnits(options.hidden_units));
+  config.hidden_units = std::move(hidden_units);
   config.embedding_dim = options.embedding_dim;
   config.seed = options.seed;
   RETURN_IF_ERROR(MakeOptimizerConfig(options, &config.optimizer));
   if (options.num_features == 0 ||
       (options.model == "mlp" && options.num_classes == 0)) {
-    absl::StatusOr<std::vector<Example>> read =
-        ReadInputShard(WholeInput(job.train_files), job.format);
-    if (!read.ok()) return read.status();
-    job.all_examples = *std::move(read);
+    ASSIGN_OR_RETURN(std::vector<Example> read,
+                     ReadInputShard(WholeInput(job.train_files), job.format));
+    job.all_examples = std::move(read);
     RETURN_IF_ERROR(InferShapes(job.all_examples, options.model, &config));
   }
-  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
-  if (!model.ok()) return model.status();
-  job.model = *std::move(model);
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, CreateModel(config));
+  job.model = std::move(model);
   RETURN_IF_ERROR(FitExamplesToModel(config, "--train_data", job.train_files,
                                      &job.all_examples));
   return job;
@@ -174,17 +168,13 @@ absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
 
 absl::StatusOr<std::vector<Example>> ReadEvalData(const WorkerOptions& options,
                                                   const JobModel& job) {
-  absl::StatusOr<std::vector<std::string>> files =
-      ExpandFlagFiles("--eval_data", options.eval_data);
-  if (!files.ok()) return files.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> files,
+                   ExpandFlagFiles("--eval_data", options.eval_data));
   absl::StatusOr<std::vector<Example>> examples =
-      ReadInputShard(WholeInput(*files), job.format);
+      ReadInputShard(WholeInput(files), job.format);
   if (!examples.ok()) return examples.status();
-  if (absl::Status s =
-          FitExamplesToModel(job.config, "--eval_data", *files, &*examples);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      FitExamplesToModel(job.config, "--eval_data", files, &*examples));
   return examples;
 }
 

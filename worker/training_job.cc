@@ -133,9 +133,8 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
         " training tasks: use --strategy=multi_worker_mirrored or parameter "
         "servers (or one worker)"));
   }
-  absl::StatusOr<LocalDevices> devices = CreateTaskDevices(job.options);
-  if (!devices.ok()) return devices.status();
-  job.devices = *std::move(devices);
+  ASSIGN_OR_RETURN(LocalDevices devices, CreateTaskDevices(job.options));
+  job.devices = std::move(devices);
   job.log(absl::StrCat("devices: ", job.devices.description));
   const std::vector<Device*> pointers = job.devices.pointers();
 
@@ -156,10 +155,9 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
       client_options.security = job.options.security;
       client_options.ps_failure_timeout =
           Secs(job.options.ps_failure_timeout_secs);
-      absl::StatusOr<std::unique_ptr<PsClient>> client =
-          PsClient::Create(config.cluster, client_options);
-      if (!client.ok()) return client.status();
-      job.client = *std::move(client);
+      ASSIGN_OR_RETURN(std::unique_ptr<PsClient> client,
+                       PsClient::Create(config.cluster, client_options));
+      job.client = std::move(client);
       strategy = ParameterServerStrategy::Create(
           pointers, job.client.get(), options, Secs(job.options.wait_secs));
       break;
@@ -173,10 +171,9 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
       group_options.join_timeout = Secs(job.options.wait_secs);
       group_options.collective_timeout =
           Secs(job.options.collective_timeout_secs);
-      absl::StatusOr<std::unique_ptr<WorkerGroup>> workers =
-          WorkerGroup::Join(config, group_options);
-      if (!workers.ok()) return workers.status();
-      job.workers = *std::move(workers);
+      ASSIGN_OR_RETURN(std::unique_ptr<WorkerGroup> workers,
+                       WorkerGroup::Join(config, group_options));
+      job.workers = std::move(workers);
       job.log(absl::StrCat("joined the ", job.workers->size(),
                            " training tasks as rank ", job.workers->rank()));
       // Local replicas wait for replica 0 while it waits for the other
@@ -209,9 +206,8 @@ absl::Status PollUntil(Job& job,
   const absl::Time deadline = absl::Now() + Secs(job.options.wait_secs);
   absl::Time next_message = absl::Now();
   while (true) {
-    absl::StatusOr<bool> finished = done();
-    if (!finished.ok()) return finished.status();
-    if (*finished) return absl::OkStatus();
+    ASSIGN_OR_RETURN(bool finished, done());
+    if (finished) return absl::OkStatus();
     if (absl::Now() > deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("gave up after ", job.options.wait_secs,
@@ -255,13 +251,11 @@ absl::Status SaveCheckpoint(Job& job, int64_t step);
 // worker's next request to it would fail).
 absl::Status SaveFirstCheckpoint(Job& job) {
   if (job.options.checkpoint_dir.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<std::string>> index =
-      ReadCheckpointIndex(job.options.checkpoint_dir);
-  if (!index.ok()) return index.status();
-  if (!index->empty()) return absl::OkStatus();
-  absl::StatusOr<int64_t> step = job.variables->ReadGlobalStep(*job.strategy);
-  if (!step.ok()) return step.status();
-  return SaveCheckpoint(job, *step);
+  ASSIGN_OR_RETURN(std::vector<std::string> index,
+                   ReadCheckpointIndex(job.options.checkpoint_dir));
+  if (!index.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(int64_t step, job.variables->ReadGlobalStep(*job.strategy));
+  return SaveCheckpoint(job, step);
 }
 
 // The chief restores the latest checkpoint in --checkpoint_dir, if any:
@@ -269,23 +263,20 @@ absl::Status SaveFirstCheckpoint(Job& job) {
 absl::Status RestoreLatestCheckpoint(Job& job) {
   const std::string& dir = job.options.checkpoint_dir;
   // A restarted job is not finished (yet): evaluators wait again.
-  if (absl::Status s = RemoveFinalCheckpointMarker(dir); !s.ok()) return s;
-  absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(dir);
-  if (!index.ok()) return index.status();
-  if (index->empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(RemoveFinalCheckpointMarker(dir));
+  ASSIGN_OR_RETURN(std::vector<std::string> index, ReadCheckpointIndex(dir));
+  if (index.empty()) return absl::OkStatus();
   std::string checkpoint;
   int64_t step = 0;
   if (job.has_ps) {
-    absl::StatusOr<CheckpointRestored> restored = job.client->Restore(dir);
-    if (!restored.ok()) return restored.status();
-    checkpoint = restored->checkpoint;
-    step = restored->step;
+    ASSIGN_OR_RETURN(CheckpointRestored restored, job.client->Restore(dir));
+    checkpoint = restored.checkpoint;
+    step = restored.step;
   } else {
-    absl::StatusOr<ModelCheckpointRestored> restored =
-        RestoreModelCheckpoint(*job.variables, dir);
-    if (!restored.ok()) return restored.status();
-    checkpoint = restored->checkpoint;
-    step = restored->step;
+    ASSIGN_OR_RETURN(ModelCheckpointRestored restored,
+                     RestoreModelCheckpoint(*job.variables, dir));
+    checkpoint = restored.checkpoint;
+    step = restored.step;
   }
   job.log(absl::StrCat("restored ", checkpoint, " (step ", step, ")"));
   return absl::OkStatus();
@@ -306,16 +297,12 @@ absl::Status BroadcastFromChief(Job& job) {
 absl::Status SetUpVariables(Job& job) {
   const bool chief = job.role.is_chief;
   if (job.has_ps && !chief) {
-    if (absl::Status s = WaitForVariable(job, kChiefReady,
-                                         "the chief to create the variables");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        WaitForVariable(job, kChiefReady, "the chief to create the variables"));
   }
-  absl::StatusOr<ModelVariables> variables =
-      ModelVariables::Create(*job.strategy, *job.model);
-  if (!variables.ok()) return variables.status();
-  job.variables = *std::move(variables);
+  ASSIGN_OR_RETURN(ModelVariables variables,
+                   ModelVariables::Create(*job.strategy, *job.model));
+  job.variables = std::move(variables);
   if (!chief) return absl::OkStatus();
   for (const std::string& line : job.variables->Describe(*job.model)) {
     job.log(absl::StrCat("variable ", line));
@@ -327,10 +314,9 @@ absl::Status SetUpVariables(Job& job) {
     RETURN_IF_ERROR(CreateCounter(job, kWorkersDone));
     RETURN_IF_ERROR(CreateCounter(job, kChiefReady));
     RETURN_IF_ERROR(SaveFirstCheckpoint(job));
-    absl::StatusOr<std::vector<ps::GetStatusResponse>> stats =
-        job.client->Stats();
-    if (!stats.ok()) return stats.status();
-    for (const ps::GetStatusResponse& task : *stats) {
+    ASSIGN_OR_RETURN(std::vector<ps::GetStatusResponse> stats,
+                     job.client->Stats());
+    for (const ps::GetStatusResponse& task : stats) {
       job.ps_incarnations.push_back(task.incarnation());
     }
   }
@@ -343,18 +329,17 @@ absl::Status SetUpVariables(Job& job) {
 // reached it again once it answered; this tells the user it happened.
 absl::Status NoticeRestartedPsTasks(Job& job) {
   if (!job.role.is_chief || !job.has_ps) return absl::OkStatus();
-  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats =
-      job.client->Stats();
-  if (!stats.ok()) return stats.status();
-  for (size_t i = 0; i < stats->size() && i < job.ps_incarnations.size(); ++i) {
-    const uint64_t now = (*stats)[i].incarnation();
+  ASSIGN_OR_RETURN(std::vector<ps::GetStatusResponse> stats,
+                   job.client->Stats());
+  for (size_t i = 0; i < stats.size() && i < job.ps_incarnations.size(); ++i) {
+    const uint64_t now = (stats)[i].incarnation();
     if (now == job.ps_incarnations[i]) continue;
     job.log(absl::StrFormat(
         "ps task %d (%s) restarted (incarnation %016x, was %016x): it holds "
         "%d variable parts and %d hash-table rows, from the latest "
         "checkpoint; updates since then to its part of the model are lost",
         i, job.client->address(i), now, job.ps_incarnations[i],
-        (*stats)[i].num_variables(), (*stats)[i].hash_table_rows()));
+        (stats)[i].num_variables(), (stats)[i].hash_table_rows()));
     job.ps_incarnations[i] = now;
     if (job.options.metrics != nullptr) job.options.metrics->AddPsRestart();
   }
@@ -367,19 +352,19 @@ absl::Status SaveCheckpoint(Job& job, int64_t step) {
   std::string checkpoint;
   int64_t bytes = 0;
   if (job.has_ps) {
-    absl::StatusOr<CheckpointSaved> saved = job.client->Save(
-        job.options.checkpoint_dir, step, job.options.keep_checkpoints);
-    if (!saved.ok()) return saved.status();
-    checkpoint = saved->checkpoint;
-    bytes = saved->bytes;
+    ASSIGN_OR_RETURN(CheckpointSaved saved,
+                     job.client->Save(job.options.checkpoint_dir, step,
+                                      job.options.keep_checkpoints));
+    checkpoint = saved.checkpoint;
+    bytes = saved.bytes;
   } else {
-    absl::StatusOr<ModelCheckpointSaved> saved =
+    ASSIGN_OR_RETURN(
+        ModelCheckpointSaved saved,
         SaveModelCheckpoint(*job.variables, job.options.checkpoint_dir, step,
-                            job.options.keep_checkpoints);
-    if (!saved.ok()) return saved.status();
-    checkpoint = saved->checkpoint;
-    bytes = saved->bytes;
-    for (const std::string& error : saved->cleanup_errors) {
+                            job.options.keep_checkpoints));
+    checkpoint = saved.checkpoint;
+    bytes = saved.bytes;
+    for (const std::string& error : saved.cleanup_errors) {
       job.log(absl::StrCat("warning: ", error));
     }
   }
@@ -414,12 +399,11 @@ absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job,
 absl::Status Train(Job& job, std::vector<Example> shard,
                    FinalMetrics* metrics) {
   const WorkerOptions& o = job.options;
-  absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<InputPipeline> pipeline,
       MakeInputPipeline(*job.strategy, WorkerBatchSize(job), std::move(shard),
-                        o.epochs, o.shuffle, o.seed + job.pipeline_id);
-  if (!pipeline.ok()) return pipeline.status();
-  absl::StatusOr<int64_t> step_limit = AgreeOnStepLimit(job, **pipeline);
-  if (!step_limit.ok()) return step_limit.status();
+                        o.epochs, o.shuffle, o.seed + job.pipeline_id));
+  ASSIGN_OR_RETURN(int64_t step_limit, AgreeOnStepLimit(job, *pipeline));
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
   const bool checkpoints = job.role.is_chief && !o.checkpoint_dir.empty();
@@ -429,13 +413,13 @@ absl::Status Train(Job& job, std::vector<Example> shard,
       job.variables->ReadGlobalStep(*job.strategy);
   if (!global_step.ok()) return global_step.status();
   job.log(absl::StrCat("training from global step ", *global_step, " on ",
-                       (*pipeline)->examples_per_epoch(), " examples"));
+                       pipeline->examples_per_epoch(), " examples"));
   int64_t last_saved_step = *global_step;
   absl::Time last_save = start;
-  for (int64_t steps = 0; steps < *step_limit &&
+  for (int64_t steps = 0; steps < step_limit &&
                           (o.train_steps == 0 || *global_step < o.train_steps);
        ++steps) {
-    absl::StatusOr<InputStep> step = (*pipeline)->Next();
+    absl::StatusOr<InputStep> step = pipeline->Next();
     if (absl::IsOutOfRange(step.status())) break;
     if (!step.ok()) return step.status();
     absl::StatusOr<StepResult> result =
@@ -479,16 +463,14 @@ absl::Status Train(Job& job, std::vector<Example> shard,
 // The chief's last checkpoint, of everything every worker pushed, then the
 // marker that tells evaluators no more will come.
 absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
-  absl::StatusOr<int64_t> global_step =
-      job.variables->ReadGlobalStep(*job.strategy);
-  if (!global_step.ok()) return global_step.status();
-  metrics->global_step = *global_step;
+  ASSIGN_OR_RETURN(int64_t global_step,
+                   job.variables->ReadGlobalStep(*job.strategy));
+  metrics->global_step = global_step;
   const std::string& root = job.options.checkpoint_dir;
-  const std::string name = CheckpointDirName(*global_step);
-  absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(root);
-  if (!index.ok()) return index.status();
-  if (index->empty() || index->back() != name) {
-    RETURN_IF_ERROR(SaveCheckpoint(job, *global_step));
+  const std::string name = CheckpointDirName(global_step);
+  ASSIGN_OR_RETURN(std::vector<std::string> index, ReadCheckpointIndex(root));
+  if (index.empty() || index.back() != name) {
+    RETURN_IF_ERROR(SaveCheckpoint(job, global_step));
   }
   RETURN_IF_ERROR(WriteFinalCheckpointMarker(root, name));
   job.log(absl::StrCat("final checkpoint: ", name));
@@ -497,36 +479,33 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
 
 absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
                            FinalMetrics* metrics) {
-  absl::StatusOr<Evaluation> evaluation =
-      Evaluate(*job.strategy, *job.model, *job.variables, examples,
-               job.options.global_batch_size, metrics);
-  if (!evaluation.ok()) return evaluation.status();
-  job.log(absl::StrCat("evaluated ", evaluation->examples,
-                       " examples: ", evaluation->description));
+  ASSIGN_OR_RETURN(Evaluation evaluation,
+                   Evaluate(*job.strategy, *job.model, *job.variables, examples,
+                            job.options.global_batch_size, metrics));
+  job.log(absl::StrCat("evaluated ", evaluation.examples,
+                       " examples: ", evaluation.description));
   return WriteSummaries(job, metrics->global_step, EvalScalars(*metrics));
 }
 
 // A worker that finished counts itself done, for the chief.
 absl::Status ReportWorkerDone(Job& job) {
-  absl::StatusOr<VariablePlacement> done =
-      job.client->LookupVariable(kWorkersDone);
-  if (!done.ok()) return done.status();
+  ASSIGN_OR_RETURN(VariablePlacement done,
+                   job.client->LookupVariable(kWorkersDone));
   const int64_t one = 1;
-  return job.client->AddInt64(*done, absl::MakeConstSpan(&one, 1));
+  return job.client->AddInt64(done, absl::MakeConstSpan(&one, 1));
 }
 
 // The chief waits (bounded) for every other worker to count itself done.
 absl::Status WaitForOtherWorkers(Job& job) {
-  absl::StatusOr<VariablePlacement> done =
-      job.client->LookupVariable(kWorkersDone);
-  if (!done.ok()) return done.status();
+  ASSIGN_OR_RETURN(VariablePlacement done,
+                   job.client->LookupVariable(kWorkersDone));
   const int64_t others = job.num_pipelines - 1;
   int64_t finished = 0;
   absl::Status all_done = PollUntil(
       job,
       [&]() -> absl::StatusOr<bool> {
         RETURN_IF_ERROR(
-            job.client->PullInt64(*done, absl::MakeSpan(&finished, 1)));
+            job.client->PullInt64(done, absl::MakeSpan(&finished, 1)));
         return finished >= others;
       },
       [&] { return absl::StrCat(others - finished, " worker(s) to finish"); });
@@ -571,32 +550,29 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   job.pipeline_id = job.role.id_in_cluster.value_or(0);
 
   // The model, from all of the data; this task's shard of it.
-  absl::StatusOr<JobModel> built = BuildJobModel(options);
-  if (!built.ok()) return built.status();
-  job.model = std::move(built->model);
-  const ModelConfig& config = built->config;
+  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(options));
+  job.model = std::move(built.model);
+  const ModelConfig& config = built.config;
 
   InputContext context;
   context.num_input_pipelines = job.num_pipelines;
   context.input_pipeline_id = job.pipeline_id;
-  absl::StatusOr<InputShard> shard = ShardInput(built->train_files, context);
-  if (!shard.ok()) return shard.status();
+  ASSIGN_OR_RETURN(InputShard shard, ShardInput(built.train_files, context));
   std::vector<Example> examples;
-  if (job.num_pipelines == 1 && !built->all_examples.empty()) {
-    examples = std::move(built->all_examples);
+  if (job.num_pipelines == 1 && !built.all_examples.empty()) {
+    examples = std::move(built.all_examples);
   } else {
-    absl::StatusOr<std::vector<Example>> read =
-        ReadInputShard(*shard, built->format);
-    if (!read.ok()) return read.status();
-    examples = *std::move(read);
-    RETURN_IF_ERROR(FitExamplesToModel(built->config, "--train_data",
-                                       shard->files, &examples));
+    ASSIGN_OR_RETURN(std::vector<Example> read,
+                     ReadInputShard(shard, built.format));
+    examples = std::move(read);
+    RETURN_IF_ERROR(FitExamplesToModel(built.config, "--train_data",
+                                       shard.files, &examples));
   }
   log(absl::StrCat("model ", options.model, " with ", config.num_features,
                    " features; input pipeline ", job.pipeline_id + 1, " of ",
                    job.num_pipelines, ": ", examples.size(), " examples from ",
-                   shard->files.size(), " file(s)",
-                   shard->by_record ? " (sharded by record)" : ""));
+                   shard.files.size(), " file(s)",
+                   shard.by_record ? " (sharded by record)" : ""));
 
   RETURN_IF_ERROR(MakeStrategy(job, tf_config));
   RETURN_IF_ERROR(SetUpVariables(job));
@@ -604,10 +580,9 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     RETURN_IF_ERROR(BroadcastFromChief(job));
   }
   if (job.role.is_chief && !options.log_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<EventFileWriter>> writer =
-        EventFileWriter::Create(options.log_dir, "chief");
-    if (!writer.ok()) return writer.status();
-    job.summaries = *std::move(writer);
+    ASSIGN_OR_RETURN(std::unique_ptr<EventFileWriter> writer,
+                     EventFileWriter::Create(options.log_dir, "chief"));
+    job.summaries = std::move(writer);
     log(absl::StrCat("summaries: ", job.summaries->path()));
   }
   // The chief's evaluation data, read before training so that a mistake in
@@ -615,9 +590,8 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   // other tasks are not kept waiting for it, and a failure frees them.
   std::vector<Example> eval_examples;
   if (job.role.is_chief && !options.eval_data.empty()) {
-    absl::StatusOr<std::vector<Example>> read = ReadEvalData(options, *built);
-    if (!read.ok()) return read.status();
-    eval_examples = *std::move(read);
+    ASSIGN_OR_RETURN(std::vector<Example> read, ReadEvalData(options, built));
+    eval_examples = std::move(read);
   }
   FinalMetrics metrics;
   RETURN_IF_ERROR(Train(job, std::move(examples), &metrics));
@@ -632,7 +606,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     }
   }
   if (job.has_ps && job.role.is_chief) {
-    if (absl::Status s = WaitForOtherWorkers(job); !s.ok()) return s;
+    RETURN_IF_ERROR(WaitForOtherWorkers(job));
   }
   if (job.role.is_chief && !options.checkpoint_dir.empty()) {
     RETURN_IF_ERROR(SaveFinalCheckpoint(job, &metrics));

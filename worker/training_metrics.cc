@@ -1,28 +1,31 @@
 #include "worker/training_metrics.h"
 
+#include "runtime/util/status_macros.h"
+
 namespace distrt {
 
 absl::StatusOr<std::unique_ptr<TrainingMetrics>> TrainingMetrics::Create(
     MetricsRegistry* registry) {
   auto metrics = std::unique_ptr<TrainingMetrics>(new TrainingMetrics());
-  absl::StatusOr<Counter*> steps = registry->AddCounter(
-      "distrt_training_steps_total", "Training steps this task ran.");
-  if (!steps.ok()) return steps.status();
-  absl::StatusOr<Counter*> examples = registry->AddCounter(
-      "distrt_training_examples_total", "Examples this task trained on.");
-  if (!examples.ok()) return examples.status();
-  absl::StatusOr<Gauge*> global_step =
+  ASSIGN_OR_RETURN(Counter * steps,
+                   registry->AddCounter("distrt_training_steps_total",
+                                        "Training steps this task ran."));
+  ASSIGN_OR_RETURN(Counter * examples,
+                   registry->AddCounter("distrt_training_examples_total",
+                                        "Examples this task trained on."));
+  ASSIGN_OR_RETURN(
+      Gauge * global_step,
       registry->AddGauge("distrt_global_step",
-                         "The job's global step, as this task last read it.");
-  if (!global_step.ok()) return global_step.status();
-  absl::StatusOr<Counter*> restarts = registry->AddCounter(
-      "distrt_ps_task_restarts_total",
-      "ps tasks the chief saw come back with a new incarnation.");
-  if (!restarts.ok()) return restarts.status();
-  metrics->steps_ = (*steps)->WithLabels({});
-  metrics->examples_ = (*examples)->WithLabels({});
-  metrics->global_step_ = (*global_step)->WithLabels({});
-  metrics->ps_restarts_ = (*restarts)->WithLabels({});
+                         "The job's global step, as this task last read it."));
+  ASSIGN_OR_RETURN(
+      Counter * restarts,
+      registry->AddCounter(
+          "distrt_ps_task_restarts_total",
+          "ps tasks the chief saw come back with a new incarnation."));
+  metrics->steps_ = steps->WithLabels({});
+  metrics->examples_ = examples->WithLabels({});
+  metrics->global_step_ = global_step->WithLabels({});
+  metrics->ps_restarts_ = restarts->WithLabels({});
   return metrics;
 }
 

@@ -13,6 +13,7 @@
 #include "rpc/rendezvous_client.h"
 #include "rpc/rendezvous_server.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -93,10 +94,10 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
                        "jobs"));
     }
     rank = static_cast<int>(found - names.begin());
-    absl::StatusOr<std::string> own =
-        config.cluster.TaskAddress(config.task->type, config.task->index);
-    if (!own.ok()) return own.status();
-    own_address = *own;
+    ASSIGN_OR_RETURN(
+        std::string own,
+        config.cluster.TaskAddress(config.task->type, config.task->index));
+    own_address = own;
     // Rank 0's task serves the rendezvous.
     const std::vector<std::string> first = absl::StrSplit(names[0], ':');
     int first_index = 0;
@@ -104,10 +105,9 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
       return absl::InternalError(
           absl::StrCat("bad task name \"", names[0], "\""));
     }
-    absl::StatusOr<std::string> chief =
-        config.cluster.TaskAddress(first[0], first_index);
-    if (!chief.ok()) return chief.status();
-    chief_address = *chief;
+    ASSIGN_OR_RETURN(std::string chief,
+                     config.cluster.TaskAddress(first[0], first_index));
+    chief_address = chief;
   }
   auto group = std::unique_ptr<WorkerGroup>(
       new WorkerGroup(options, std::move(names), chief_address));
@@ -115,12 +115,11 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
   if (config.is_local()) {
     group->store_ = &local_store;  // a group of one meets itself
   } else if (rank == 0) {
-    absl::StatusOr<HostPort> chief = ParseTaskAddress(chief_address);
-    if (!chief.ok()) return chief.status();
+    ASSIGN_OR_RETURN(HostPort chief, ParseTaskAddress(chief_address));
     rpc::RendezvousServer::Options server_options;
-    server_options.listen_address = absl::StrCat(
-        options.bind_host.empty() ? chief->host : options.bind_host, ":",
-        chief->port);
+    server_options.listen_address =
+        absl::StrCat(options.bind_host.empty() ? chief.host : options.bind_host,
+                     ":", chief.port);
     server_options.security = options.security;
     absl::StatusOr<std::unique_ptr<rpc::RendezvousServer>> server =
         rpc::RendezvousServer::Start(server_options);

@@ -7,6 +7,7 @@
 #include "deploy/launcher/free_ports.h"
 #include "runtime/cluster/cluster_spec_json.h"
 #include "runtime/cluster/json_util.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::launcher {
 namespace {
@@ -60,15 +61,13 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
   if (have_spec) {
     // Parsed as given first, so that an invalid spec is reported as written
     // (two chiefs, a bad task type) rather than after its ports change.
-    absl::StatusOr<ClusterSpec> shape =
-        ParseClusterSpecText(*options.cluster_spec_text);
-    if (!shape.ok()) return shape.status();
-    jobs = shape->jobs();
+    ASSIGN_OR_RETURN(ClusterSpec shape,
+                     ParseClusterSpecText(*options.cluster_spec_text));
+    jobs = shape.jobs();
   } else {
-    absl::StatusOr<std::vector<JobSpec>> from_counts =
-        JobsFromCounts(*options.counts);
-    if (!from_counts.ok()) return from_counts.status();
-    jobs = *std::move(from_counts);
+    ASSIGN_OR_RETURN(std::vector<JobSpec> from_counts,
+                     JobsFromCounts(*options.counts));
+    jobs = std::move(from_counts);
   }
 
   int num_tasks = 0;
@@ -84,21 +83,19 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
         "the job has no chief and no worker task; nothing would train");
   }
 
-  absl::StatusOr<std::vector<int>> ports =
-      PickFreePorts(options.bind_host, num_tasks);
-  if (!ports.ok()) return ports.status();
+  ASSIGN_OR_RETURN(std::vector<int> ports,
+                   PickFreePorts(options.bind_host, num_tasks));
   size_t next_port = 0;
   for (JobSpec& job : jobs) {
     for (auto& [index, address] : job.tasks) {
-      address = TaskAddressOn(options.bind_host, (*ports)[next_port++]);
+      address = TaskAddressOn(options.bind_host, (ports)[next_port++]);
     }
   }
 
-  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::Create(std::move(jobs));
-  if (!cluster.ok()) return cluster.status();
+  ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::Create(std::move(jobs)));
 
   JobPlan plan;
-  plan.cluster = *std::move(cluster);
+  plan.cluster = std::move(cluster);
   for (absl::string_view type :
        {kPsJob, kChiefJob, kWorkerJob, kEvaluatorJob}) {
     const JobSpec* job = plan.cluster.FindJob(type);

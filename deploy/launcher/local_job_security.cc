@@ -75,15 +75,15 @@ std::vector<std::string> HostsOf(const LaunchTask& task) {
 absl::StatusOr<std::vector<rpc::TransportSecurityOptions>> MakeLocalJobSecurity(
     const std::string& security_dir, const std::vector<LaunchTask>& tasks) {
   RETURN_IF_ERROR(MakePrivateDirectory(security_dir));
-  absl::StatusOr<std::string> token = WriteToken(security_dir);
-  if (!token.ok()) return token.status();
-  absl::StatusOr<rpc::PemKeyPair> ca = rpc::GenerateCertificateAuthority(
-      absl::StrCat("distrt local job CA ", getpid()), kValidFor);
-  if (!ca.ok()) return ca.status();
+  ASSIGN_OR_RETURN(std::string token, WriteToken(security_dir));
+  ASSIGN_OR_RETURN(
+      rpc::PemKeyPair ca,
+      rpc::GenerateCertificateAuthority(
+          absl::StrCat("distrt local job CA ", getpid()), kValidFor));
   std::vector<rpc::TransportSecurityOptions> result;
   for (const LaunchTask& task : tasks) {
     absl::StatusOr<rpc::PemKeyPair> certificate =
-        rpc::IssueCertificate(*ca, task.label(), HostsOf(task), kValidFor);
+        rpc::IssueCertificate(ca, task.label(), HostsOf(task), kValidFor);
     if (!certificate.ok()) {
       return absl::Status(certificate.status().code(),
                           absl::StrCat("certificate of ", task.label(), ": ",
@@ -91,14 +91,13 @@ absl::StatusOr<std::vector<rpc::TransportSecurityOptions>> MakeLocalJobSecurity(
     }
     const std::string dir = JoinPath(security_dir, task.file_stem());
     RETURN_IF_ERROR(MakePrivateDirectory(dir));
-    absl::StatusOr<rpc::TlsFilePaths> files =
-        rpc::WriteTlsFiles(dir, *ca, *certificate);
-    if (!files.ok()) return files.status();
+    ASSIGN_OR_RETURN(rpc::TlsFilePaths files,
+                     rpc::WriteTlsFiles(dir, ca, *certificate));
     rpc::TransportSecurityOptions options;
-    options.tls_cert_file = files->cert_file;
-    options.tls_key_file = files->key_file;
-    options.tls_ca_file = files->ca_file;
-    options.cluster_token_file = *token;
+    options.tls_cert_file = files.cert_file;
+    options.tls_key_file = files.key_file;
+    options.tls_ca_file = files.ca_file;
+    options.cluster_token_file = token;
     result.push_back(std::move(options));
   }
   return result;

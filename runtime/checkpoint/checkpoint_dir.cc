@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "runtime/checkpoint/file_system.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -78,14 +79,12 @@ std::optional<ShardFileId> ParseShardFileName(absl::string_view name) {
 absl::StatusOr<std::vector<std::string>> ReadCheckpointIndex(
     const std::string& root_dir) {
   const std::string path = JoinPath(root_dir, kCheckpointIndexName);
-  absl::StatusOr<bool> exists = PathExists(path);
-  if (!exists.ok()) return exists.status();
-  if (!*exists) return std::vector<std::string>();
-  absl::StatusOr<std::string> contents = ReadFileToString(path);
-  if (!contents.ok()) return contents.status();
+  ASSIGN_OR_RETURN(bool exists, PathExists(path));
+  if (!exists) return std::vector<std::string>();
+  ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   std::vector<std::string> names;
   int line_number = 0;
-  for (absl::string_view line : absl::StrSplit(*contents, '\n')) {
+  for (absl::string_view line : absl::StrSplit(contents, '\n')) {
     ++line_number;
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || absl::StartsWith(line, "#")) continue;
@@ -156,23 +155,21 @@ absl::StatusOr<std::string> ResolveCheckpointDir(const std::string& dir) {
     }
     return s;
   }
-  absl::StatusOr<std::vector<std::string>> entries = ListDirectory(dir);
-  if (!entries.ok()) return entries.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> entries, ListDirectory(dir));
   int checkpoint_dirs = 0;
-  for (const std::string& entry : *entries) {
+  for (const std::string& entry : entries) {
     if (ParseShardFileName(entry).has_value()) return dir;
     if (ParseCheckpointDirName(entry).has_value()) ++checkpoint_dirs;
   }
-  absl::StatusOr<std::vector<std::string>> index = ReadCheckpointIndex(dir);
-  if (!index.ok()) return index.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> index, ReadCheckpointIndex(dir));
   const std::string index_path = JoinPath(dir, kCheckpointIndexName);
-  if (!index->empty()) {
-    const std::string latest = JoinPath(dir, index->back());
+  if (!index.empty()) {
+    const std::string latest = JoinPath(dir, index.back());
     if (absl::Status s = CheckIsDirectory(latest); !s.ok()) {
       if (s.code() == absl::StatusCode::kNotFound) {
         return absl::NotFoundError(
             absl::StrCat("the latest checkpoint listed in ", index_path, ", ",
-                         index->back(), ", does not exist"));
+                         index.back(), ", does not exist"));
       }
       return s;
     }

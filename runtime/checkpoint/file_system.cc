@@ -110,12 +110,10 @@ absl::Status WriteFileAtomically(const std::string& path,
 }
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<ReadOnlyFile>> file = ReadOnlyFile::Open(path);
-  if (!file.ok()) return file.status();
-  std::string contents((*file)->size(), '\0');
-  if (absl::Status s = (*file)->ReadAt(0, absl::MakeSpan(contents)); !s.ok()) {
-    return s;
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadOnlyFile> file,
+                   ReadOnlyFile::Open(path));
+  std::string contents(file->size(), '\0');
+  RETURN_IF_ERROR(file->ReadAt(0, absl::MakeSpan(contents)));
   return contents;
 }
 
@@ -145,9 +143,8 @@ absl::Status RemoveDirectoryTree(const std::string& path) {
     return ErrnoError("cannot stat", path);
   }
   if (S_ISDIR(st.st_mode)) {
-    absl::StatusOr<std::vector<std::string>> names = ListDirectory(path);
-    if (!names.ok()) return names.status();
-    for (const std::string& name : *names) {
+    ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(path));
+    for (const std::string& name : names) {
       RETURN_IF_ERROR(RemoveDirectoryTree(JoinPath(path, name)));
     }
     if (rmdir(path.c_str()) != 0 && errno != ENOENT) {

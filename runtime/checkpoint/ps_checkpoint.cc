@@ -143,24 +143,24 @@ absl::StatusOr<OpenCheckpoint> OpenShards(const std::string& dir,
   OpenCheckpoint checkpoint;
   checkpoint.dir = dir;
   for (int i = 0; i < *num_shards; ++i) {
-    absl::StatusOr<std::unique_ptr<ShardFileReader>> reader =
-        ShardFileReader::Open(JoinPath(dir, ShardFileName(i, *num_shards)));
-    if (!reader.ok()) return reader.status();
-    const ps::CheckpointShardHeader& header = (*reader)->header();
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<ShardFileReader> reader,
+        ShardFileReader::Open(JoinPath(dir, ShardFileName(i, *num_shards))));
+    const ps::CheckpointShardHeader& header = reader->header();
     if (!step.has_value()) step = header.step();
     if (header.step() < 0) {
       return absl::DataLossError(
-          absl::StrCat((*reader)->path(), ": its header says step ",
-                       header.step(), "; steps are never negative"));
+          absl::StrCat(reader->path(), ": its header says step ", header.step(),
+                       "; steps are never negative"));
     }
     if (header.shard_index() != i || header.num_shards() != *num_shards ||
         header.step() != *step) {
       return absl::DataLossError(absl::StrCat(
-          (*reader)->path(), ": its header says shard ", header.shard_index(),
+          reader->path(), ": its header says shard ", header.shard_index(),
           " of ", header.num_shards(), " at step ", header.step(),
           ", expected shard ", i, " of ", *num_shards, " at step ", *step));
     }
-    checkpoint.shards.push_back(*std::move(reader));
+    checkpoint.shards.push_back(std::move(reader));
   }
   checkpoint.step = *step;
   return checkpoint;
@@ -268,22 +268,22 @@ absl::StatusOr<VariableState> AssembleVariable(
     const int64_t to = (copy.begin - held.begin) * width;
     const int64_t count = copy.size() * width;
     if (is_float) {
-      absl::StatusOr<std::vector<float>> values = part.file->ReadFloat32(
-          part.saved->values(), elements, what("values"));
-      if (!values.ok()) return values.status();
-      std::copy_n(values->begin() + from, count, state.values.begin() + to);
+      ASSIGN_OR_RETURN(std::vector<float> values,
+                       part.file->ReadFloat32(part.saved->values(), elements,
+                                              what("values")));
+      std::copy_n(values.begin() + from, count, state.values.begin() + to);
     } else {
-      absl::StatusOr<std::vector<int64_t>> ints =
-          part.file->ReadInt64(part.saved->values(), elements, what("values"));
-      if (!ints.ok()) return ints.status();
-      std::copy_n(ints->begin() + from, count, state.ints.begin() + to);
+      ASSIGN_OR_RETURN(
+          std::vector<int64_t> ints,
+          part.file->ReadInt64(part.saved->values(), elements, what("values")));
+      std::copy_n(ints.begin() + from, count, state.ints.begin() + to);
     }
     for (size_t s = 0; s < slot_names.size(); ++s) {
-      absl::StatusOr<std::vector<float>> slot = part.file->ReadFloat32(
-          part.saved->slots(s), elements,
-          what(absl::StrCat("slot \"", slot_names[s], "\"")));
-      if (!slot.ok()) return slot.status();
-      std::copy_n(slot->begin() + from, count, state.slots[s].begin() + to);
+      ASSIGN_OR_RETURN(std::vector<float> slot,
+                       part.file->ReadFloat32(
+                           part.saved->slots(s), elements,
+                           what(absl::StrCat("slot \"", slot_names[s], "\""))));
+      std::copy_n(slot.begin() + from, count, state.slots[s].begin() + to);
     }
     // The parts' steps differ (each counts the pushes that reached its own
     // rows). Adam's bias correction divides by 1 - beta^step: too small a
@@ -339,36 +339,34 @@ absl::StatusOr<HashTableState> AssembleHashTable(
           absl::StrCat(file->path(), ": ", what("has "), saved->slots_size(),
                        " optimizer slots, expected ", num_slots));
     }
-    absl::StatusOr<std::vector<int64_t>> ids =
-        file->ReadInt64(saved->ids(), rows, what("ids"));
-    if (!ids.ok()) return ids.status();
-    absl::StatusOr<std::vector<int64_t>> steps =
-        file->ReadInt64(saved->steps(), rows, what("steps"));
-    if (!steps.ok()) return steps.status();
-    absl::StatusOr<std::vector<float>> values =
-        file->ReadFloat32(saved->values(), rows * dim, what("values"));
-    if (!values.ok()) return values.status();
+    ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                     file->ReadInt64(saved->ids(), rows, what("ids")));
+    ASSIGN_OR_RETURN(std::vector<int64_t> steps,
+                     file->ReadInt64(saved->steps(), rows, what("steps")));
+    ASSIGN_OR_RETURN(
+        std::vector<float> values,
+        file->ReadFloat32(saved->values(), rows * dim, what("values")));
     std::vector<std::vector<float>> slots;
     for (int s = 0; s < num_slots; ++s) {
-      absl::StatusOr<std::vector<float>> slot =
-          file->ReadFloat32(saved->slots(s), rows * dim,
-                            what(absl::StrCat("slot \"", slot_names[s], "\"")));
-      if (!slot.ok()) return slot.status();
-      slots.push_back(*std::move(slot));
+      ASSIGN_OR_RETURN(std::vector<float> slot,
+                       file->ReadFloat32(
+                           saved->slots(s), rows * dim,
+                           what(absl::StrCat("slot \"", slot_names[s], "\""))));
+      slots.push_back(std::move(slot));
     }
     for (int64_t r = 0; r < rows; ++r) {
-      if ((*steps)[r] < 0) {
+      if ((steps)[r] < 0) {
         return absl::DataLossError(
-            absl::StrCat(file->path(), ": ", what("row "), (*ids)[r],
-                         " has a negative step ", (*steps)[r]));
+            absl::StrCat(file->path(), ": ", what("row "), (ids)[r],
+                         " has a negative step ", (steps)[r]));
       }
-      if (HashShardOf((*ids)[r], num_shards) != shard_index) continue;
-      state.ids.push_back((*ids)[r]);
-      state.steps.push_back((*steps)[r]);
+      if (HashShardOf((ids)[r], num_shards) != shard_index) continue;
+      state.ids.push_back((ids)[r]);
+      state.steps.push_back((steps)[r]);
       const auto row = [&](const std::vector<float>& v) {
         return v.begin() + r * dim;
       };
-      state.values.insert(state.values.end(), row(*values), row(*values) + dim);
+      state.values.insert(state.values.end(), row(values), row(values) + dim);
       for (int s = 0; s < num_slots; ++s) {
         state.slots[s].insert(state.slots[s].end(), row(slots[s]),
                               row(slots[s]) + dim);
@@ -411,9 +409,8 @@ absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
   std::deque<HashTableState> table_states;
 
   for (const VariableInfo& info : store.List()) {
-    absl::StatusOr<VariableState> state = store.Snapshot(info.spec.name);
-    if (!state.ok()) return state.status();
-    const VariableState& s = variable_states.emplace_back(*std::move(state));
+    ASSIGN_OR_RETURN(VariableState state, store.Snapshot(info.spec.name));
+    const VariableState& s = variable_states.emplace_back(std::move(state));
     ps::SavedVariable* saved = header.add_variables();
     VariableSpecToProto(info.spec, saved->mutable_spec());
     *saved->mutable_rows() = RowRangeToProto(info.rows_held);
@@ -442,9 +439,8 @@ absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
 
   const std::string path =
       JoinPath(dir, ShardFileName(shard_index, num_shards));
-  absl::StatusOr<int64_t> bytes = WriteShardFile(path, header, data);
-  if (!bytes.ok()) return bytes.status();
-  return SavedShardInfo{path, *bytes};
+  ASSIGN_OR_RETURN(int64_t bytes, WriteShardFile(path, header, data));
+  return SavedShardInfo{path, bytes};
 }
 
 absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
@@ -460,35 +456,33 @@ absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
   const std::string name = CheckpointDirName(step);
   CommitInfo info;
   info.checkpoint_dir = JoinPath(root_dir, name);
-  absl::StatusOr<OpenCheckpoint> checkpoint =
-      OpenShards(info.checkpoint_dir, num_shards, step);
-  if (!checkpoint.ok()) return checkpoint.status();
+  ASSIGN_OR_RETURN(OpenCheckpoint checkpoint,
+                   OpenShards(info.checkpoint_dir, num_shards, step));
 
-  absl::StatusOr<std::vector<std::string>> index =
-      ReadCheckpointIndex(root_dir);
-  if (!index.ok()) return index.status();
-  index->erase(std::remove(index->begin(), index->end(), name), index->end());
-  index->push_back(name);
+  ASSIGN_OR_RETURN(std::vector<std::string> index,
+                   ReadCheckpointIndex(root_dir));
+  index.erase(std::remove(index.begin(), index.end(), name), index.end());
+  index.push_back(name);
   // Committed once this index is in place. Old checkpoints are deleted only
   // afterwards and dropped from the index last: after a crash at any point,
   // the index names this checkpoint, and at worst an old one that is
   // (partly) gone, which the next commit deletes again.
-  RETURN_IF_ERROR(WriteCheckpointIndex(root_dir, *index));
-  if (keep_last == 0 || index->size() <= static_cast<size_t>(keep_last)) {
+  RETURN_IF_ERROR(WriteCheckpointIndex(root_dir, index));
+  if (keep_last == 0 || index.size() <= static_cast<size_t>(keep_last)) {
     return info;
   }
   std::vector<std::string> kept;
-  const size_t num_old = index->size() - keep_last;
+  const size_t num_old = index.size() - keep_last;
   for (size_t i = 0; i < num_old; ++i) {
-    const std::string old = JoinPath(root_dir, (*index)[i]);
+    const std::string old = JoinPath(root_dir, (index)[i]);
     if (absl::Status s = RemoveDirectoryTree(old); s.ok()) {
       info.deleted.push_back(old);
     } else {
       info.cleanup_errors.emplace_back(s.message());
-      kept.push_back((*index)[i]);
+      kept.push_back((index)[i]);
     }
   }
-  kept.insert(kept.end(), index->begin() + num_old, index->end());
+  kept.insert(kept.end(), index.begin() + num_old, index.end());
   if (absl::Status s = WriteCheckpointIndex(root_dir, kept); !s.ok()) {
     info.cleanup_errors.emplace_back(s.message());
   }
@@ -500,23 +494,18 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
                                          const std::string& dir,
                                          int shard_index, int num_shards,
                                          bool verify_only) {
-  if (absl::Status s = CheckShardArguments("cannot restore a checkpoint",
-                                           shard_index, num_shards);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<std::string> checkpoint_dir = ResolveCheckpointDir(dir);
-  if (!checkpoint_dir.ok()) return checkpoint_dir.status();
-  absl::StatusOr<OpenCheckpoint> checkpoint =
-      OpenShards(*checkpoint_dir, std::nullopt, std::nullopt);
-  if (!checkpoint.ok()) return checkpoint.status();
+  RETURN_IF_ERROR(CheckShardArguments("cannot restore a checkpoint",
+                                      shard_index, num_shards));
+  ASSIGN_OR_RETURN(std::string checkpoint_dir, ResolveCheckpointDir(dir));
+  ASSIGN_OR_RETURN(OpenCheckpoint checkpoint,
+                   OpenShards(checkpoint_dir, std::nullopt, std::nullopt));
 
   absl::flat_hash_map<std::string, std::vector<SavedPart>> saved_variables;
   absl::flat_hash_map<
       std::string,
       std::vector<std::pair<const ShardFileReader*, const ps::SavedHashTable*>>>
       saved_tables;
-  for (const auto& shard : checkpoint->shards) {
+  for (const auto& shard : checkpoint.shards) {
     for (const ps::SavedVariable& v : shard->header().variables()) {
       saved_variables[v.spec().name()].push_back(
           {shard.get(), &v, RowRangeFromProto(v.rows())});
@@ -527,8 +516,8 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
   }
 
   RestoreInfo info;
-  info.checkpoint_dir = checkpoint->dir;
-  info.step = checkpoint->step;
+  info.checkpoint_dir = checkpoint.dir;
+  info.step = checkpoint.step;
 
   // Everything is read and verified here, before anything changes.
   const std::vector<VariableInfo> variables = store.List();
@@ -538,15 +527,14 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
     auto it = saved_variables.find(name);
     if (it == saved_variables.end()) {
       return absl::NotFoundError(absl::StrCat(
-          "variable \"", name, "\" is not in checkpoint ", checkpoint->dir));
+          "variable \"", name, "\" is not in checkpoint ", checkpoint.dir));
     }
     for (const SavedPart& part : it->second) {
-      RETURN_IF_ERROR(CheckPart(part, variable, checkpoint->dir));
+      RETURN_IF_ERROR(CheckPart(part, variable, checkpoint.dir));
     }
-    absl::StatusOr<VariableState> state =
-        AssembleVariable(variable, it->second, checkpoint->dir);
-    if (!state.ok()) return state.status();
-    variable_states.push_back(*std::move(state));
+    ASSIGN_OR_RETURN(VariableState state,
+                     AssembleVariable(variable, it->second, checkpoint.dir));
+    variable_states.push_back(std::move(state));
   }
   const std::vector<HashEmbeddingTable*> tables_here = tables.List();
   std::vector<HashTableState> table_states;
@@ -556,13 +544,13 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
     if (it == saved_tables.end()) {
       return absl::NotFoundError(absl::StrCat("hash embedding table \"", name,
                                               "\" is not in checkpoint ",
-                                              checkpoint->dir));
+                                              checkpoint.dir));
     }
-    absl::StatusOr<HashTableState> state = AssembleHashTable(
-        table->spec(), it->second, shard_index, num_shards, checkpoint->dir);
-    if (!state.ok()) return state.status();
-    info.hash_table_rows_restored += state->ids.size();
-    table_states.push_back(*std::move(state));
+    ASSIGN_OR_RETURN(HashTableState state,
+                     AssembleHashTable(table->spec(), it->second, shard_index,
+                                       num_shards, checkpoint.dir));
+    info.hash_table_rows_restored += state.ids.size();
+    table_states.push_back(std::move(state));
   }
   info.variables_restored = variables.size();
   info.hash_tables_restored = tables_here.size();
@@ -577,7 +565,7 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
                                        std::move(variable_states[i]));
         !s.ok()) {
       return absl::InternalError(absl::StrCat(
-          "restoring from ", checkpoint->dir,
+          "restoring from ", checkpoint.dir,
           " failed after verification, partly restored: ", s.message()));
     }
   }
@@ -585,7 +573,7 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
     if (absl::Status s = tables_here[i]->Replace(std::move(table_states[i]));
         !s.ok()) {
       return absl::InternalError(absl::StrCat(
-          "restoring from ", checkpoint->dir,
+          "restoring from ", checkpoint.dir,
           " failed after verification, partly restored: ", s.message()));
     }
   }
@@ -596,27 +584,22 @@ absl::StatusOr<RestoreInfo> RecreateShard(VariableStore& store,
                                           HashTableSet& tables,
                                           const std::string& dir,
                                           int shard_index, int num_shards) {
-  if (absl::Status s = CheckShardArguments("cannot restore a checkpoint",
-                                           shard_index, num_shards);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckShardArguments("cannot restore a checkpoint",
+                                      shard_index, num_shards));
   if (!store.List().empty() || !tables.List().empty()) {
     return absl::FailedPreconditionError(
         "cannot re-create a ps task's shard over variables it holds");
   }
-  absl::StatusOr<std::string> checkpoint_dir = ResolveCheckpointDir(dir);
-  if (!checkpoint_dir.ok()) return checkpoint_dir.status();
-  absl::StatusOr<OpenCheckpoint> checkpoint =
-      OpenShards(*checkpoint_dir, std::nullopt, std::nullopt);
-  if (!checkpoint.ok()) return checkpoint.status();
-  if (static_cast<int>(checkpoint->shards.size()) != num_shards) {
+  ASSIGN_OR_RETURN(std::string checkpoint_dir, ResolveCheckpointDir(dir));
+  ASSIGN_OR_RETURN(OpenCheckpoint checkpoint,
+                   OpenShards(checkpoint_dir, std::nullopt, std::nullopt));
+  if (static_cast<int>(checkpoint.shards.size()) != num_shards) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", checkpoint->dir, " was saved by ",
-        checkpoint->shards.size(), " ps tasks, this cluster has ", num_shards,
+        "checkpoint ", checkpoint.dir, " was saved by ",
+        checkpoint.shards.size(), " ps tasks, this cluster has ", num_shards,
         ": a ps task can only take back its own shard"));
   }
-  const ShardFileReader& own = *checkpoint->shards[shard_index];
+  const ShardFileReader& own = *checkpoint.shards[shard_index];
   for (const ps::SavedVariable& saved : own.header().variables()) {
     absl::StatusOr<VariableSpec> spec = VariableSpecFromProto(saved.spec());
     if (!spec.ok()) {
@@ -642,7 +625,7 @@ absl::StatusOr<RestoreInfo> RecreateShard(VariableStore& store,
           absl::StrCat(own.path(), ": ", created.status().message()));
     }
   }
-  return RestoreShard(store, tables, checkpoint->dir, shard_index, num_shards,
+  return RestoreShard(store, tables, checkpoint.dir, shard_index, num_shards,
                       /*verify_only=*/false);
 }
 

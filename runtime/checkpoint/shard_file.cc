@@ -75,9 +75,9 @@ absl::StatusOr<int64_t> WriteShardFile(const std::string& path,
 
 absl::StatusOr<std::unique_ptr<ShardFileReader>> ShardFileReader::Open(
     const std::string& path) {
-  absl::StatusOr<std::unique_ptr<ReadOnlyFile>> file = ReadOnlyFile::Open(path);
-  if (!file.ok()) return file.status();
-  const int64_t size = (*file)->size();
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadOnlyFile> file,
+                   ReadOnlyFile::Open(path));
+  const int64_t size = file->size();
   if (size < kShardPreambleBytes) {
     return absl::DataLossError(
         absl::StrCat(path, " is not a checkpoint shard: it has ", size,
@@ -85,7 +85,7 @@ absl::StatusOr<std::unique_ptr<ShardFileReader>> ShardFileReader::Open(
                      "-byte preamble (truncated?)"));
   }
   char preamble[kShardPreambleBytes];
-  RETURN_IF_ERROR((*file)->ReadAt(0, absl::MakeSpan(preamble)));
+  RETURN_IF_ERROR(file->ReadAt(0, absl::MakeSpan(preamble)));
   const absl::string_view magic(preamble, kShardFileMagic.size());
   if (magic != kShardFileMagic) {
     return absl::DataLossError(absl::StrCat(
@@ -103,7 +103,7 @@ absl::StatusOr<std::unique_ptr<ShardFileReader>> ShardFileReader::Open(
   }
   std::string serialized(header_bytes, '\0');
   RETURN_IF_ERROR(
-      (*file)->ReadAt(kShardPreambleBytes, absl::MakeSpan(serialized)));
+      file->ReadAt(kShardPreambleBytes, absl::MakeSpan(serialized)));
   if (const uint32_t crc = Crc32c(serialized); crc != header_crc) {
     return absl::DataLossError(
         absl::StrCat(path, ": the header is corrupt: its CRC32C is ",
@@ -115,7 +115,7 @@ absl::StatusOr<std::unique_ptr<ShardFileReader>> ShardFileReader::Open(
         path, ": the header does not parse as a CheckpointShardHeader"));
   }
   return std::unique_ptr<ShardFileReader>(new ShardFileReader(
-      *std::move(file), std::move(header), kShardPreambleBytes + header_bytes));
+      std::move(file), std::move(header), kShardPreambleBytes + header_bytes));
 }
 
 template <typename T>

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -32,13 +33,13 @@ absl::StatusOr<JobSpec> JobFromJson(const std::string& name,
   if (tasks.is_object()) {
     job.sparse = true;
     for (const auto& [key, address] : tasks.items()) {
-      absl::StatusOr<int> index = ParseTaskIndex(
-          Json(key), absl::StrCat("job \"", name, "\": task index"));
-      if (!index.ok()) return index.status();
-      if (!address.is_string()) return AddressError(name, *index, address);
-      if (!job.tasks.emplace(*index, address.get<std::string>()).second) {
+      ASSIGN_OR_RETURN(
+          int index, ParseTaskIndex(Json(key), absl::StrCat("job \"", name,
+                                                            "\": task index")));
+      if (!address.is_string()) return AddressError(name, index, address);
+      if (!job.tasks.emplace(index, address.get<std::string>()).second) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "job \"", name, "\": task index ", *index, " is given twice"));
+            "job \"", name, "\": task index ", index, " is given twice"));
       }
     }
     return job;
@@ -61,20 +62,18 @@ absl::StatusOr<ClusterSpec> ClusterSpecFromJson(const Json& cluster) {
   }
   std::vector<JobSpec> jobs;
   for (const auto& [name, tasks] : cluster.items()) {
-    absl::StatusOr<JobSpec> job = JobFromJson(name, tasks);
-    if (!job.ok()) return job.status();
-    jobs.push_back(*std::move(job));
+    ASSIGN_OR_RETURN(JobSpec job, JobFromJson(name, tasks));
+    jobs.push_back(std::move(job));
   }
   return ClusterSpec::Create(std::move(jobs));
 }
 
 absl::StatusOr<ClusterSpec> ParseClusterSpecText(absl::string_view text) {
-  absl::StatusOr<Json> json = ParseJson(text);
-  if (!json.ok()) return json.status();
-  if (json->is_object() && json->contains("cluster")) {
-    return ClusterSpecFromJson((*json)["cluster"]);
+  ASSIGN_OR_RETURN(Json json, ParseJson(text));
+  if (json.is_object() && json.contains("cluster")) {
+    return ClusterSpecFromJson((json)["cluster"]);
   }
-  return ClusterSpecFromJson(*json);
+  return ClusterSpecFromJson(json);
 }
 
 Json ClusterSpecToJson(const ClusterSpec& spec) {

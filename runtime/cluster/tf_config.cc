@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/cluster/cluster_spec_json.h"
 #include "runtime/cluster/json_util.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -124,25 +125,19 @@ absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text) {
     config.cluster = *std::move(cluster);
   }
   if (json->contains("task") && !(*json)["task"].is_null()) {
-    absl::StatusOr<TaskId> task = TaskFromJson((*json)["task"]);
-    if (!task.ok()) return task.status();
-    config.task = *std::move(task);
+    ASSIGN_OR_RETURN(TaskId task, TaskFromJson((*json)["task"]));
+    config.task = std::move(task);
   }
-  absl::StatusOr<std::optional<std::string>> rpc_layer =
-      OptionalString(*json, "rpc_layer");
-  if (!rpc_layer.ok()) return rpc_layer.status();
-  config.rpc_layer = *std::move(rpc_layer);
-  absl::StatusOr<std::optional<std::string>> environment =
-      OptionalString(*json, "environment");
-  if (!environment.ok()) return environment.status();
-  config.environment = *std::move(environment);
+  ASSIGN_OR_RETURN(std::optional<std::string> rpc_layer,
+                   OptionalString(*json, "rpc_layer"));
+  config.rpc_layer = std::move(rpc_layer);
+  ASSIGN_OR_RETURN(std::optional<std::string> environment,
+                   OptionalString(*json, "environment"));
+  config.environment = std::move(environment);
 
   // In local mode there is nothing for the task to be checked against.
   if (!config.is_local() && config.task.has_value()) {
-    if (absl::Status s = ValidateTaskInCluster(*config.task, config.cluster);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(ValidateTaskInCluster(*config.task, config.cluster));
   }
   return config;
 }

@@ -22,6 +22,7 @@
 #include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/device.h"
 #include "runtime/collective/gloo_store.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -248,9 +249,7 @@ absl::StatusOr<std::vector<T>> GlooGroup::AllGatherImpl(
   // Everyone's count first: allgatherv needs every rank's size up front.
   std::vector<int64_t> counts(options_.size, 0);
   counts[options_.rank] = static_cast<int64_t>(mine.size());
-  if (absl::Status s = AllReduceSumImpl(absl::MakeSpan(counts)); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(AllReduceSumImpl(absl::MakeSpan(counts)));
   std::vector<size_t> elements(counts.begin(), counts.end());
   size_t total = 0;
   for (size_t n : elements) total += n;

@@ -188,16 +188,14 @@ TEST_P(GlooGroupCollectiveTest, AllGatherConcatenatesEveryRanksValues) {
           floats.push_back(FloatOf(r, i));
           ints.push_back(IntOf(r, i));
         }
-        absl::StatusOr<std::vector<float>> all_floats =
-            group.AllGather(absl::MakeConstSpan(floats));
-        if (!all_floats.ok()) return all_floats.status();
-        absl::StatusOr<std::vector<int64_t>> all_ints =
-            group.AllGather(absl::MakeConstSpan(ints));
-        if (!all_ints.ok()) return all_ints.status();
-        if (*all_floats != want_float || *all_ints != want_int) {
+        ASSIGN_OR_RETURN(std::vector<float> all_floats,
+                         group.AllGather(absl::MakeConstSpan(floats)));
+        ASSIGN_OR_RETURN(std::vector<int64_t> all_ints,
+                         group.AllGather(absl::MakeConstSpan(ints)));
+        if (all_floats != want_float || all_ints != want_int) {
           return absl::InternalError(
-              absl::StrCat("rank ", r, " gathered ", all_floats->size(),
-                           " floats and ", all_ints->size(), " ints, not the ",
+              absl::StrCat("rank ", r, " gathered ", all_floats.size(),
+                           " floats and ", all_ints.size(), " ints, not the ",
                            want_float.size(), " expected values"));
         }
         return absl::OkStatus();

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/util/status_macros.h"
+
 namespace distrt {
 
 absl::Status CopyInto(Device& device, const Tensor& from, Tensor& to) {
@@ -15,10 +17,8 @@ absl::Status CopyInto(Device& device, const Tensor& from, Tensor& to) {
     return to.allocator()->CopyWithin(from.raw_data(), to.raw_data(),
                                       to.bytes());
   }
-  absl::StatusOr<Tensor> near = device.CopyFrom(from);
-  if (!near.ok()) return near.status();
-  return to.allocator()->CopyWithin(near->raw_data(), to.raw_data(),
-                                    to.bytes());
+  ASSIGN_OR_RETURN(Tensor near, device.CopyFrom(from));
+  return to.allocator()->CopyWithin(near.raw_data(), to.raw_data(), to.bytes());
 }
 
 }  // namespace distrt

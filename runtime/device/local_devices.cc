@@ -9,6 +9,7 @@
 #include "runtime/device/cpu_device.h"
 #include "runtime/gpu/gpu_devices.h"
 #include "runtime/gpu/gpu_probe.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -102,14 +103,12 @@ absl::StatusOr<LocalDevices> CreateLocalDevices(
       }
       why_cpu = absl::StrCat("no usable GPU (", probe.unavailable_reason, ")");
     } else {
-      absl::StatusOr<std::vector<int>> chosen = ChooseGpus(options, probe);
-      if (!chosen.ok()) return chosen.status();
-      absl::StatusOr<std::vector<std::unique_ptr<Device>>> gpus =
-          gpu::CreateGpuDevices(options.task, *chosen);
-      if (!gpus.ok()) return gpus.status();
+      ASSIGN_OR_RETURN(std::vector<int> chosen, ChooseGpus(options, probe));
+      ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Device>> gpus,
+                       gpu::CreateGpuDevices(options.task, chosen));
       LocalDevices local;
-      local.devices = *std::move(gpus);
-      local.description = DescribeGpus(probe, *chosen);
+      local.devices = std::move(gpus);
+      local.description = DescribeGpus(probe, chosen);
       return local;
     }
   }

@@ -47,9 +47,8 @@ const float* Floats(const Tensor& tensor) {
 absl::StatusOr<const Tensor*> OnDevice(Device* device, const Tensor& tensor,
                                        const Tensor& near, Tensor* local) {
   if (tensor.allocator() == near.allocator()) return &tensor;
-  absl::StatusOr<Tensor> copy = device->CopyFrom(tensor);
-  if (!copy.ok()) return copy.status();
-  *local = *std::move(copy);
+  ASSIGN_OR_RETURN(Tensor copy, device->CopyFrom(tensor));
+  *local = std::move(copy);
   return local;
 }
 
@@ -62,9 +61,8 @@ absl::Status AddInto(Device* device, Tensor& sum, const Tensor& value) {
     return absl::OkStatus();
   }
   Tensor local;
-  absl::StatusOr<const Tensor*> near = OnDevice(device, value, sum, &local);
-  if (!near.ok()) return near.status();
-  return device->math().Axpy(sum.num_elements(), 1.0f, Floats(**near),
+  ASSIGN_OR_RETURN(const Tensor* near, OnDevice(device, value, sum, &local));
+  return device->math().Axpy(sum.num_elements(), 1.0f, Floats(*near),
                              Floats(sum));
 }
 
@@ -119,18 +117,15 @@ absl::Status ReplicaOutcomes::First(int num_replicas) const {
 absl::StatusOr<Tensor> CrossDeviceOps::Reduce(
     ReduceOp op, absl::Span<const Tensor* const> per_replica,
     Device* destination) {
-  if (absl::Status s = CheckSameShape("reduce", per_replica); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSameShape("reduce", per_replica));
   // Summed on the host; values in device memory are read back first.
   absl::StatusOr<Tensor> sum =
       Tensor::Zeros(DType::kFloat32, per_replica[0]->shape(), CpuAllocator());
   if (!sum.ok()) return sum.status();
   for (const Tensor* value : per_replica) {
-    absl::StatusOr<HostFloats> host = HostFloats::Read(*value);
-    if (!host.ok()) return host.status();
+    ASSIGN_OR_RETURN(HostFloats host, HostFloats::Read(*value));
     absl::Span<float> to = sum->flat<float>();
-    absl::Span<const float> from = host->values();
+    absl::Span<const float> from = host.values();
     for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
   }
   if (op == ReduceOp::kMean) {
@@ -145,9 +140,8 @@ absl::StatusOr<std::vector<Tensor>> CrossDeviceOps::BatchReduce(
     Device* destination) {
   std::vector<Tensor> reduced;
   for (const std::vector<const Tensor*>& per_replica : values) {
-    absl::StatusOr<Tensor> one = Reduce(op, per_replica, destination);
-    if (!one.ok()) return one.status();
-    reduced.push_back(*std::move(one));
+    ASSIGN_OR_RETURN(Tensor one, Reduce(op, per_replica, destination));
+    reduced.push_back(std::move(one));
   }
   return reduced;
 }
@@ -156,9 +150,8 @@ absl::StatusOr<std::vector<Tensor>> CrossDeviceOps::Broadcast(
     const Tensor& value, absl::Span<Device* const> devices) {
   std::vector<Tensor> copies;
   for (Device* device : devices) {
-    absl::StatusOr<Tensor> copy = device->CopyFrom(value);
-    if (!copy.ok()) return copy.status();
-    copies.push_back(*std::move(copy));
+    ASSIGN_OR_RETURN(Tensor copy, device->CopyFrom(value));
+    copies.push_back(std::move(copy));
   }
   return copies;
 }

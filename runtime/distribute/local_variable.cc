@@ -20,9 +20,8 @@ absl::StatusOr<std::unique_ptr<LocalVariable>> LocalVariable::Create(
   for (Device* device : copy_devices) {
     auto copy = std::make_unique<Copy>();
     copy->device = device;
-    absl::StatusOr<VariableInfo> created =
-        copy->store.Create(variable->spec(), variable->AllRows());
-    if (!created.ok()) return created.status();
+    ASSIGN_OR_RETURN(VariableInfo created,
+                     copy->store.Create(variable->spec(), variable->AllRows()));
     variable->copies_.push_back(std::move(copy));
   }
   return variable;
@@ -57,16 +56,15 @@ absl::Status LocalVariable::WriteCopy(int copy, const Tensor& value) {
   RETURN_IF_ERROR(CheckFits("assigning", value));
   Copy& c = *copies_[copy];
   absl::MutexLock lock(&c.update_mu);
-  absl::StatusOr<VariableState> state = c.store.Snapshot(name());
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(VariableState state, c.store.Snapshot(name()));
   if (spec().dtype == DType::kInt64) {
     auto from = value.flat<int64_t>();
-    state->ints.assign(from.begin(), from.end());
+    state.ints.assign(from.begin(), from.end());
   } else {
     auto from = value.flat<float>();
-    state->values.assign(from.begin(), from.end());
+    state.values.assign(from.begin(), from.end());
   }
-  return c.store.Replace(name(), *std::move(state));
+  return c.store.Replace(name(), std::move(state));
 }
 
 absl::Status LocalVariable::AddToCopy(int copy, const Tensor& delta) {
@@ -77,11 +75,10 @@ absl::Status LocalVariable::AddToCopy(int copy, const Tensor& delta) {
   if (spec().dtype == DType::kInt64) {
     return c.store.AddInt64(name(), AllRows(), delta.flat<int64_t>());
   }
-  absl::StatusOr<VariableState> state = c.store.Snapshot(name());
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(VariableState state, c.store.Snapshot(name()));
   auto add = delta.flat<float>();
-  for (size_t i = 0; i < add.size(); ++i) state->values[i] += add[i];
-  return c.store.Replace(name(), *std::move(state));
+  for (size_t i = 0; i < add.size(); ++i) state.values[i] += add[i];
+  return c.store.Replace(name(), std::move(state));
 }
 
 absl::Status LocalVariable::ApplyGradient(int copy,
@@ -168,10 +165,9 @@ absl::Status LocalVariable::ImportState(const VariableState& state) {
 
 absl::StatusOr<std::unique_ptr<LocalHashTable>> LocalHashTable::Create(
     const HashEmbeddingSpec& spec) {
-  absl::StatusOr<std::unique_ptr<HashEmbeddingTable>> table =
-      HashEmbeddingTable::Create(spec);
-  if (!table.ok()) return table.status();
-  return std::unique_ptr<LocalHashTable>(new LocalHashTable(*std::move(table)));
+  ASSIGN_OR_RETURN(std::unique_ptr<HashEmbeddingTable> table,
+                   HashEmbeddingTable::Create(spec));
+  return std::unique_ptr<LocalHashTable>(new LocalHashTable(std::move(table)));
 }
 
 }  // namespace distrt

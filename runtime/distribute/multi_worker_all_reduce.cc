@@ -55,15 +55,14 @@ absl::Status MultiWorkerAllReduce::SumOverWorkers(absl::Span<float> values) {
 
 absl::Status MultiWorkerAllReduce::OverWorkers(ReduceOp op, Tensor& value) {
   // Gloo reduces host memory: a GPU's value goes through the host.
-  absl::StatusOr<HostFloats> host = HostFloats::Edit(value);
-  if (!host.ok()) return host.status();
-  absl::Span<float> values = host->mutable_values();
-  if (absl::Status s = SumOverWorkers(values); !s.ok()) return s;
+  ASSIGN_OR_RETURN(HostFloats host, HostFloats::Edit(value));
+  absl::Span<float> values = host.mutable_values();
+  RETURN_IF_ERROR(SumOverWorkers(values));
   if (op == ReduceOp::kMean) {
     const float scale = 1.0f / static_cast<float>(total_replicas());
     for (float& v : values) v *= scale;
   }
-  return host->Commit();
+  return host.Commit();
 }
 
 absl::Status MultiWorkerAllReduce::AllReduce(ReplicaGroup& group, int replica,
@@ -97,7 +96,7 @@ absl::StatusOr<Tensor> MultiWorkerAllReduce::Reduce(
   absl::StatusOr<Tensor> sum =
       local_->Reduce(ReduceOp::kSum, per_replica, destination);
   if (!sum.ok()) return sum.status();
-  if (absl::Status s = OverWorkers(op, *sum); !s.ok()) return s;
+  RETURN_IF_ERROR(OverWorkers(op, *sum));
   return sum;
 }
 

@@ -25,23 +25,22 @@ MultiWorkerMirroredStrategy::Create(std::vector<Device*> devices,
         absl::StrCat("MultiWorkerMirroredStrategy: bucket size ", bucket_bytes,
                      " bytes is less than one float"));
   }
-  absl::StatusOr<std::unique_ptr<CrossDeviceOps>> local =
-      CrossDeviceOpsFor(devices, options);
-  if (!local.ok()) return local.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<CrossDeviceOps> local,
+                   CrossDeviceOpsFor(devices, options));
   const int replicas = static_cast<int>(devices.size());
   std::unique_ptr<CrossDeviceOps> ops = std::make_unique<MultiWorkerAllReduce>(
-      *std::move(local), workers, replicas, bucket_bytes);
+      std::move(local), workers, replicas, bucket_bytes);
   // Asked for by name only: one NCCL communicator over every GPU of every
   // worker, with the Gloo path above for values in host memory. Not the
   // default because NCCL cannot share a GPU between two workers (several
   // workers on one host with --devices=auto would) and a lost worker is
   // found only by its timeout; Gloo through host memory always works.
   if (options.cross_device_ops == "nccl") {
-    absl::StatusOr<std::unique_ptr<CrossDeviceOps>> nccl =
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<CrossDeviceOps> nccl,
         CreateMultiWorkerNcclAllReduce(devices, workers, std::move(ops),
-                                       options.collective_timeout);
-    if (!nccl.ok()) return nccl.status();
-    ops = *std::move(nccl);
+                                       options.collective_timeout));
+    ops = std::move(nccl);
   }
   return std::unique_ptr<MultiWorkerMirroredStrategy>(
       new MultiWorkerMirroredStrategy(std::move(devices), std::move(ops),
@@ -114,9 +113,8 @@ absl::Status MultiWorkerMirroredStrategy::GatherFromOtherWorkers(
     std::memcpy(mine.data() + 2 + ids, gathered.rows.data(),
                 floats * sizeof(float));
   }
-  absl::StatusOr<std::vector<int64_t>> all =
-      workers_->AllGather(absl::MakeConstSpan(mine));
-  if (!all.ok()) return all.status();
+  ASSIGN_OR_RETURN(std::vector<int64_t> all,
+                   workers_->AllGather(absl::MakeConstSpan(mine)));
 
   // The parts come from our own peers, but a damaged one must be an error,
   // not a read out of bounds.
@@ -128,39 +126,39 @@ absl::Status MultiWorkerMirroredStrategy::GatherFromOtherWorkers(
   SparseGradient result;
   size_t at = 0;
   for (int rank = 0; rank < num_workers(); ++rank) {
-    if (all->size() - at < 2) return damaged(rank, "no header");
-    const int64_t n = (*all)[at];
-    const int64_t width = (*all)[at + 1];
+    if (all.size() - at < 2) return damaged(rank, "no header");
+    const int64_t n = (all)[at];
+    const int64_t width = (all)[at + 1];
     at += 2;
-    if (n < 0 || width < 0 || static_cast<uint64_t>(n) > all->size() - at ||
+    if (n < 0 || width < 0 || static_cast<uint64_t>(n) > all.size() - at ||
         (n > 0 && width == 0)) {
       return damaged(rank, absl::StrCat(n, " ids of width ", width, " with ",
-                                        all->size() - at, " values left"));
+                                        all.size() - at, " values left"));
     }
     const size_t count = static_cast<size_t>(n);
-    result.ids.insert(result.ids.end(), all->begin() + at,
-                      all->begin() + at + count);
+    result.ids.insert(result.ids.end(), all.begin() + at,
+                      all.begin() + at + count);
     at += count;
     const size_t row_floats = count * static_cast<size_t>(width);
     const size_t words = (row_floats + 1) / 2;
     if (width > 0 && row_floats / static_cast<size_t>(width) != count) {
       return damaged(rank, "row sizes overflow");
     }
-    if (words > all->size() - at) {
+    if (words > all.size() - at) {
       return damaged(rank, absl::StrCat(words, " words of rows expected, ",
-                                        all->size() - at, " left"));
+                                        all.size() - at, " left"));
     }
     if (row_floats > 0) {
       const size_t old_size = result.rows.size();
       result.rows.resize(old_size + row_floats);
-      std::memcpy(result.rows.data() + old_size, all->data() + at,
+      std::memcpy(result.rows.data() + old_size, all.data() + at,
                   row_floats * sizeof(float));
     }
     at += words;
   }
-  if (at != all->size()) {
+  if (at != all.size()) {
     return absl::InternalError(
-        absl::StrCat("a gathered sparse gradient has ", all->size() - at,
+        absl::StrCat("a gathered sparse gradient has ", all.size() - at,
                      " values beyond the last worker's part"));
   }
   gathered = std::move(result);

@@ -106,19 +106,17 @@ TEST(MultiWorkerMirroredStrategyTest, AllReduceSumsEveryReplicaOfEveryWorker) {
         return strategy.Run([&](ReplicaContext& context) -> absl::Status {
           const int global = strategy.worker_rank() * kReplicas +
                              context.replica_id_in_sync_group();
-          absl::StatusOr<Tensor> value = Tensor::Create(DType::kFloat32, {3});
-          if (!value.ok()) return value.status();
+          ASSIGN_OR_RETURN(Tensor value, Tensor::Create(DType::kFloat32, {3}));
           for (int i = 0; i < 3; ++i) {
-            value->flat<float>()[i] =
-                static_cast<float>((global + 1) * (i + 1));
+            value.flat<float>()[i] = static_cast<float>((global + 1) * (i + 1));
           }
-          RETURN_IF_ERROR(context.AllReduce(ReduceOp::kMean, *value));
+          RETURN_IF_ERROR(context.AllReduce(ReduceOp::kMean, value));
           // Mean of 1..6 is 3.5, times i + 1.
           for (int i = 0; i < 3; ++i) {
-            if (value->flat<float>()[i] != 3.5f * (i + 1)) {
+            if (value.flat<float>()[i] != 3.5f * (i + 1)) {
               return absl::InternalError(absl::StrCat("replica ", global,
                                                       " element ", i, ": ",
-                                                      value->flat<float>()[i]));
+                                                      value.flat<float>()[i]));
             }
           }
           return absl::OkStatus();
@@ -146,11 +144,10 @@ TEST(MultiWorkerMirroredStrategyTest, SparseGradientsAreGatheredInWorkerOrder) {
               mine.rows.push_back(static_cast<float>(id) + 0.25f * j);
             }
           }
-          absl::StatusOr<std::shared_ptr<const SparseGradient>> all =
-              context.AllGather(std::move(mine));
-          if (!all.ok()) return all.status();
+          ASSIGN_OR_RETURN(std::shared_ptr<const SparseGradient> all,
+                           context.AllGather(std::move(mine)));
           if (context.replica_id_in_sync_group() == 0) {
-            gathered[strategy.worker_rank()] = **all;
+            gathered[strategy.worker_rank()] = *all;
           }
           return absl::OkStatus();
         });
@@ -192,9 +189,8 @@ TEST(MultiWorkerMirroredStrategyTest, ALostWorkerFailsTheOthersStep) {
           ++connected;
         }
         return strategy.Run([&](ReplicaContext& context) -> absl::Status {
-          absl::StatusOr<Tensor> value = Tensor::Create(DType::kFloat32, {4});
-          if (!value.ok()) return value.status();
-          return context.AllReduce(ReduceOp::kSum, *value);
+          ASSIGN_OR_RETURN(Tensor value, Tensor::Create(DType::kFloat32, {4}));
+          return context.AllReduce(ReduceOp::kSum, value);
         });
       });
   EXPECT_TRUE(statuses[2].ok()) << statuses[2];

@@ -277,8 +277,7 @@ class NcclAllReduce final : public CrossDeviceOps {
       return gpu::NcclStatus(ncclCommInitAll(comms_.data(), n, ordinals.data()),
                              "ncclCommInitAll", __FILE__, __LINE__);
     }
-    absl::StatusOr<ncclUniqueId> id = ShareUniqueId(*workers_);
-    if (!id.ok()) return id.status();
+    ASSIGN_OR_RETURN(ncclUniqueId id, ShareUniqueId(*workers_));
     // Every GPU usable before the group: leaving it half-way would leave
     // the other workers waiting for ranks that never come.
     for (gpu::GpuDevice* gpu : gpus_) {
@@ -295,7 +294,7 @@ class NcclAllReduce final : public CrossDeviceOps {
     for (int r = 0; r < n && status.ok(); ++r) {
       (void)cudaSetDevice(gpus_[r]->cuda_ordinal());
       const ncclResult_t result = ncclCommInitRankConfig(
-          &comms_[r], world, *id, workers_->rank() * n + r, &config);
+          &comms_[r], world, id, workers_->rank() * n + r, &config);
       if (result != ncclInProgress) {
         status = gpu::NcclStatus(result, "ncclCommInitRankConfig", __FILE__,
                                  __LINE__);
@@ -354,19 +353,17 @@ absl::StatusOr<std::vector<gpu::GpuDevice*>> GpusOf(
 
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateNcclAllReduce(
     absl::Span<Device* const> devices) {
-  absl::StatusOr<std::vector<gpu::GpuDevice*>> gpus = GpusOf(devices);
-  if (!gpus.ok()) return gpus.status();
+  ASSIGN_OR_RETURN(std::vector<gpu::GpuDevice*> gpus, GpusOf(devices));
   return std::make_unique<NcclAllReduce>(
-      *std::move(gpus), /*workers=*/nullptr,
+      std::move(gpus), /*workers=*/nullptr,
       std::make_unique<HierarchicalCopyAllReduce>(), absl::InfiniteDuration());
 }
 
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CreateMultiWorkerNcclAllReduce(
     absl::Span<Device* const> devices, CrossWorkerCollective* workers,
     std::unique_ptr<CrossDeviceOps> host, absl::Duration timeout) {
-  absl::StatusOr<std::vector<gpu::GpuDevice*>> gpus = GpusOf(devices);
-  if (!gpus.ok()) return gpus.status();
-  return std::make_unique<NcclAllReduce>(*std::move(gpus), workers,
+  ASSIGN_OR_RETURN(std::vector<gpu::GpuDevice*> gpus, GpusOf(devices));
+  return std::make_unique<NcclAllReduce>(std::move(gpus), workers,
                                          std::move(host), timeout);
 }
 

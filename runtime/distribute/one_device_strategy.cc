@@ -6,27 +6,27 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/local_variable.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
 absl::StatusOr<std::unique_ptr<OneDeviceStrategy>> OneDeviceStrategy::Create(
     Device* device, StrategyOptions options) {
   std::vector<Device*> devices = {device};
-  absl::StatusOr<std::unique_ptr<CrossDeviceOps>> ops =
-      CrossDeviceOpsFor(devices, options);
-  if (!ops.ok()) return ops.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<CrossDeviceOps> ops,
+                   CrossDeviceOpsFor(devices, options));
   return std::unique_ptr<OneDeviceStrategy>(new OneDeviceStrategy(
-      std::move(devices), *std::move(ops), std::move(options)));
+      std::move(devices), std::move(ops), std::move(options)));
 }
 
 absl::StatusOr<std::unique_ptr<DistributedVariable>>
 OneDeviceStrategy::MakeSyncOnWriteVariable(const VariableOptions& options,
                                            const DistributedVariable*) {
-  absl::StatusOr<std::unique_ptr<LocalVariable>> variable =
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<LocalVariable> variable,
       LocalVariable::Create(options, devices(), {0},
-                            absl::StrCat("on ", DescribeDevices()));
-  if (!variable.ok()) return variable.status();
-  return std::unique_ptr<DistributedVariable>(*std::move(variable));
+                            absl::StrCat("on ", DescribeDevices())));
+  return std::unique_ptr<DistributedVariable>(std::move(variable));
 }
 
 Strategy& DefaultStrategy() {

@@ -32,11 +32,10 @@ ParameterServerStrategy::Create(std::vector<Device*> devices,
     return absl::InvalidArgumentError(
         "ParameterServerStrategy needs the parameter servers");
   }
-  absl::StatusOr<std::unique_ptr<CrossDeviceOps>> ops =
-      CrossDeviceOpsFor(devices, options);
-  if (!ops.ok()) return ops.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<CrossDeviceOps> ops,
+                   CrossDeviceOpsFor(devices, options));
   return std::unique_ptr<ParameterServerStrategy>(new ParameterServerStrategy(
-      std::move(devices), *std::move(ops), std::move(options), servers,
+      std::move(devices), std::move(ops), std::move(options), servers,
       wait_for_servers));
 }
 
@@ -47,14 +46,14 @@ absl::Status ParameterServerStrategy::Initialize() {
 absl::StatusOr<std::unique_ptr<DistributedVariable>>
 ParameterServerStrategy::MakeSyncOnWriteVariable(
     const VariableOptions& options, const DistributedVariable* colocate_with) {
-  absl::StatusOr<VariablePlacement> placement =
+  ASSIGN_OR_RETURN(
+      VariablePlacement placement,
       colocate_with != nullptr
           ? servers_->CreateVariableColocated(options.spec,
                                               colocate_with->name())
-          : servers_->CreateVariable(options.spec, options.partition);
-  if (!placement.ok()) return placement.status();
+          : servers_->CreateVariable(options.spec, options.partition));
   return std::unique_ptr<DistributedVariable>(
-      new PsVariable(options, servers_, *std::move(placement)));
+      new PsVariable(options, servers_, std::move(placement)));
 }
 
 absl::StatusOr<std::unique_ptr<DistributedHashTable>>
@@ -70,11 +69,11 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
   std::vector<DenseVariablePull> pulls;
   for (const VariableCopy& c : copies) {
     const PsVariable* ps = BatchablePsVariable(c.variable, c.copy, servers_);
-    absl::StatusOr<Tensor> value =
-        ps == nullptr ? c.variable->ReadCopy(c.copy)
-                      : Tensor::Create(DType::kFloat32, ps->spec().shape);
-    if (!value.ok()) return value.status();
-    values.push_back(*std::move(value));
+    ASSIGN_OR_RETURN(Tensor value,
+                     ps == nullptr
+                         ? c.variable->ReadCopy(c.copy)
+                         : Tensor::Create(DType::kFloat32, ps->spec().shape));
+    values.push_back(std::move(value));
     // The buffer stays put when `values` grows: a Tensor owns it.
     if (ps != nullptr) {
       pulls.push_back({&ps->placement(), values.back().flat<float>()});

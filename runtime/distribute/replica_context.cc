@@ -97,9 +97,8 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
             return total;
           });
       if (!summed.ok()) return summed.status();
-      absl::StatusOr<Tensor> copy = (*summed)->Clone();
-      if (!copy.ok()) return copy.status();
-      delta = *std::move(copy);
+      ASSIGN_OR_RETURN(Tensor copy, (*summed)->Clone());
+      delta = std::move(copy);
       break;
     }
     case VariableAggregation::kOnlyFirstReplica:
@@ -115,9 +114,8 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
               return deltas[0];
             });
         if (!first.ok()) return first.status();
-        absl::StatusOr<Tensor> copy = (*first)->Clone();
-        if (!copy.ok()) return copy.status();
-        delta = *std::move(copy);
+        ASSIGN_OR_RETURN(Tensor copy, (*first)->Clone());
+        delta = std::move(copy);
       }
       break;
   }

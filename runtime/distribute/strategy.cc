@@ -110,10 +110,9 @@ absl::StatusOr<std::vector<Tensor>> Strategy::BatchReduce(
 }
 
 absl::StatusOr<Mirrored<Tensor>> Strategy::Broadcast(const Tensor& value) {
-  absl::StatusOr<std::vector<Tensor>> copies =
-      cross_device_ops_->Broadcast(value, devices_);
-  if (!copies.ok()) return copies.status();
-  return Mirrored<Tensor>(*std::move(copies));
+  ASSIGN_OR_RETURN(std::vector<Tensor> copies,
+                   cross_device_ops_->Broadcast(value, devices_));
+  return Mirrored<Tensor>(std::move(copies));
 }
 
 absl::StatusOr<DistributedVariable*> Strategy::CreateVariable(
@@ -151,10 +150,9 @@ absl::StatusOr<DistributedVariable*> Strategy::CreateVariable(
 
 absl::StatusOr<std::unique_ptr<DistributedHashTable>> Strategy::MakeHashTable(
     const HashEmbeddingSpec& spec) {
-  absl::StatusOr<std::unique_ptr<LocalHashTable>> table =
-      LocalHashTable::Create(spec);
-  if (!table.ok()) return table.status();
-  return std::unique_ptr<DistributedHashTable>(*std::move(table));
+  ASSIGN_OR_RETURN(std::unique_ptr<LocalHashTable> table,
+                   LocalHashTable::Create(spec));
+  return std::unique_ptr<DistributedHashTable>(std::move(table));
 }
 
 absl::StatusOr<DistributedHashTable*> Strategy::CreateHashTable(
@@ -162,11 +160,10 @@ absl::StatusOr<DistributedHashTable*> Strategy::CreateHashTable(
   if (auto it = hash_tables_.find(spec.name); it != hash_tables_.end()) {
     return it->second.get();
   }
-  absl::StatusOr<std::unique_ptr<DistributedHashTable>> table =
-      MakeHashTable(spec);
-  if (!table.ok()) return table.status();
-  DistributedHashTable* raw = table->get();
-  hash_tables_[spec.name] = *std::move(table);
+  ASSIGN_OR_RETURN(std::unique_ptr<DistributedHashTable> table,
+                   MakeHashTable(spec));
+  DistributedHashTable* raw = table.get();
+  hash_tables_[spec.name] = std::move(table);
   return raw;
 }
 
@@ -180,15 +177,14 @@ absl::StatusOr<Tensor> Strategy::ReadVar(const DistributedVariable& variable) {
   absl::StatusOr<Tensor> total = variable.ReadCopy(0);
   if (!total.ok()) return total.status();
   for (int c = 1; c < variable.num_copies(); ++c) {
-    absl::StatusOr<Tensor> copy = variable.ReadCopy(c);
-    if (!copy.ok()) return copy.status();
+    ASSIGN_OR_RETURN(Tensor copy, variable.ReadCopy(c));
     if (total->dtype() == DType::kInt64) {
       auto sum = total->flat<int64_t>();
-      auto add = copy->flat<int64_t>();
+      auto add = copy.flat<int64_t>();
       for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
     } else {
       auto sum = total->flat<float>();
-      auto add = copy->flat<float>();
+      auto add = copy.flat<float>();
       for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
     }
   }
@@ -205,10 +201,9 @@ absl::StatusOr<Tensor> Strategy::ReadVar(const DistributedVariable& variable) {
 absl::Status Strategy::Update(DistributedVariable& variable,
                               const std::function<absl::Status(Tensor&)>& fn) {
   for (int c = 0; c < variable.num_copies(); ++c) {
-    absl::StatusOr<Tensor> value = variable.ReadCopy(c);
-    if (!value.ok()) return value.status();
-    RETURN_IF_ERROR(fn(*value));
-    RETURN_IF_ERROR(variable.WriteCopy(c, *value));
+    ASSIGN_OR_RETURN(Tensor value, variable.ReadCopy(c));
+    RETURN_IF_ERROR(fn(value));
+    RETURN_IF_ERROR(variable.WriteCopy(c, value));
   }
   return absl::OkStatus();
 }
@@ -218,9 +213,8 @@ absl::StatusOr<std::vector<Tensor>> Strategy::ReadCopies(
   std::vector<Tensor> values;
   values.reserve(copies.size());
   for (const VariableCopy& c : copies) {
-    absl::StatusOr<Tensor> value = c.variable->ReadCopy(c.copy);
-    if (!value.ok()) return value.status();
-    values.push_back(*std::move(value));
+    ASSIGN_OR_RETURN(Tensor value, c.variable->ReadCopy(c.copy));
+    values.push_back(std::move(value));
   }
   return values;
 }

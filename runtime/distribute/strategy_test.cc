@@ -266,9 +266,8 @@ TEST_F(StrategyTest, CentralStorageKeepsOneCopyUpdatedOnce) {
   absl::Status s = strategy->Run([&](ReplicaContext& context) -> absl::Status {
     RETURN_IF_ERROR(context.AssignAdd(*w, *Tensor::FromFloats({1, 2, 3}, {3})));
     // After the update every replica reads the one updated copy.
-    absl::StatusOr<Tensor> seen = context.Read(*w);
-    if (!seen.ok()) return seen.status();
-    if (Values(*seen) != std::vector<float>{4, 8, 12}) {
+    ASSIGN_OR_RETURN(Tensor seen, context.Read(*w));
+    if (Values(seen) != std::vector<float>{4, 8, 12}) {
       return absl::InternalError("replica read a stale value");
     }
     return absl::OkStatus();
@@ -360,15 +359,13 @@ TEST_F(StrategyTest, ReadManyAndApplyGradientsMatchOneAtATime) {
           [](ReplicaContext& context,
              std::vector<const DistributedVariable*> many,
              std::vector<const DistributedVariable*> each) -> absl::Status {
-        absl::StatusOr<std::vector<Tensor>> read = context.ReadMany(many);
-        if (!read.ok()) return read.status();
-        if (read->size() != each.size()) {
+        ASSIGN_OR_RETURN(std::vector<Tensor> read, context.ReadMany(many));
+        if (read.size() != each.size()) {
           return absl::InternalError("ReadMany gave a wrong count");
         }
         for (size_t i = 0; i < each.size(); ++i) {
-          absl::StatusOr<Tensor> one = context.Read(*each[i]);
-          if (!one.ok()) return one.status();
-          if (Values((*read)[i]) != Values(*one)) {
+          ASSIGN_OR_RETURN(Tensor one, context.Read(*each[i]));
+          if (Values((read)[i]) != Values(one)) {
             return absl::InternalError(
                 absl::StrCat("replica ", context.replica_id_in_sync_group(),
                              " read ", each[i]->name(), " differently"));

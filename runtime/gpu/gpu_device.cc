@@ -150,7 +150,7 @@ absl::Status GpuDevice::Activate() const {
 }
 
 absl::Status GpuDevice::Init() {
-  if (absl::Status s = Activate(); !s.ok()) return s;
+  RETURN_IF_ERROR(Activate());
   DISTRT_RETURN_IF_CUDA_ERROR(
       cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   cublasHandle_t cublas = nullptr;

@@ -158,22 +158,18 @@ absl::StatusOr<std::optional<Example>> CsvLineParser::ParseLine(
 
 absl::StatusOr<std::vector<Example>> ParseCsvFile(const std::string& path,
                                                   const CsvOptions& options) {
-  absl::StatusOr<CsvLineParser> parser = CsvLineParser::Create(options);
-  if (!parser.ok()) return parser.status();
-  absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
-  if (!reader.ok()) return reader.status();
+  ASSIGN_OR_RETURN(CsvLineParser parser, CsvLineParser::Create(options));
+  ASSIGN_OR_RETURN(std::unique_ptr<LineReader> reader, LineReader::Open(path));
   std::vector<Example> examples;
   std::string line;
   while (true) {
-    absl::StatusOr<bool> more = (*reader)->ReadLine(&line);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    absl::StatusOr<std::optional<Example>> example =
-        parser->ParseLine(line, (*reader)->location());
-    if (!example.ok()) return example.status();
-    if (example->has_value()) {
-      (*example)->line = (*reader)->line_number();
-      examples.push_back(*std::move(*example));
+    ASSIGN_OR_RETURN(bool more, reader->ReadLine(&line));
+    if (!more) break;
+    ASSIGN_OR_RETURN(std::optional<Example> example,
+                     parser.ParseLine(line, reader->location()));
+    if (example.has_value()) {
+      example->line = reader->line_number();
+      examples.push_back(*std::move(example));
     }
   }
   return examples;

@@ -103,19 +103,17 @@ absl::StatusOr<std::vector<std::string>> Glob(const std::string& pattern) {
 
 // The files `entry` (one item of ExpandInputFiles' list) names.
 absl::StatusOr<std::vector<std::string>> ExpandEntry(const std::string& entry) {
-  absl::StatusOr<std::vector<std::string>> matches = Glob(entry);
-  if (!matches.ok()) return matches.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> matches, Glob(entry));
   std::vector<std::string> files;
-  for (std::string& match : *matches) {
+  for (std::string& match : matches) {
     if (!IsDirectory(match)) {
       // Whatever it is, the reader opening it reports what is wrong.
       files.push_back(std::move(match));
       continue;
     }
-    absl::StatusOr<std::vector<std::string>> children =
-        ListVisibleEntries(match);
-    if (!children.ok()) return children.status();
-    for (std::string& child : *children) {
+    ASSIGN_OR_RETURN(std::vector<std::string> children,
+                     ListVisibleEntries(match));
+    for (std::string& child : children) {
       if (!IsDirectory(child)) files.push_back(std::move(child));
     }
   }
@@ -168,24 +166,23 @@ absl::StatusOr<std::vector<Example>> ReadInputShard(
   }
   std::vector<Example> kept;
   for (size_t file = 0; file < shard.files.size(); ++file) {
-    absl::StatusOr<std::vector<Example>> examples =
-        ReadInputFile(shard.files[file], options);
-    if (!examples.ok()) return examples.status();
-    for (Example& example : *examples) {
+    ASSIGN_OR_RETURN(std::vector<Example> examples,
+                     ReadInputFile(shard.files[file], options));
+    for (Example& example : examples) {
       example.file = static_cast<int32_t>(file);
     }
     if (!shard.by_record) {
       if (kept.empty()) {
-        kept = *std::move(examples);
+        kept = std::move(examples);
       } else {
-        kept.insert(kept.end(), std::make_move_iterator(examples->begin()),
-                    std::make_move_iterator(examples->end()));
+        kept.insert(kept.end(), std::make_move_iterator(examples.begin()),
+                    std::make_move_iterator(examples.end()));
       }
       continue;
     }
-    for (size_t i = 0; i < examples->size(); ++i) {
+    for (size_t i = 0; i < examples.size(); ++i) {
       if (shard.Keeps(static_cast<int64_t>(i))) {
-        kept.push_back(std::move((*examples)[i]));
+        kept.push_back(std::move((examples)[i]));
       }
     }
   }
@@ -200,11 +197,10 @@ absl::StatusOr<std::vector<std::string>> ExpandInputFiles(
     entry = absl::StripAsciiWhitespace(entry);
     if (entry.empty()) continue;
     any_entry = true;
-    absl::StatusOr<std::vector<std::string>> expanded =
-        ExpandEntry(std::string(entry));
-    if (!expanded.ok()) return expanded.status();
-    files.insert(files.end(), std::make_move_iterator(expanded->begin()),
-                 std::make_move_iterator(expanded->end()));
+    ASSIGN_OR_RETURN(std::vector<std::string> expanded,
+                     ExpandEntry(std::string(entry)));
+    files.insert(files.end(), std::make_move_iterator(expanded.begin()),
+                 std::make_move_iterator(expanded.end()));
   }
   if (!any_entry) {
     return absl::InvalidArgumentError(

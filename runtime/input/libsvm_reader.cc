@@ -159,33 +159,31 @@ absl::Status ConvertIds(IndexBase base, int64_t num_features,
 absl::StatusOr<std::vector<Example>> ParseLibsvmFile(
     const std::string& path, const LibsvmOptions& options) {
   RETURN_IF_ERROR(CheckOptions(options));
-  absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
-  if (!reader.ok()) return reader.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<LineReader> reader, LineReader::Open(path));
 
   const bool detect = options.index_base == IndexBase::kDetect;
   std::vector<Example> examples;
   bool saw_zero = false;
   std::string line;
   while (true) {
-    absl::StatusOr<bool> more = (*reader)->ReadLine(&line);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
+    ASSIGN_OR_RETURN(bool more, reader->ReadLine(&line));
+    if (!more) break;
     absl::StatusOr<std::optional<Example>> example =
         ParseRawLine(line, options.label_kind,
                      /*zero_allowed=*/options.index_base != IndexBase::kOne);
     if (!example.ok()) {
-      return WithLocation(example.status(), (*reader)->location());
+      return WithLocation(example.status(), reader->location());
     }
     if (!example->has_value()) continue;
     Example& parsed = **example;
-    parsed.line = (*reader)->line_number();
+    parsed.line = reader->line_number();
     if (detect) {
       // Ids increase, so an id 0 can only be the first.
       saw_zero |= !parsed.ids.empty() && parsed.ids.front() == 0;
     } else if (absl::Status s = ConvertIds(options.index_base,
                                            options.num_features, &parsed);
                !s.ok()) {
-      return WithLocation(s, (*reader)->location());
+      return WithLocation(s, reader->location());
     }
     examples.push_back(std::move(parsed));
   }
@@ -203,17 +201,15 @@ absl::StatusOr<std::vector<Example>> ParseLibsvmFile(
 }
 
 absl::StatusOr<IndexBase> DetectIndexBase(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<LineReader>> reader = LineReader::Open(path);
-  if (!reader.ok()) return reader.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<LineReader> reader, LineReader::Open(path));
   std::string line;
   while (true) {
-    absl::StatusOr<bool> more = (*reader)->ReadLine(&line);
-    if (!more.ok()) return more.status();
-    if (!*more) return IndexBase::kOne;
+    ASSIGN_OR_RETURN(bool more, reader->ReadLine(&line));
+    if (!more) return IndexBase::kOne;
     absl::StatusOr<std::optional<Example>> example =
         ParseRawLine(line, LabelKind::kAsIs, /*zero_allowed=*/true);
     if (!example.ok()) {
-      return WithLocation(example.status(), (*reader)->location());
+      return WithLocation(example.status(), reader->location());
     }
     if (example->has_value() && !(*example)->ids.empty() &&
         (*example)->ids.front() == 0) {
@@ -225,7 +221,7 @@ absl::StatusOr<IndexBase> DetectIndexBase(const std::string& path) {
 absl::StatusOr<std::optional<Example>> ParseLibsvmLine(
     absl::string_view line, const LibsvmOptions& options,
     absl::string_view location) {
-  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckOptions(options));
   if (options.index_base == IndexBase::kDetect) {
     return absl::InvalidArgumentError(
         "ParseLibsvmLine needs index_base kZero or kOne: telling the base "

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -64,9 +65,8 @@ absl::StatusOr<bool> LineReader::ReadLine(std::string* line) {
   bool read_any = false;
   while (true) {
     if (begin_ == end_) {
-      absl::StatusOr<bool> filled = Fill();
-      if (!filled.ok()) return filled.status();
-      if (!*filled) break;
+      ASSIGN_OR_RETURN(bool filled, Fill());
+      if (!filled) break;
     }
     read_any = true;
     const char* start = buffer_.get() + begin_;

@@ -24,9 +24,8 @@ absl::StatusOr<std::vector<const float*>> DenseLayers::UploadParams(
     DeviceArrays& arrays, absl::Span<const VariableSlice> values) const {
   std::vector<const float*> params;
   for (int v = 0; v < 2 * num_layers(); ++v) {
-    absl::StatusOr<const float*> up = arrays.Upload(values[v].dense);
-    if (!up.ok()) return up.status();
-    params.push_back(*up);
+    ASSIGN_OR_RETURN(const float* up, arrays.Upload(values[v].dense));
+    params.push_back(up);
   }
   return params;
 }
@@ -40,15 +39,14 @@ absl::Status DenseLayers::Forward(
   for (int l = 0; l < num_layers(); ++l) {
     const int64_t in_width = widths_[l];
     const int64_t out_width = widths_[l + 1];
-    absl::StatusOr<float*> out = arrays.Floats(n * out_width);
-    if (!out.ok()) return out.status();
+    ASSIGN_OR_RETURN(float* out, arrays.Floats(n * out_width));
     RETURN_IF_ERROR(math.Gemm(false, false, n, out_width, in_width, 1.0f,
-                              (*activations)[l], params[2 * l], 0.0f, *out));
-    RETURN_IF_ERROR(math.AddBias(n, out_width, params[2 * l + 1], *out));
+                              (*activations)[l], params[2 * l], 0.0f, out));
+    RETURN_IF_ERROR(math.AddBias(n, out_width, params[2 * l + 1], out));
     if (l + 1 < num_layers()) {
-      RETURN_IF_ERROR(math.Relu(n * out_width, *out));
+      RETURN_IF_ERROR(math.Relu(n * out_width, out));
     }
-    (*activations)[l + 1] = *out;
+    (*activations)[l + 1] = out;
   }
   return absl::OkStatus();
 }
@@ -64,28 +62,25 @@ absl::Status DenseLayers::Backward(
     const int64_t in_width = widths_[l];
     const int64_t out_width = widths_[l + 1];
     const float* in = activations[l];
-    absl::StatusOr<float*> d_kernel =
-        gradients.For(first_variable + 2 * l, in_width * out_width);
-    if (!d_kernel.ok()) return d_kernel.status();
-    absl::StatusOr<float*> d_bias =
-        gradients.For(first_variable + 2 * l + 1, out_width);
-    if (!d_bias.ok()) return d_bias.status();
+    ASSIGN_OR_RETURN(float* d_kernel, gradients.For(first_variable + 2 * l,
+                                                    in_width * out_width));
+    ASSIGN_OR_RETURN(float* d_bias,
+                     gradients.For(first_variable + 2 * l + 1, out_width));
     // An empty batch gives zero-depth products and sums: zeros.
     RETURN_IF_ERROR(math.Gemm(true, false, in_width, out_width, n, 1.0f, in,
-                              delta, 0.0f, *d_kernel));
-    RETURN_IF_ERROR(math.ColumnSums(n, out_width, delta, *d_bias));
+                              delta, 0.0f, d_kernel));
+    RETURN_IF_ERROR(math.ColumnSums(n, out_width, delta, d_bias));
     if (l == 0 && d_input == nullptr) break;
-    absl::StatusOr<float*> d_in = arrays.Floats(n * in_width);
-    if (!d_in.ok()) return d_in.status();
+    ASSIGN_OR_RETURN(float* d_in, arrays.Floats(n * in_width));
     RETURN_IF_ERROR(math.Gemm(false, true, n, in_width, out_width, 1.0f, delta,
-                              params[2 * l], 0.0f, *d_in));
+                              params[2 * l], 0.0f, d_in));
     if (l == 0) {
-      *d_input = *d_in;
+      *d_input = d_in;
       break;
     }
     // Through the ReLU that made `in`: it passed exactly the positive parts.
-    RETURN_IF_ERROR(math.ReluGrad(n * in_width, in, *d_in));
-    delta = *d_in;
+    RETURN_IF_ERROR(math.ReluGrad(n * in_width, in, d_in));
+    delta = d_in;
   }
   return absl::OkStatus();
 }

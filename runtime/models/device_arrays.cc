@@ -9,31 +9,28 @@ namespace distrt {
 
 absl::StatusOr<void*> DeviceArrays::UploadBytes(const void* data, DType dtype,
                                                 int64_t count) {
-  absl::StatusOr<Tensor> array =
-      Tensor::Create(dtype, {count}, device_.allocator());
-  if (!array.ok()) return array.status();
-  RETURN_IF_ERROR(device_.allocator()->CopyFromHost(data, array->raw_data(),
-                                                    array->bytes()));
-  arrays_.push_back(*std::move(array));
+  ASSIGN_OR_RETURN(Tensor array,
+                   Tensor::Create(dtype, {count}, device_.allocator()));
+  RETURN_IF_ERROR(
+      device_.allocator()->CopyFromHost(data, array.raw_data(), array.bytes()));
+  arrays_.push_back(std::move(array));
   return arrays_.back().raw_data();
 }
 
 absl::StatusOr<const float*> DeviceArrays::Upload(
     absl::Span<const float> values) {
   if (host_memory()) return values.data();
-  absl::StatusOr<void*> up =
-      UploadBytes(values.data(), DType::kFloat32, values.size());
-  if (!up.ok()) return up.status();
-  return static_cast<const float*>(*up);
+  ASSIGN_OR_RETURN(void* up,
+                   UploadBytes(values.data(), DType::kFloat32, values.size()));
+  return static_cast<const float*>(up);
 }
 
 absl::StatusOr<const int64_t*> DeviceArrays::Upload(
     absl::Span<const int64_t> values) {
   if (host_memory()) return values.data();
-  absl::StatusOr<void*> up =
-      UploadBytes(values.data(), DType::kInt64, values.size());
-  if (!up.ok()) return up.status();
-  return static_cast<const int64_t*>(*up);
+  ASSIGN_OR_RETURN(void* up,
+                   UploadBytes(values.data(), DType::kInt64, values.size()));
+  return static_cast<const int64_t*>(up);
 }
 
 absl::StatusOr<const int32_t*> DeviceArrays::Upload(
@@ -42,10 +39,9 @@ absl::StatusOr<const int32_t*> DeviceArrays::Upload(
   // Tensors hold float32 or int64; int32 ids travel in a float32 tensor of
   // the same size, which is only a buffer here.
   static_assert(sizeof(int32_t) == sizeof(float));
-  absl::StatusOr<void*> up =
-      UploadBytes(values.data(), DType::kFloat32, values.size());
-  if (!up.ok()) return up.status();
-  return static_cast<const int32_t*>(*up);
+  ASSIGN_OR_RETURN(void* up,
+                   UploadBytes(values.data(), DType::kFloat32, values.size()));
+  return static_cast<const int32_t*>(up);
 }
 
 absl::StatusOr<const int32_t*> DeviceArrays::UploadOwned(
@@ -56,10 +52,9 @@ absl::StatusOr<const int32_t*> DeviceArrays::UploadOwned(
 }
 
 absl::StatusOr<float*> DeviceArrays::Floats(int64_t n) {
-  absl::StatusOr<Tensor> array =
-      Tensor::Create(DType::kFloat32, {n}, device_.allocator());
-  if (!array.ok()) return array.status();
-  arrays_.push_back(*std::move(array));
+  ASSIGN_OR_RETURN(Tensor array,
+                   Tensor::Create(DType::kFloat32, {n}, device_.allocator()));
+  arrays_.push_back(std::move(array));
   return static_cast<float*>(arrays_.back().raw_data());
 }
 

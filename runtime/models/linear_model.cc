@@ -41,41 +41,34 @@ absl::Status LinearModel::ComputeOn(Device& device, const Batch& batch,
   RETURN_IF_ERROR(CheckValues(variables_, values));
   DeviceArrays arrays(device);
   DeviceMath& math = arrays.math();
-  absl::StatusOr<const float*> x = arrays.Upload(batch.dense);
-  if (!x.ok()) return x.status();
-  absl::StatusOr<const float*> labels = arrays.Upload(batch.labels);
-  if (!labels.ok()) return labels.status();
-  absl::StatusOr<const float*> weights = arrays.Upload(values[kWeights].dense);
-  if (!weights.ok()) return weights.status();
-  absl::StatusOr<const float*> bias = arrays.Upload(values[kBias].dense);
-  if (!bias.ok()) return bias.status();
+  ASSIGN_OR_RETURN(const float* x, arrays.Upload(batch.dense));
+  ASSIGN_OR_RETURN(const float* labels, arrays.Upload(batch.labels));
+  ASSIGN_OR_RETURN(const float* weights, arrays.Upload(values[kWeights].dense));
+  ASSIGN_OR_RETURN(const float* bias, arrays.Upload(values[kBias].dense));
 
   const int64_t n = batch.size;
   const int64_t f = num_features_;
   // d/dp (p - y)^2 = 2 (p - y), in loss->d_logits.
-  absl::StatusOr<LossArrays> loss =
-      LossArrays::Make(arrays, n, 1, with_gradients);
-  if (!loss.ok()) return loss.status();
-  RETURN_IF_ERROR(math.Gemm(false, false, n, 1, f, 1.0f, *x, *weights, 0.0f,
-                            loss->predictions));
-  RETURN_IF_ERROR(math.AddBias(n, 1, *bias, loss->predictions));
-  RETURN_IF_ERROR(math.SquaredError(n, loss->predictions, *labels, loss->losses,
-                                    loss->d_logits));
+  ASSIGN_OR_RETURN(LossArrays loss,
+                   LossArrays::Make(arrays, n, 1, with_gradients));
+  RETURN_IF_ERROR(math.Gemm(false, false, n, 1, f, 1.0f, x, weights, 0.0f,
+                            loss.predictions));
+  RETURN_IF_ERROR(math.AddBias(n, 1, bias, loss.predictions));
+  RETURN_IF_ERROR(math.SquaredError(n, loss.predictions, labels, loss.losses,
+                                    loss.d_logits));
 
   result->gradients.clear();
   if (with_gradients) {
     result->gradients.resize(variables_.size());
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
-    absl::StatusOr<float*> d_weights = gradients.For(kWeights, f);
-    if (!d_weights.ok()) return d_weights.status();
-    RETURN_IF_ERROR(math.Gemm(true, false, f, 1, n, 1.0f, *x, loss->d_logits,
-                              0.0f, *d_weights));
-    absl::StatusOr<float*> d_bias = gradients.For(kBias, 1);
-    if (!d_bias.ok()) return d_bias.status();
-    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss->d_logits, *d_bias));
+    ASSIGN_OR_RETURN(float* d_weights, gradients.For(kWeights, f));
+    RETURN_IF_ERROR(math.Gemm(true, false, f, 1, n, 1.0f, x, loss.d_logits,
+                              0.0f, d_weights));
+    ASSIGN_OR_RETURN(float* d_bias, gradients.For(kBias, 1));
+    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss.d_logits, d_bias));
     RETURN_IF_ERROR(gradients.Finish());
   }
-  return loss->Finish(arrays, n, 1, result);
+  return loss.Finish(arrays, n, 1, result);
 }
 
 }  // namespace distrt

@@ -43,25 +43,21 @@ absl::Status LogRegModel::ComputeOn(Device& device, const Batch& batch,
   RETURN_IF_ERROR(CheckValues(variables_, values));
   DeviceArrays arrays(device);
   DeviceMath& math = arrays.math();
-  absl::StatusOr<const int32_t*> rows =
-      UploadSliceRows(arrays, batch, variables_[kWeights], values[kWeights]);
-  if (!rows.ok()) return rows.status();
-  absl::StatusOr<SparseBatchArrays> sparse =
-      SparseBatchArrays::Upload(arrays, batch);
-  if (!sparse.ok()) return sparse.status();
-  absl::StatusOr<const float*> weights = arrays.Upload(values[kWeights].rows);
-  if (!weights.ok()) return weights.status();
-  absl::StatusOr<const float*> bias = arrays.Upload(values[kBias].dense);
-  if (!bias.ok()) return bias.status();
+  ASSIGN_OR_RETURN(
+      const int32_t* rows,
+      UploadSliceRows(arrays, batch, variables_[kWeights], values[kWeights]));
+  ASSIGN_OR_RETURN(SparseBatchArrays sparse,
+                   SparseBatchArrays::Upload(arrays, batch));
+  ASSIGN_OR_RETURN(const float* weights, arrays.Upload(values[kWeights].rows));
+  ASSIGN_OR_RETURN(const float* bias, arrays.Upload(values[kBias].dense));
 
   const int64_t n = batch.size;
-  absl::StatusOr<float*> logits =
-      SparseLinearLogits(arrays, *sparse, n, *rows, *weights, *bias);
-  if (!logits.ok()) return logits.status();
+  ASSIGN_OR_RETURN(float* logits,
+                   SparseLinearLogits(arrays, sparse, n, rows, weights, bias));
   // d loss / d logit of the binary cross-entropy.
-  absl::StatusOr<LossArrays> loss = LossArrays::OfSigmoidCrossEntropy(
-      arrays, n, *logits, sparse->labels, with_gradients);
-  if (!loss.ok()) return loss.status();
+  ASSIGN_OR_RETURN(LossArrays loss,
+                   LossArrays::OfSigmoidCrossEntropy(
+                       arrays, n, logits, sparse.labels, with_gradients));
 
   result->gradients.clear();
   if (with_gradients) {
@@ -69,15 +65,14 @@ absl::Status LogRegModel::ComputeOn(Device& device, const Batch& batch,
     VariableSlice& d_weights = result->gradients[kWeights];
     d_weights = ZeroGradient(values[kWeights]);
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
-    absl::StatusOr<float*> d_bias = gradients.For(kBias, 1);
-    if (!d_bias.ok()) return d_bias.status();
-    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss->d_logits, *d_bias));
+    ASSIGN_OR_RETURN(float* d_bias, gradients.For(kBias, 1));
+    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss.d_logits, d_bias));
     RETURN_IF_ERROR(gradients.Finish());
-    RETURN_IF_ERROR(SparseRowsGradient(arrays, *sparse, n, 1, *rows,
-                                       loss->d_logits,
+    RETURN_IF_ERROR(SparseRowsGradient(arrays, sparse, n, 1, rows,
+                                       loss.d_logits,
                                        absl::MakeSpan(d_weights.rows)));
   }
-  return loss->Finish(arrays, n, 1, result);
+  return loss.Finish(arrays, n, 1, result);
 }
 
 }  // namespace distrt

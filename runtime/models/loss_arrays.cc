@@ -8,16 +8,13 @@ absl::StatusOr<LossArrays> LossArrays::Make(DeviceArrays& arrays, int64_t n,
                                             int64_t outputs,
                                             bool with_gradients) {
   LossArrays made;
-  absl::StatusOr<float*> predictions = arrays.Floats(n * outputs);
-  if (!predictions.ok()) return predictions.status();
-  made.predictions = *predictions;
-  absl::StatusOr<float*> losses = arrays.Floats(n);
-  if (!losses.ok()) return losses.status();
-  made.losses = *losses;
+  ASSIGN_OR_RETURN(float* predictions, arrays.Floats(n * outputs));
+  made.predictions = predictions;
+  ASSIGN_OR_RETURN(float* losses, arrays.Floats(n));
+  made.losses = losses;
   if (with_gradients) {
-    absl::StatusOr<float*> d_logits = arrays.Floats(n * outputs);
-    if (!d_logits.ok()) return d_logits.status();
-    made.d_logits = *d_logits;
+    ASSIGN_OR_RETURN(float* d_logits, arrays.Floats(n * outputs));
+    made.d_logits = d_logits;
   }
   return made;
 }
@@ -38,9 +35,8 @@ absl::Status LossArrays::Finish(DeviceArrays& arrays, int64_t n,
   result->predictions.resize(n * outputs);
   RETURN_IF_ERROR(
       arrays.Download(predictions, absl::MakeSpan(result->predictions)));
-  absl::StatusOr<double> loss_sum = arrays.SumOnHost(losses, n);
-  if (!loss_sum.ok()) return loss_sum.status();
-  result->loss_sum = *loss_sum;
+  ASSIGN_OR_RETURN(double loss_sum, arrays.SumOnHost(losses, n));
+  result->loss_sum = loss_sum;
   return absl::OkStatus();
 }
 

@@ -52,35 +52,31 @@ absl::Status MlpModel::ComputeOn(Device& device, const Batch& batch,
 
   const int64_t n = batch.size;
   DeviceArrays arrays(device);
-  absl::StatusOr<std::vector<const float*>> params =
-      layers_.UploadParams(arrays, values);
-  if (!params.ok()) return params.status();
-  absl::StatusOr<const float*> input = arrays.Upload(batch.dense);
-  if (!input.ok()) return input.status();
-  absl::StatusOr<const float*> labels = arrays.Upload(batch.labels);
-  if (!labels.ok()) return labels.status();
+  ASSIGN_OR_RETURN(std::vector<const float*> params,
+                   layers_.UploadParams(arrays, values));
+  ASSIGN_OR_RETURN(const float* input, arrays.Upload(batch.dense));
+  ASSIGN_OR_RETURN(const float* labels, arrays.Upload(batch.labels));
   std::vector<const float*> activations;
-  RETURN_IF_ERROR(layers_.Forward(arrays, *params, n, *input, &activations));
+  RETURN_IF_ERROR(layers_.Forward(arrays, params, n, input, &activations));
 
   // d loss / d logits of the softmax cross-entropy: probabilities - one-hot.
-  absl::StatusOr<LossArrays> loss =
-      LossArrays::Make(arrays, n, num_classes_, with_gradients);
-  if (!loss.ok()) return loss.status();
+  ASSIGN_OR_RETURN(LossArrays loss,
+                   LossArrays::Make(arrays, n, num_classes_, with_gradients));
   RETURN_IF_ERROR(arrays.math().SoftmaxCrossEntropy(
-      n, num_classes_, activations.back(), *labels, loss->predictions,
-      loss->losses, loss->d_logits));
+      n, num_classes_, activations.back(), labels, loss.predictions,
+      loss.losses, loss.d_logits));
 
   result->gradients.clear();
   if (with_gradients) {
     result->gradients.resize(variables_.size());
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
-    RETURN_IF_ERROR(layers_.Backward(arrays, *params, n, activations,
-                                     loss->d_logits, gradients,
+    RETURN_IF_ERROR(layers_.Backward(arrays, params, n, activations,
+                                     loss.d_logits, gradients,
                                      /*first_variable=*/0,
                                      /*d_input=*/nullptr));
     RETURN_IF_ERROR(gradients.Finish());
   }
-  return loss->Finish(arrays, n, num_classes_, result);
+  return loss.Finish(arrays, n, num_classes_, result);
 }
 
 }  // namespace distrt

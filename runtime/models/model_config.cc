@@ -88,7 +88,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelConfig& config) {
         absl::StrCat("model config: unknown model name \"", config.name,
                      "\"; known: ", absl::StrJoin(names, ", ")));
   }
-  if (absl::Status s = CheckConfig(config); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckConfig(config));
 
   ModelVariableOptions options;
   options.optimizer = config.optimizer;

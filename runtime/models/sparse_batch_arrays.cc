@@ -11,15 +11,12 @@ namespace distrt {
 absl::StatusOr<SparseBatchArrays> SparseBatchArrays::Upload(
     DeviceArrays& arrays, const Batch& batch) {
   SparseBatchArrays up;
-  absl::StatusOr<const int64_t*> offsets = arrays.Upload(batch.offsets);
-  if (!offsets.ok()) return offsets.status();
-  up.offsets = *offsets;
-  absl::StatusOr<const float*> values = arrays.Upload(batch.values);
-  if (!values.ok()) return values.status();
-  up.values = *values;
-  absl::StatusOr<const float*> labels = arrays.Upload(batch.labels);
-  if (!labels.ok()) return labels.status();
-  up.labels = *labels;
+  ASSIGN_OR_RETURN(const int64_t* offsets, arrays.Upload(batch.offsets));
+  up.offsets = offsets;
+  ASSIGN_OR_RETURN(const float* values, arrays.Upload(batch.values));
+  up.values = values;
+  ASSIGN_OR_RETURN(const float* labels, arrays.Upload(batch.labels));
+  up.labels = labels;
   return up;
 }
 
@@ -33,10 +30,9 @@ absl::StatusOr<const int32_t*> UploadSliceRows(DeviceArrays& arrays,
         absl::StrCat("a batch uses ", slice.ids.size(), " rows of ",
                      variable.name(), "; at most 2^31 - 1 are supported"));
   }
-  absl::StatusOr<std::vector<int64_t>> rows =
-      SliceRowsOfFeatures(batch, variable, slice);
-  if (!rows.ok()) return rows.status();
-  return arrays.UploadOwned(std::vector<int32_t>(rows->begin(), rows->end()));
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows,
+                   SliceRowsOfFeatures(batch, variable, slice));
+  return arrays.UploadOwned(std::vector<int32_t>(rows.begin(), rows.end()));
 }
 
 absl::StatusOr<float*> SparseLinearLogits(
@@ -55,11 +51,10 @@ absl::Status SparseRowsGradient(DeviceArrays& arrays,
                                 int64_t num_examples, int64_t width,
                                 const int32_t* rows, const float* d_out,
                                 absl::Span<float> gradient) {
-  absl::StatusOr<float*> table = arrays.Zeros(gradient.size());
-  if (!table.ok()) return table.status();
+  ASSIGN_OR_RETURN(float* table, arrays.Zeros(gradient.size()));
   RETURN_IF_ERROR(arrays.math().SparseScatterAdd(
-      num_examples, width, sparse.offsets, rows, sparse.values, d_out, *table));
-  return arrays.Download(*table, gradient);
+      num_examples, width, sparse.offsets, rows, sparse.values, d_out, table));
+  return arrays.Download(table, gradient);
 }
 
 }  // namespace distrt

@@ -74,49 +74,42 @@ absl::Status WideDeepModel::ComputeOn(
   RETURN_IF_ERROR(CheckValues(variables_, values));
   DeviceArrays arrays(device);
   DeviceMath& math = arrays.math();
-  absl::StatusOr<const int32_t*> wide_rows = UploadSliceRows(
-      arrays, batch, variables_[kWideWeights], values[kWideWeights]);
-  if (!wide_rows.ok()) return wide_rows.status();
-  absl::StatusOr<const int32_t*> embedding_rows = UploadSliceRows(
-      arrays, batch, variables_[kEmbedding], values[kEmbedding]);
-  if (!embedding_rows.ok()) return embedding_rows.status();
-  absl::StatusOr<SparseBatchArrays> sparse =
-      SparseBatchArrays::Upload(arrays, batch);
-  if (!sparse.ok()) return sparse.status();
-  absl::StatusOr<const float*> wide_weights =
-      arrays.Upload(values[kWideWeights].rows);
-  if (!wide_weights.ok()) return wide_weights.status();
-  absl::StatusOr<const float*> wide_bias =
-      arrays.Upload(values[kWideBias].dense);
-  if (!wide_bias.ok()) return wide_bias.status();
-  absl::StatusOr<const float*> embedding =
-      arrays.Upload(values[kEmbedding].rows);
-  if (!embedding.ok()) return embedding.status();
+  ASSIGN_OR_RETURN(const int32_t* wide_rows,
+                   UploadSliceRows(arrays, batch, variables_[kWideWeights],
+                                   values[kWideWeights]));
+  ASSIGN_OR_RETURN(const int32_t* embedding_rows,
+                   UploadSliceRows(arrays, batch, variables_[kEmbedding],
+                                   values[kEmbedding]));
+  ASSIGN_OR_RETURN(SparseBatchArrays sparse,
+                   SparseBatchArrays::Upload(arrays, batch));
+  ASSIGN_OR_RETURN(const float* wide_weights,
+                   arrays.Upload(values[kWideWeights].rows));
+  ASSIGN_OR_RETURN(const float* wide_bias,
+                   arrays.Upload(values[kWideBias].dense));
+  ASSIGN_OR_RETURN(const float* embedding,
+                   arrays.Upload(values[kEmbedding].rows));
   const absl::Span<const VariableSlice> deep_values =
       values.subspan(kFirstDeep);
-  absl::StatusOr<std::vector<const float*>> deep_params =
-      deep_.UploadParams(arrays, deep_values);
-  if (!deep_params.ok()) return deep_params.status();
+  ASSIGN_OR_RETURN(std::vector<const float*> deep_params,
+                   deep_.UploadParams(arrays, deep_values));
 
   const int64_t n = batch.size;
   const int64_t dim = embedding_dim_;
   // Forward: the wide logits, and each example's features pooled into one
   // embedding (the value-weighted sum of their rows) for the deep part.
-  absl::StatusOr<float*> logits = SparseLinearLogits(
-      arrays, *sparse, n, *wide_rows, *wide_weights, *wide_bias);
-  if (!logits.ok()) return logits.status();
-  absl::StatusOr<float*> pooled = arrays.Zeros(n * dim);
-  if (!pooled.ok()) return pooled.status();
-  RETURN_IF_ERROR(math.SparseGatherSum(n, dim, sparse->offsets, *embedding_rows,
-                                       sparse->values, *embedding, *pooled));
+  ASSIGN_OR_RETURN(float* logits,
+                   SparseLinearLogits(arrays, sparse, n, wide_rows,
+                                      wide_weights, wide_bias));
+  ASSIGN_OR_RETURN(float* pooled, arrays.Zeros(n * dim));
+  RETURN_IF_ERROR(math.SparseGatherSum(n, dim, sparse.offsets, embedding_rows,
+                                       sparse.values, embedding, pooled));
   std::vector<const float*> activations;
-  RETURN_IF_ERROR(
-      deep_.Forward(arrays, *deep_params, n, *pooled, &activations));
-  RETURN_IF_ERROR(math.Axpy(n, 1.0f, activations.back(), *logits));
+  RETURN_IF_ERROR(deep_.Forward(arrays, deep_params, n, pooled, &activations));
+  RETURN_IF_ERROR(math.Axpy(n, 1.0f, activations.back(), logits));
   // d loss / d logit of the binary cross-entropy.
-  absl::StatusOr<LossArrays> loss = LossArrays::OfSigmoidCrossEntropy(
-      arrays, n, *logits, sparse->labels, with_gradients);
-  if (!loss.ok()) return loss.status();
+  ASSIGN_OR_RETURN(LossArrays loss,
+                   LossArrays::OfSigmoidCrossEntropy(
+                       arrays, n, logits, sparse.labels, with_gradients));
 
   result->gradients.clear();
   if (with_gradients) {
@@ -126,22 +119,21 @@ absl::Status WideDeepModel::ComputeOn(
     d_wide = ZeroGradient(values[kWideWeights]);
     d_embedding = ZeroGradient(values[kEmbedding]);
     DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
-    absl::StatusOr<float*> d_wide_bias = gradients.For(kWideBias, 1);
-    if (!d_wide_bias.ok()) return d_wide_bias.status();
-    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss->d_logits, *d_wide_bias));
+    ASSIGN_OR_RETURN(float* d_wide_bias, gradients.For(kWideBias, 1));
+    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss.d_logits, d_wide_bias));
     float* d_pooled = nullptr;
-    RETURN_IF_ERROR(deep_.Backward(arrays, *deep_params, n, activations,
-                                   loss->d_logits, gradients, kFirstDeep,
+    RETURN_IF_ERROR(deep_.Backward(arrays, deep_params, n, activations,
+                                   loss.d_logits, gradients, kFirstDeep,
                                    &d_pooled));
     RETURN_IF_ERROR(gradients.Finish());
-    RETURN_IF_ERROR(SparseRowsGradient(arrays, *sparse, n, 1, *wide_rows,
-                                       loss->d_logits,
+    RETURN_IF_ERROR(SparseRowsGradient(arrays, sparse, n, 1, wide_rows,
+                                       loss.d_logits,
                                        absl::MakeSpan(d_wide.rows)));
-    RETURN_IF_ERROR(SparseRowsGradient(arrays, *sparse, n, dim, *embedding_rows,
+    RETURN_IF_ERROR(SparseRowsGradient(arrays, sparse, n, dim, embedding_rows,
                                        d_pooled,
                                        absl::MakeSpan(d_embedding.rows)));
   }
-  return loss->Finish(arrays, n, 1, result);
+  return loss.Finish(arrays, n, 1, result);
 }
 
 }  // namespace distrt

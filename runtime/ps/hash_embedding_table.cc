@@ -186,10 +186,7 @@ int64_t HashEmbeddingTable::FindOrCreate(int64_t id) {
 
 absl::Status HashEmbeddingTable::Pull(absl::Span<const int64_t> ids,
                                       absl::Span<float> out) {
-  if (absl::Status s = CheckSize("the pull buffer", ids.size(), out.size());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSize("the pull buffer", ids.size(), out.size()));
   const int64_t dim = spec_.dim;
   absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < ids.size(); ++i) {

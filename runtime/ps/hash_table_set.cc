@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -34,11 +35,10 @@ absl::StatusOr<HashEmbeddingTable*> HashTableSet::Create(
     }
     return it->second.get();
   }
-  absl::StatusOr<std::unique_ptr<HashEmbeddingTable>> table =
-      HashEmbeddingTable::Create(spec);
-  if (!table.ok()) return table.status();
-  HashEmbeddingTable* raw = table->get();
-  tables_[spec.name] = *std::move(table);
+  ASSIGN_OR_RETURN(std::unique_ptr<HashEmbeddingTable> table,
+                   HashEmbeddingTable::Create(spec));
+  HashEmbeddingTable* raw = table.get();
+  tables_[spec.name] = std::move(table);
   return raw;
 }
 

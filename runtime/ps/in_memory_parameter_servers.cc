@@ -113,11 +113,10 @@ absl::Status ForEachPart(const VariablePlacement& variable,
 absl::StatusOr<std::unique_ptr<InMemoryParameterServers>>
 InMemoryParameterServers::Create(int num_ps_tasks,
                                  PlacementStrategy placement) {
-  absl::StatusOr<VariablePlacer> placer =
-      VariablePlacer::Create(num_ps_tasks, placement);
-  if (!placer.ok()) return placer.status();
+  ASSIGN_OR_RETURN(VariablePlacer placer,
+                   VariablePlacer::Create(num_ps_tasks, placement));
   return std::unique_ptr<InMemoryParameterServers>(
-      new InMemoryParameterServers(num_ps_tasks, *std::move(placer)));
+      new InMemoryParameterServers(num_ps_tasks, std::move(placer)));
 }
 
 InMemoryParameterServers::InMemoryParameterServers(int num_ps_tasks,
@@ -149,9 +148,9 @@ absl::StatusOr<VariablePlacement> InMemoryParameterServers::CreateVariable(
       placement = it->second;
       placement.spec = spec;  // the stores compare specs
     } else {
-      absl::StatusOr<VariablePlacement> placed = placer_.Place(spec, partition);
-      if (!placed.ok()) return placed.status();
-      placement = *std::move(placed);
+      ASSIGN_OR_RETURN(VariablePlacement placed,
+                       placer_.Place(spec, partition));
+      placement = std::move(placed);
     }
   }
   return CreateParts(std::move(placement));
@@ -161,11 +160,10 @@ absl::StatusOr<VariablePlacement>
 InMemoryParameterServers::CreateVariableColocated(
     const VariableSpec& spec, absl::string_view colocate_with) {
   RETURN_IF_ERROR(ValidateVariableSpec(spec));
-  absl::StatusOr<VariablePlacement> other = Lookup(colocate_with);
-  if (!other.ok()) return other.status();
+  ASSIGN_OR_RETURN(VariablePlacement other, Lookup(colocate_with));
   VariablePlacement placement;
   placement.spec = spec;
-  placement.parts.push_back({other->parts[0].ps_task, {0, NumRows(spec)}});
+  placement.parts.push_back({other.parts[0].ps_task, {0, NumRows(spec)}});
   return CreateParts(std::move(placement));
 }
 

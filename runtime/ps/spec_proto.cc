@@ -1,6 +1,7 @@
 #include "runtime/ps/spec_proto.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -105,13 +106,11 @@ namespace {
 absl::Status DecodeUpdates(const ps::InitializerConfig& init_proto,
                            const ps::OptimizerConfig& opt_proto,
                            InitializerSpec* init, OptimizerConfig* opt) {
-  absl::StatusOr<InitializerSpec> decoded_init =
-      InitializerFromProto(init_proto);
-  if (!decoded_init.ok()) return decoded_init.status();
-  absl::StatusOr<OptimizerConfig> decoded_opt = OptimizerFromProto(opt_proto);
-  if (!decoded_opt.ok()) return decoded_opt.status();
-  *init = *decoded_init;
-  *opt = *decoded_opt;
+  ASSIGN_OR_RETURN(InitializerSpec decoded_init,
+                   InitializerFromProto(init_proto));
+  ASSIGN_OR_RETURN(OptimizerConfig decoded_opt, OptimizerFromProto(opt_proto));
+  *init = decoded_init;
+  *opt = decoded_opt;
   return absl::OkStatus();
 }
 
@@ -154,9 +153,8 @@ void VariableInfoToProto(const VariableInfo& info, ps::VariableInfo* proto) {
 
 absl::StatusOr<VariableInfo> VariableInfoFromProto(
     const ps::VariableInfo& proto) {
-  absl::StatusOr<VariableSpec> spec = VariableSpecFromProto(proto.spec());
-  if (!spec.ok()) return spec.status();
-  return VariableInfo{*std::move(spec), RowRangeFromProto(proto.rows_held()),
+  ASSIGN_OR_RETURN(VariableSpec spec, VariableSpecFromProto(proto.spec()));
+  return VariableInfo{std::move(spec), RowRangeFromProto(proto.rows_held()),
                       proto.bytes(), proto.step()};
 }
 

@@ -175,9 +175,8 @@ VariableStore::FindChecked(absl::string_view name, DType dtype,
 
 absl::StatusOr<VariableInfo> VariableStore::Lookup(
     absl::string_view name) const {
-  absl::StatusOr<std::shared_ptr<Variable>> v = Find(name);
-  if (!v.ok()) return v.status();
-  return InfoOf(**v);
+  ASSIGN_OR_RETURN(std::shared_ptr<Variable> v, Find(name));
+  return InfoOf(*v);
 }
 
 std::vector<VariableInfo> VariableStore::List() const {
@@ -202,18 +201,16 @@ int64_t VariableStore::TotalBytes() const {
 
 absl::StatusOr<VariableState> VariableStore::Snapshot(
     absl::string_view name) const {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
-  if (!found.ok()) return found.status();
-  const Variable& v = **found;
+  ASSIGN_OR_RETURN(std::shared_ptr<Variable> found, Find(name));
+  const Variable& v = *found;
   absl::MutexLock lock(&v.mu);
   return VariableState{v.step, v.values, v.ints, v.slots};
 }
 
 absl::Status VariableStore::Replace(absl::string_view name,
                                     VariableState state) {
-  absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
-  if (!found.ok()) return found.status();
-  Variable& v = **found;
+  ASSIGN_OR_RETURN(std::shared_ptr<Variable> found, Find(name));
+  Variable& v = *found;
   const int64_t elements = v.rows.size() * v.width;
   const bool is_float = v.spec.dtype == DType::kFloat32;
   if (state.step < 0) {
@@ -257,10 +254,10 @@ absl::Status VariableStore::Replace(absl::string_view name,
 
 absl::Status VariableStore::PullRows(absl::string_view name, RowRange rows,
                                      absl::Span<float> out) const {
-  absl::StatusOr<std::shared_ptr<Variable>> found =
-      FindChecked(name, DType::kFloat32, rows, "the pull buffer", out.size());
-  if (!found.ok()) return found.status();
-  const Variable& v = **found;
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<Variable> found,
+      FindChecked(name, DType::kFloat32, rows, "the pull buffer", out.size()));
+  const Variable& v = *found;
   absl::MutexLock lock(&v.mu);
   std::copy_n(v.values.begin() + v.Offset(rows.begin), out.size(), out.begin());
   return absl::OkStatus();
@@ -285,10 +282,10 @@ absl::Status VariableStore::PushRows(
                      " bytes, not a whole number of float32 elements"));
   }
   const size_t elements = bytes / sizeof(float);
-  absl::StatusOr<std::shared_ptr<Variable>> found =
-      FindChecked(name, DType::kFloat32, rows, "the gradient", elements);
-  if (!found.ok()) return found.status();
-  Variable& v = **found;
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<Variable> found,
+      FindChecked(name, DType::kFloat32, rows, "the gradient", elements));
+  Variable& v = *found;
   // 16 KiB: the staged gradient, its values and slots stay in L1/L2 while
   // the optimizer runs over them.
   constexpr size_t kStageElements = 4096;
@@ -329,10 +326,10 @@ absl::Status VariableStore::PushRows(
 
 absl::Status VariableStore::PullInt64(absl::string_view name, RowRange rows,
                                       absl::Span<int64_t> out) const {
-  absl::StatusOr<std::shared_ptr<Variable>> found =
-      FindChecked(name, DType::kInt64, rows, "the pull buffer", out.size());
-  if (!found.ok()) return found.status();
-  const Variable& v = **found;
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<Variable> found,
+      FindChecked(name, DType::kInt64, rows, "the pull buffer", out.size()));
+  const Variable& v = *found;
   absl::MutexLock lock(&v.mu);
   std::copy_n(v.ints.begin() + v.Offset(rows.begin), out.size(), out.begin());
   return absl::OkStatus();
@@ -340,10 +337,10 @@ absl::Status VariableStore::PullInt64(absl::string_view name, RowRange rows,
 
 absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
                                      absl::Span<const int64_t> delta) {
-  absl::StatusOr<std::shared_ptr<Variable>> found =
-      FindChecked(name, DType::kInt64, rows, "the increment", delta.size());
-  if (!found.ok()) return found.status();
-  Variable& v = **found;
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<Variable> found,
+      FindChecked(name, DType::kInt64, rows, "the increment", delta.size()));
+  Variable& v = *found;
   absl::MutexLock lock(&v.mu);
   const int64_t offset = v.Offset(rows.begin);
   // Checked before anything is added, so that an increment that would
@@ -364,10 +361,10 @@ absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
 absl::Status VariableStore::PullSparse(absl::string_view name,
                                        absl::Span<const int64_t> ids,
                                        absl::Span<float> out) const {
-  absl::StatusOr<std::shared_ptr<Variable>> found =
-      FindChecked(name, DType::kFloat32, ids, "the pull buffer", out.size());
-  if (!found.ok()) return found.status();
-  const Variable& v = **found;
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<Variable> found,
+      FindChecked(name, DType::kFloat32, ids, "the pull buffer", out.size()));
+  const Variable& v = *found;
   absl::MutexLock lock(&v.mu);
   for (size_t i = 0; i < ids.size(); ++i) {
     std::copy_n(v.values.begin() + v.Offset(ids[i]), v.width,
@@ -379,10 +376,10 @@ absl::Status VariableStore::PullSparse(absl::string_view name,
 absl::Status VariableStore::PushSparse(absl::string_view name,
                                        absl::Span<const int64_t> ids,
                                        absl::Span<const float> grads) {
-  absl::StatusOr<std::shared_ptr<Variable>> found =
-      FindChecked(name, DType::kFloat32, ids, "the gradient", grads.size());
-  if (!found.ok()) return found.status();
-  Variable& v = **found;
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<Variable> found,
+      FindChecked(name, DType::kFloat32, ids, "the gradient", grads.size()));
+  Variable& v = *found;
   // Sum the gradients of repeated ids, outside the lock.
   absl::flat_hash_map<int64_t, size_t> slot_of_id;
   slot_of_id.reserve(ids.size());

@@ -11,10 +11,9 @@ namespace distrt {
 
 absl::StatusOr<std::unique_ptr<EventFileReader>> EventFileReader::Open(
     const std::string& path) {
-  absl::StatusOr<std::unique_ptr<ReadOnlyFile>> file = ReadOnlyFile::Open(path);
-  if (!file.ok()) return file.status();
-  return std::unique_ptr<EventFileReader>(
-      new EventFileReader(*std::move(file)));
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadOnlyFile> file,
+                   ReadOnlyFile::Open(path));
+  return std::unique_ptr<EventFileReader>(new EventFileReader(std::move(file)));
 }
 
 absl::Status EventFileReader::ReadEvent(summary::Event* event) {
@@ -71,13 +70,12 @@ absl::Status EventFileReader::ReadEvent(summary::Event* event) {
 
 absl::StatusOr<std::vector<summary::Event>> ReadEvents(
     const std::string& path) {
-  absl::StatusOr<std::unique_ptr<EventFileReader>> reader =
-      EventFileReader::Open(path);
-  if (!reader.ok()) return reader.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<EventFileReader> reader,
+                   EventFileReader::Open(path));
   std::vector<summary::Event> events;
   while (true) {
     summary::Event event;
-    const absl::Status s = (*reader)->ReadEvent(&event);
+    const absl::Status s = reader->ReadEvent(&event);
     if (absl::IsOutOfRange(s)) return events;
     if (!s.ok()) return s;
     events.push_back(std::move(event));
@@ -85,10 +83,9 @@ absl::StatusOr<std::vector<summary::Event>> ReadEvents(
 }
 
 absl::StatusOr<std::vector<ScalarPoint>> ReadScalars(const std::string& path) {
-  absl::StatusOr<std::vector<summary::Event>> events = ReadEvents(path);
-  if (!events.ok()) return events.status();
+  ASSIGN_OR_RETURN(std::vector<summary::Event> events, ReadEvents(path));
   std::vector<ScalarPoint> points;
-  for (const summary::Event& event : *events) {
+  for (const summary::Event& event : events) {
     if (!event.has_summary()) continue;
     for (const summary::Summary::Value& value : event.summary().value()) {
       if (value.value_case() != summary::Summary::Value::kSimpleValue) {

@@ -46,12 +46,11 @@ absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(
                      "\" for log directory ", log_dir, " contains '/' or NUL"));
   }
   RETURN_IF_ERROR(CreateDirectories(log_dir));
-  absl::StatusOr<std::string> host = HostName();
-  if (!host.ok()) return host.status();
+  ASSIGN_OR_RETURN(std::string host, HostName());
 
   const absl::Time now = absl::Now();
   std::string name = absl::StrFormat("events.out.tfevents.%010d.%s",
-                                     absl::ToUnixSeconds(now), *host);
+                                     absl::ToUnixSeconds(now), host);
   if (!suffix.empty()) absl::StrAppend(&name, ".", suffix);
   std::string path = JoinPath(log_dir, name);
 

@@ -67,12 +67,10 @@ absl::Status CreateLike(const std::vector<Entry>& entries, VariableStore& store,
   for (const Entry& e : entries) {
     if (e.variable != nullptr) {
       const VariableSpec& spec = e.variable->spec();
-      absl::StatusOr<VariableInfo> created = store.Create(spec, AllRows(spec));
-      if (!created.ok()) return created.status();
+      ASSIGN_OR_RETURN(VariableInfo created, store.Create(spec, AllRows(spec)));
     } else {
-      absl::StatusOr<HashEmbeddingTable*> created =
-          tables.Create(e.table->spec());
-      if (!created.ok()) return created.status();
+      ASSIGN_OR_RETURN(HashEmbeddingTable * created,
+                       tables.Create(e.table->spec()));
     }
   }
   return absl::OkStatus();
@@ -249,22 +247,20 @@ absl::Status ExportAll(const std::vector<Entry>& entries, StateBuffers& out) {
     const Entry& e = entries[i];
     int64_t table_rows = 0;
     if (e.variable != nullptr) {
-      absl::StatusOr<VariableState> state = e.variable->ExportState(0);
-      if (!state.ok()) return state.status();
-      out.ints.push_back(state->step);
-      Append(state->ints, out.ints);
-      Append(state->values, out.floats);
-      for (const std::vector<float>& slot : state->slots) {
+      ASSIGN_OR_RETURN(VariableState state, e.variable->ExportState(0));
+      out.ints.push_back(state.step);
+      Append(state.ints, out.ints);
+      Append(state.values, out.floats);
+      for (const std::vector<float>& slot : state.slots) {
         Append(slot, out.floats);
       }
     } else {
-      absl::StatusOr<HashTableState> state = e.table->ExportState();
-      if (!state.ok()) return state.status();
-      table_rows = static_cast<int64_t>(state->ids.size());
-      Append(state->ids, out.ints);
-      Append(state->steps, out.ints);
-      Append(state->values, out.floats);
-      for (const std::vector<float>& slot : state->slots) {
+      ASSIGN_OR_RETURN(HashTableState state, e.table->ExportState());
+      table_rows = static_cast<int64_t>(state.ids.size());
+      Append(state.ids, out.ints);
+      Append(state.steps, out.ints);
+      Append(state.values, out.floats);
+      for (const std::vector<float>& slot : state.slots) {
         Append(slot, out.floats);
       }
     }
@@ -426,33 +422,28 @@ absl::StatusOr<ModelCheckpointSaved> SaveModelCheckpoint(
     if (e.variable != nullptr) {
       // Exported before creating, so that a variable that cannot export
       // fails before its initial values are computed.
-      absl::StatusOr<VariableState> state = e.variable->ExportState(0);
-      if (!state.ok()) return state.status();
+      ASSIGN_OR_RETURN(VariableState state, e.variable->ExportState(0));
       const VariableSpec& spec = e.variable->spec();
-      absl::StatusOr<VariableInfo> created = store.Create(spec, AllRows(spec));
-      if (!created.ok()) return created.status();
-      RETURN_IF_ERROR(store.Replace(spec.name, *std::move(state)));
+      ASSIGN_OR_RETURN(VariableInfo created, store.Create(spec, AllRows(spec)));
+      RETURN_IF_ERROR(store.Replace(spec.name, std::move(state)));
     } else {
-      absl::StatusOr<HashTableState> state = e.table->ExportState();
-      if (!state.ok()) return state.status();
-      absl::StatusOr<HashEmbeddingTable*> created =
-          tables.Create(e.table->spec());
-      if (!created.ok()) return created.status();
-      RETURN_IF_ERROR((*created)->Replace(*std::move(state)));
+      ASSIGN_OR_RETURN(HashTableState state, e.table->ExportState());
+      ASSIGN_OR_RETURN(HashEmbeddingTable * created,
+                       tables.Create(e.table->spec()));
+      RETURN_IF_ERROR(created->Replace(std::move(state)));
     }
   }
-  absl::StatusOr<SavedShardInfo> saved =
-      SaveShard(store, tables, root_dir, step, /*shard_index=*/0,
-                /*num_shards=*/1);
-  if (!saved.ok()) return saved.status();
-  absl::StatusOr<CommitInfo> committed =
-      CommitCheckpoint(root_dir, step, /*num_shards=*/1, keep_last);
-  if (!committed.ok()) return committed.status();
+  ASSIGN_OR_RETURN(SavedShardInfo saved,
+                   SaveShard(store, tables, root_dir, step, /*shard_index=*/0,
+                             /*num_shards=*/1));
+  ASSIGN_OR_RETURN(
+      CommitInfo committed,
+      CommitCheckpoint(root_dir, step, /*num_shards=*/1, keep_last));
   ModelCheckpointSaved result;
-  result.checkpoint = committed->checkpoint_dir;
-  result.bytes = saved->bytes;
-  result.deleted = std::move(committed->deleted);
-  result.cleanup_errors = std::move(committed->cleanup_errors);
+  result.checkpoint = committed.checkpoint_dir;
+  result.bytes = saved.bytes;
+  result.deleted = std::move(committed.deleted);
+  result.cleanup_errors = std::move(committed.cleanup_errors);
   return result;
 }
 
@@ -466,27 +457,25 @@ absl::StatusOr<ModelCheckpointRestored> RestoreModelCheckpoint(
   VariableStore store;
   HashTableSet tables;
   RETURN_IF_ERROR(CreateLike(entries, store, tables));
-  absl::StatusOr<RestoreInfo> restored =
+  ASSIGN_OR_RETURN(
+      RestoreInfo restored,
       RestoreShard(store, tables, dir, /*shard_index=*/0, /*num_shards=*/1,
-                   /*verify_only=*/false);
-  if (!restored.ok()) return restored.status();
+                   /*verify_only=*/false));
   // Sizes follow from the same specs, so imports fail only for variables
   // that cannot import at all (on parameter servers), which the first one,
   // the global step, already shows.
   for (const Entry& e : entries) {
     if (e.variable != nullptr) {
-      absl::StatusOr<VariableState> state = store.Snapshot(e.name());
-      if (!state.ok()) return state.status();
-      RETURN_IF_ERROR(e.variable->ImportState(*state));
+      ASSIGN_OR_RETURN(VariableState state, store.Snapshot(e.name()));
+      RETURN_IF_ERROR(e.variable->ImportState(state));
     } else {
-      absl::StatusOr<HashEmbeddingTable*> table = tables.Find(e.name());
-      if (!table.ok()) return table.status();
-      RETURN_IF_ERROR(e.table->ImportState((*table)->Export()));
+      ASSIGN_OR_RETURN(HashEmbeddingTable * table, tables.Find(e.name()));
+      RETURN_IF_ERROR(e.table->ImportState(table->Export()));
     }
   }
   ModelCheckpointRestored result;
-  result.checkpoint = restored->checkpoint_dir;
-  result.step = restored->step;
+  result.checkpoint = restored.checkpoint_dir;
+  result.step = restored.step;
   return result;
 }
 

@@ -51,6 +51,7 @@
 #include "runtime/tensor/dtype.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/train_step.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -86,20 +87,16 @@ absl::StatusOr<std::unique_ptr<Job>> NewJob(const ModelConfig& config) {
   LocalDevicesOptions options;
   options.num_cpu_devices = kReplicas;
   options.use_gpus = false;
-  absl::StatusOr<LocalDevices> devices = CreateLocalDevices(options);
-  if (!devices.ok()) return devices.status();
-  job->devices = *std::move(devices);
-  absl::StatusOr<std::unique_ptr<MirroredStrategy>> strategy =
-      MirroredStrategy::Create(job->devices.pointers());
-  if (!strategy.ok()) return strategy.status();
-  job->strategy = *std::move(strategy);
-  absl::StatusOr<std::unique_ptr<Model>> model = CreateModel(config);
-  if (!model.ok()) return model.status();
-  job->model = *std::move(model);
-  absl::StatusOr<ModelVariables> variables =
-      ModelVariables::Create(*job->strategy, *job->model);
-  if (!variables.ok()) return variables.status();
-  job->variables = *std::move(variables);
+  ASSIGN_OR_RETURN(LocalDevices devices, CreateLocalDevices(options));
+  job->devices = std::move(devices);
+  ASSIGN_OR_RETURN(std::unique_ptr<MirroredStrategy> strategy,
+                   MirroredStrategy::Create(job->devices.pointers()));
+  job->strategy = std::move(strategy);
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, CreateModel(config));
+  job->model = std::move(model);
+  ASSIGN_OR_RETURN(ModelVariables variables,
+                   ModelVariables::Create(*job->strategy, *job->model));
+  job->variables = std::move(variables);
   return job;
 }
 
@@ -134,10 +131,9 @@ std::vector<Batch> RandomBatches(uint64_t seed) {
 // `steps` training steps, step s on RandomBatches(seed + s).
 absl::Status Train(Job& job, int steps, uint64_t seed) {
   for (int s = 0; s < steps; ++s) {
-    absl::StatusOr<StepResult> result =
-        TrainStep(*job.strategy, *job.model, job.variables,
-                  RandomBatches(seed + static_cast<uint64_t>(s)));
-    if (!result.ok()) return result.status();
+    ASSIGN_OR_RETURN(StepResult result,
+                     TrainStep(*job.strategy, *job.model, job.variables,
+                               RandomBatches(seed + static_cast<uint64_t>(s))));
   }
   return absl::OkStatus();
 }

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/tensor/shape.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -12,28 +13,25 @@ absl::StatusOr<ModelVariables> ModelVariables::Create(Strategy& strategy,
   step.spec.name = kGlobalStepName;
   step.spec.dtype = DType::kInt64;
   step.aggregation = VariableAggregation::kOnlyFirstReplica;
-  absl::StatusOr<DistributedVariable*> global_step =
-      strategy.CreateVariable(step);
-  if (!global_step.ok()) return global_step.status();
-  result.global_step_ = *global_step;
+  ASSIGN_OR_RETURN(DistributedVariable * global_step,
+                   strategy.CreateVariable(step));
+  result.global_step_ = global_step;
 
   for (const ModelVariable& v : model.variables()) {
     DistributedVariable* variable = nullptr;
     DistributedHashTable* table = nullptr;
     if (v.kind == ModelVariable::Kind::kHashEmbedding) {
-      absl::StatusOr<DistributedHashTable*> made =
-          strategy.CreateHashTable(v.hash_spec);
-      if (!made.ok()) return made.status();
-      table = *made;
+      ASSIGN_OR_RETURN(DistributedHashTable * made,
+                       strategy.CreateHashTable(v.hash_spec));
+      table = made;
     } else {
       VariableOptions options;
       options.spec = v.spec;
       options.aggregation = VariableAggregation::kSum;
       options.partition = v.partition;
-      absl::StatusOr<DistributedVariable*> made =
-          strategy.CreateVariable(options);
-      if (!made.ok()) return made.status();
-      variable = *made;
+      ASSIGN_OR_RETURN(DistributedVariable * made,
+                       strategy.CreateVariable(options));
+      variable = made;
     }
     result.variables_.push_back(variable);
     result.hash_tables_.push_back(table);
@@ -43,9 +41,8 @@ absl::StatusOr<ModelVariables> ModelVariables::Create(Strategy& strategy,
 
 absl::StatusOr<int64_t> ModelVariables::ReadGlobalStep(
     Strategy& strategy) const {
-  absl::StatusOr<Tensor> value = strategy.ReadVar(*global_step_);
-  if (!value.ok()) return value.status();
-  return value->flat<int64_t>()[0];
+  ASSIGN_OR_RETURN(Tensor value, strategy.ReadVar(*global_step_));
+  return value.flat<int64_t>()[0];
 }
 
 std::vector<std::string> ModelVariables::Describe(const Model& model) const {

@@ -55,18 +55,16 @@ absl::Status ReadDense(ReplicaContext& context,
     absl::StatusOr<Tensors> read = context.MergeCall<int>(
         0, [&](Strategy&, PerReplica<int>&) -> absl::StatusOr<Tensors> {
           // Replica 0's copies (the only one of each), on its thread.
-          absl::StatusOr<std::vector<Tensor>> copies = context.ReadMany(shared);
-          if (!copies.ok()) return copies.status();
-          return std::make_shared<const std::vector<Tensor>>(
-              *std::move(copies));
+          ASSIGN_OR_RETURN(std::vector<Tensor> copies,
+                           context.ReadMany(shared));
+          return std::make_shared<const std::vector<Tensor>>(std::move(copies));
         });
     if (!read.ok()) return read.status();
     RETURN_IF_ERROR(store(**read, shared_index));
   }
   if (!own.empty()) {
-    absl::StatusOr<std::vector<Tensor>> read = context.ReadMany(own);
-    if (!read.ok()) return read.status();
-    RETURN_IF_ERROR(store(*read, own_index));
+    ASSIGN_OR_RETURN(std::vector<Tensor> read, context.ReadMany(own));
+    RETURN_IF_ERROR(store(read, own_index));
   }
   return absl::OkStatus();
 }
@@ -139,10 +137,10 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     gradients.offsets[i] = dense_size;
     dense_size += NumRows(specs[i].spec) * RowWidth(specs[i].spec);
   }
-  absl::StatusOr<Tensor> packed =
-      Tensor::Create(DType::kFloat32, {dense_size + 2}, device.allocator());
-  if (!packed.ok()) return packed.status();
-  gradients.base = static_cast<float*>(packed->raw_data());
+  ASSIGN_OR_RETURN(
+      Tensor packed,
+      Tensor::Create(DType::kFloat32, {dense_size + 2}, device.allocator()));
+  gradients.base = static_cast<float*>(packed.raw_data());
 
   ModelStepResult result;
   RETURN_IF_ERROR(ComputeReplica(context, model, variables, batch,
@@ -155,14 +153,13 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   }
   const float totals[2] = {static_cast<float>(result.loss_sum),
                            static_cast<float>(batch.size)};
-  RETURN_IF_ERROR(packed->allocator()->CopyFromHost(
+  RETURN_IF_ERROR(packed.allocator()->CopyFromHost(
       totals, gradients.base + dense_size, sizeof(totals)));
-  RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, *packed));
+  RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, packed));
   // The step's one download (none on CPUs). The mean gradients are made in
   // it and never go back to the device.
-  absl::StatusOr<HostFloats> reduced = HostFloats::Edit(*packed);
-  if (!reduced.ok()) return reduced.status();
-  absl::Span<float> buffer = reduced->mutable_values();
+  ASSIGN_OR_RETURN(HostFloats reduced, HostFloats::Edit(packed));
+  absl::Span<float> buffer = reduced.mutable_values();
   *loss_sum = buffer[dense_size];
   *examples = static_cast<int64_t>(buffer[dense_size + 1]);
   // Every replica sees the same total, so all skip together.
@@ -190,26 +187,24 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     mine.ids = std::move(grad.ids);
     mine.rows = std::move(grad.rows);
     for (float& g : mine.rows) g *= scale;
-    absl::StatusOr<std::shared_ptr<const SparseGradient>> all =
-        context.AllGather(std::move(mine));
-    if (!all.ok()) return all.status();
+    ASSIGN_OR_RETURN(std::shared_ptr<const SparseGradient> all,
+                     context.AllGather(std::move(mine)));
     if (v.kind == ModelVariable::Kind::kRowSparse) {
       RETURN_IF_ERROR(
-          context.ApplySparseGradient(*variables.variable(i), **all));
+          context.ApplySparseGradient(*variables.variable(i), *all));
       continue;
     }
     // Hash tables have one copy: replica 0 pushes, the others wait so that
     // nobody reads the table before the push is in.
     if (context.replica_id_in_sync_group() == 0) {
-      RETURN_IF_ERROR(variables.hash_table(i)->Push((*all)->ids, (*all)->rows));
+      RETURN_IF_ERROR(variables.hash_table(i)->Push(all->ids, all->rows));
     }
     RETURN_IF_ERROR(context.Barrier());
   }
 
-  absl::StatusOr<Tensor> one = Tensor::Create(DType::kInt64, {});
-  if (!one.ok()) return one.status();
-  one->flat<int64_t>()[0] = 1;
-  return context.AssignAdd(variables.global_step(), *std::move(one));
+  ASSIGN_OR_RETURN(Tensor one, Tensor::Create(DType::kInt64, {}));
+  one.flat<int64_t>()[0] = 1;
+  return context.AssignAdd(variables.global_step(), std::move(one));
 }
 
 absl::Status CheckBatches(const Strategy& strategy,

@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::testing {
 namespace {
@@ -31,23 +32,21 @@ absl::StatusOr<PsProcess> StartPsProcess(
   options.argv.insert(options.argv.end(), extra_flags.begin(),
                       extra_flags.end());
   options.env["TF_CONFIG"] = PsTfConfig(index, num_ps);
-  absl::StatusOr<std::unique_ptr<Subprocess>> process =
-      Subprocess::Start(options);
-  if (!process.ok()) return process.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> process,
+                   Subprocess::Start(options));
   PsProcess ps;
-  ps.process = *std::move(process);
+  ps.process = std::move(process);
   ps.index = index;
-  absl::StatusOr<std::string> line = ps.process->ReadStdoutLine(kStartTimeout);
-  if (!line.ok()) return line.status();
+  ASSIGN_OR_RETURN(std::string line, ps.process->ReadStdoutLine(kStartTimeout));
   std::smatch match;
   const std::regex start_line(
       "ps_server: ps task ([0-9]+) serving on 127\\.0\\.0\\.1:([0-9]+) "
       "\\(cluster address 127\\.0\\.0\\.1:[0-9]+\\), incarnation "
       "([0-9a-f]{16}), (no TLS|mutual TLS), (no )?cluster token");
-  if (!std::regex_match(*line, match, start_line) ||
+  if (!std::regex_match(line, match, start_line) ||
       std::stoi(match[1]) != index) {
     return absl::InternalError(absl::StrCat(
-        "unexpected start-up line of ps task ", index, ": ", *line));
+        "unexpected start-up line of ps task ", index, ": ", line));
   }
   ps.port = std::stoi(match[2]);
   ps.incarnation = match[3];
@@ -58,9 +57,8 @@ absl::StatusOr<std::vector<PsProcess>> StartPsProcesses(
     int num_ps, const std::vector<std::string>& extra_flags) {
   std::vector<PsProcess> tasks;
   for (int i = 0; i < num_ps; ++i) {
-    absl::StatusOr<PsProcess> ps = StartPsProcess(i, num_ps, extra_flags);
-    if (!ps.ok()) return ps.status();
-    tasks.push_back(*std::move(ps));
+    ASSIGN_OR_RETURN(PsProcess ps, StartPsProcess(i, num_ps, extra_flags));
+    tasks.push_back(std::move(ps));
   }
   return tasks;
 }

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/util/status_macros.h"
 
 extern char** environ;
 
@@ -205,10 +206,9 @@ absl::StatusOr<SubprocessResult> Subprocess::Wait(absl::Duration timeout) {
 
 absl::StatusOr<SubprocessResult> RunSubprocess(
     const SubprocessOptions& options) {
-  absl::StatusOr<std::unique_ptr<Subprocess>> process =
-      Subprocess::Start(options);
-  if (!process.ok()) return process.status();
-  return (*process)->Wait(options.timeout);
+  ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> process,
+                   Subprocess::Start(options));
+  return process->Wait(options.timeout);
 }
 
 }  // namespace distrt::testing

@@ -601,15 +601,12 @@ absl::Status WriteSyntheticData(const SyntheticDataOptions& options,
     return absl::InvalidArgumentError(absl::StrCat(
         "the train and eval paths must differ, both are ", train_path));
   }
-  absl::StatusOr<SyntheticGroundTruth> truth =
-      SyntheticGroundTruth::Create(options);
-  if (!truth.ok()) return truth.status();
-  absl::StatusOr<std::unique_ptr<AtomicFile>> train =
-      AtomicFile::Create(train_path);
-  if (!train.ok()) return train.status();
-  absl::StatusOr<std::unique_ptr<AtomicFile>> eval =
-      AtomicFile::Create(eval_path);
-  if (!eval.ok()) return eval.status();
+  ASSIGN_OR_RETURN(SyntheticGroundTruth truth,
+                   SyntheticGroundTruth::Create(options));
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> train,
+                   AtomicFile::Create(train_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> eval,
+                   AtomicFile::Create(eval_path));
 
   const int64_t eval_rows = SyntheticEvalRows(options);
   const int64_t train_rows = options.rows - eval_rows;
@@ -632,11 +629,11 @@ absl::Status WriteSyntheticData(const SyntheticDataOptions& options,
   Random noise(StreamSeed(options.seed, kNoiseStream));
   std::vector<int64_t> ids;
   std::vector<double> values;
-  std::string* const train_text = &(*train)->buffer();
-  std::string* const eval_text = &(*eval)->buffer();
+  std::string* const train_text = &train->buffer();
+  std::string* const eval_text = &eval->buffer();
   for (int64_t row = 0; row < options.rows; ++row) {
     sampler.Next(&ids, &values);
-    const double clean = truth->Label(ids, values);
+    const double clean = truth.Label(ids, values);
     const bool is_eval = row >= train_rows;
     std::string* const out = is_eval ? eval_text : train_text;
     // Every row draws the same noise numbers whatever options.noise is, so
@@ -670,15 +667,15 @@ absl::Status WriteSyntheticData(const SyntheticDataOptions& options,
       AppendDecimal(values[i], sampler.decimals(), out);
     }
     out->push_back('\n');
-    AtomicFile& file = is_eval ? **eval : **train;
+    AtomicFile& file = is_eval ? *eval : *train;
     RETURN_IF_ERROR(file.MaybeFlush());
   }
 
   // Both complete before either replaces its path.
-  RETURN_IF_ERROR((*train)->Finish());
-  RETURN_IF_ERROR((*eval)->Finish());
-  RETURN_IF_ERROR((*train)->Publish());
-  RETURN_IF_ERROR((*eval)->Publish());
+  RETURN_IF_ERROR(train->Finish());
+  RETURN_IF_ERROR(eval->Finish());
+  RETURN_IF_ERROR(train->Publish());
+  RETURN_IF_ERROR(eval->Publish());
 
   if (summary == nullptr) return absl::OkStatus();
   if (options.task == SyntheticTask::kBinary) {
