@@ -28,10 +28,10 @@
 #include "bench/grpc_bytebuffer_baseline.h"
 #include "bench/local_jobs.h"
 #include "client/ps_client.h"
-#include "runtime/checkpoint/file_system.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 #include "tests/util/ps_processes.h"
 
@@ -142,15 +142,15 @@ absl::Status RunThroughputCases(const BenchConfig& config,
                                 BenchReport* report) {
   const ThroughputSize& size = config.quick ? kQuickSize : kFullSize;
   const std::string dir = JoinPath(config.scratch_dir, "end_to_end");
-  ASSIGN_OR_RETURN(
-      std::string generated,
-      GenerateData(
-          binaries,
-          {"--task=binary", absl::StrCat("--rows=", size.rows),
-           absl::StrCat("--features=", size.features),
-           absl::StrCat("--features_per_row=", size.features_per_row),
-           "--eval_fraction=0", "--seed=7", "--out_dir=" + dir, "--prefix=e2e"},
-          absl::Minutes(2)));
+  RETURN_IF_ERROR(
+      (GenerateData(binaries,
+                    {"--task=binary", absl::StrCat("--rows=", size.rows),
+                     absl::StrCat("--features=", size.features),
+                     absl::StrCat("--features_per_row=", size.features_per_row),
+                     "--eval_fraction=0", "--seed=7", "--out_dir=" + dir,
+                     "--prefix=e2e"},
+                    absl::Minutes(2)))
+          .status());
   const std::string train_file = JoinPath(dir, "e2e.train.svm");
 
   std::vector<JobShape> shapes = {kOneProcess, kOneWorkerOnePs};

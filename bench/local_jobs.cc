@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt::bench {

@@ -33,7 +33,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/local_jobs.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 #include "tests/util/subprocess.h"
 
@@ -274,15 +274,15 @@ absl::Status RunTimeToAccuracyBench(const BenchConfig& config,
   ASSIGN_OR_RETURN(ProjectBinaries binaries, FindProjectBinaries(config));
 
   const std::string dir = JoinPath(config.scratch_dir, "time_to_accuracy");
-  ASSIGN_OR_RETURN(
-      std::string generated,
-      GenerateData(binaries,
-                   {"--task=binary", absl::StrCat("--rows=", kRows),
-                    absl::StrCat("--features=", kFeatures),
-                    absl::StrCat("--features_per_row=", kFeaturesPerRow),
-                    "--noise=0.05", "--eval_fraction=0.2", "--seed=7",
-                    "--out_dir=" + dir, "--prefix=ctr"},
-                   kDataTimeout));
+  RETURN_IF_ERROR(
+      (GenerateData(binaries,
+                    {"--task=binary", absl::StrCat("--rows=", kRows),
+                     absl::StrCat("--features=", kFeatures),
+                     absl::StrCat("--features_per_row=", kFeaturesPerRow),
+                     "--noise=0.05", "--eval_fraction=0.2", "--seed=7",
+                     "--out_dir=" + dir, "--prefix=ctr"},
+                    kDataTimeout))
+          .status());
   // gen_data writes LIBSVM with 1-based feature ids, as liblinear reads it.
   const std::string train_file = JoinPath(dir, "ctr.train.svm");
   const std::string eval_file = JoinPath(dir, "ctr.eval.svm");

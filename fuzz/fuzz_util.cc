@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt::fuzz {
 namespace {

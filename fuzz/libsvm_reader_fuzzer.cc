@@ -25,7 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/input/example.h"
 #include "runtime/input/libsvm_reader.h"
 

@@ -49,7 +49,7 @@
 #include "rpc/ps_request_handler.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/wire_message.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/tensor/shape.h"
 #include "runtime/util/buffer_pool.h"

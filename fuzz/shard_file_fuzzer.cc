@@ -35,7 +35,7 @@
 #include "fuzz/fuzz_util.h"
 #include "proto/checkpoint.pb.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/checkpoint/shard_file.h"
 #include "runtime/ps/hash_table_set.h"

@@ -11,7 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/test_dir.h"
 #include "runtime/ps/spec_proto.h"
 
 namespace distrt::rpc {

@@ -31,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "rpc/openssl_ptr.h"
+#include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
@@ -337,39 +338,16 @@ absl::StatusOr<PemKeyPair> MakeCertificate(absl::string_view common_name,
   return PemKeyPair{*std::move(certificate_pem), *std::move(key_pem)};
 }
 
-absl::Status ErrnoError(absl::string_view what, const std::string& path) {
-  return absl::ErrnoToStatus(errno, absl::StrCat(what, " ", path));
-}
-
-absl::Status WriteAll(int fd, const std::string& path,
-                      absl::string_view contents) {
-  while (!contents.empty()) {
-    const ssize_t written = write(fd, contents.data(), contents.size());
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("cannot write", path);
-    }
-    contents.remove_prefix(static_cast<size_t>(written));
-  }
-  return absl::OkStatus();
-}
-
-// Writes `contents` to `path`, creating it with `mode` (less the umask).
-// `exact_mode`: the file gets `mode` even if it existed with another one or
-// the umask would take from it, before anything is written to it.
+// Writes `contents` to `path` atomically, the file getting exactly `mode`
+// (a key is never readable by others, not even while it is written).
 absl::Status WriteFile(const std::string& path, absl::string_view contents,
-                       mode_t mode, bool exact_mode) {
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-           mode);
-  if (fd < 0) return ErrnoError("cannot create", path);
-  absl::Status status = absl::OkStatus();
-  if (exact_mode && fchmod(fd, mode) != 0) {
-    status = ErrnoError("cannot chmod", path);
-  }
-  if (status.ok()) status = WriteAll(fd, path, contents);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", path);
-  return status;
+                       mode_t mode) {
+  AtomicFileWriter::Options options;
+  options.mode = mode;
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> file,
+                   AtomicFileWriter::Create(path, options));
+  RETURN_IF_ERROR(file->Append(contents));
+  return file->Commit();
 }
 
 }  // namespace
@@ -453,12 +431,12 @@ absl::StatusOr<TlsFilePaths> WriteTlsFiles(const std::string& dir,
   paths.ca_file = prefix + kCaFileName;
   paths.cert_file = prefix + kCertificateFileName;
   paths.key_file = prefix + kKeyFileName;
-  RETURN_IF_ERROR(WriteFile(paths.ca_file, ca.certificate_pem,
-                            kCertificateFileMode, /*exact_mode=*/false));
+  RETURN_IF_ERROR(
+      WriteFile(paths.ca_file, ca.certificate_pem, kCertificateFileMode));
   RETURN_IF_ERROR(WriteFile(paths.cert_file, certificate.certificate_pem,
-                            kCertificateFileMode, /*exact_mode=*/false));
-  RETURN_IF_ERROR(WriteFile(paths.key_file, certificate.private_key_pem,
-                            kKeyFileMode, /*exact_mode=*/true));
+                            kCertificateFileMode));
+  RETURN_IF_ERROR(
+      WriteFile(paths.key_file, certificate.private_key_pem, kKeyFileMode));
   return paths;
 }
 

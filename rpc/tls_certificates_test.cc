@@ -25,7 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rpc/openssl_ptr.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt::rpc {
 namespace {
@@ -492,9 +492,10 @@ TEST(WriteTlsFilesTest, ErrorsNameThePath) {
   const std::string missing = dir.path() + "/missing";
   absl::StatusOr<TlsFilePaths> paths = WriteTlsFiles(missing, *ca, *ca);
   EXPECT_EQ(paths.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(paths.status().message(),
-              HasSubstr(absl::StrCat("cannot create ", missing,
-                                     "/ca.pem: No such file or directory")));
+  EXPECT_THAT(
+      paths.status().message(),
+      HasSubstr(absl::StrCat("cannot write ", missing, "/ca.pem: directory ",
+                             missing, " does not exist")));
 }
 
 }  // namespace

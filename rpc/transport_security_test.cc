@@ -11,7 +11,7 @@
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/ps_grpc_server.h"
 #include "rpc/tls_certificates.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt::rpc {
 namespace {

@@ -36,8 +36,8 @@
 #include "gtest/gtest.h"
 #include "proto/checkpoint.pb.h"
 #include "rpc/tls_certificates.h"
-#include "runtime/checkpoint/crc32c.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/crc32c.h"
+#include "runtime/util/test_dir.h"
 #include "tests/util/checkpoint_model.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/subprocess.h"
@@ -1504,7 +1504,7 @@ INSTANTIATE_TEST_SUITE_P(
     CheckpointCaseName);
 
 // A named pipe where a file should be: ReadOnlyFile::Open
-// (runtime/checkpoint/file_system.cc) opens with O_NONBLOCK so that it can
+// (runtime/util/file_system.cc) opens with O_NONBLOCK so that it can
 // refuse it instead of waiting for a writer forever (which once hung a
 // Restore RPC, and a restarted ps_server's start-up with SIGTERM blocked).
 INSTANTIATE_TEST_SUITE_P(

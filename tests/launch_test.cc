@@ -20,8 +20,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "runtime/checkpoint/file_system.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
 #include "tests/util/launch_jobs.h"
 #include "tests/util/subprocess.h"
 

@@ -17,7 +17,7 @@
 #include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/test_dir.h"
 #include "runtime/metrics/metrics_registry.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/subprocess.h"

@@ -23,9 +23,9 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/checkpoint/shard_file.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/test_dir.h"
 #include "tests/util/subprocess.h"
 
 namespace distrt::testing {

@@ -12,7 +12,7 @@
 #include "rpc/ps_grpc_server.h"
 #include "rpc/transport_security.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_variables.h"

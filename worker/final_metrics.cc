@@ -3,7 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt {
 namespace {

@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/transport_security_flags.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 
 extern char** environ;
 

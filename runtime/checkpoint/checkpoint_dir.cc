@@ -13,7 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {

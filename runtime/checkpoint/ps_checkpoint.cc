@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "proto/checkpoint.pb.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "runtime/checkpoint/shard_file.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/hash_embedding_table.h"

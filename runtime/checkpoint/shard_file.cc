@@ -6,7 +6,8 @@
 #include "absl/base/config.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/checkpoint/crc32c.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/crc32c.h"
 #include "runtime/util/status_macros.h"
 
 // Tensors are written and read as the machine's bytes, which the format

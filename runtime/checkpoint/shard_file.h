@@ -30,7 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "proto/checkpoint.pb.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt {
 

@@ -7,9 +7,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/crc32c.h"
-#include "runtime/checkpoint/file_system.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/crc32c.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {

@@ -20,8 +20,8 @@ absl::StatusOr<std::unique_ptr<LocalVariable>> LocalVariable::Create(
   for (Device* device : copy_devices) {
     auto copy = std::make_unique<Copy>();
     copy->device = device;
-    ASSIGN_OR_RETURN(VariableInfo created,
-                     copy->store.Create(variable->spec(), variable->AllRows()));
+    RETURN_IF_ERROR(
+        (copy->store.Create(variable->spec(), variable->AllRows())).status());
     variable->copies_.push_back(std::move(copy));
   }
   return variable;

@@ -31,7 +31,21 @@
 
 namespace distrt {
 
+class ReplicaContext;
 class Strategy;
+
+// While it lives, the calling thread is in cross-replica context, as in a
+// MergeCall's merge_fn: CurrentReplicaContext() (strategy.h) is null.
+class CrossReplicaSection {
+ public:
+  CrossReplicaSection();
+  ~CrossReplicaSection();
+  CrossReplicaSection(const CrossReplicaSection&) = delete;
+  CrossReplicaSection& operator=(const CrossReplicaSection&) = delete;
+
+ private:
+  ReplicaContext* const previous_;
+};
 
 // Rows of a sparse gradient: ids.size() rows of `width` floats in `rows`
 // (TF's IndexedSlices). Repeated ids add up.
@@ -135,6 +149,7 @@ ReplicaContext::MergeCall(T value, MergeFn merge_fn) {
       values.push_back(std::move(*group_->Get<T>(r)));
     }
     PerReplica<T> per_replica(std::move(values));
+    CrossReplicaSection cross_replica;
     group_->merge_result() =
         std::make_shared<Result>(merge_fn(*strategy_, per_replica));
   }

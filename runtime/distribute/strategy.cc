@@ -63,14 +63,71 @@ std::string Strategy::Describe() const {
                       cross_device_ops_->name());
 }
 
+namespace {
+
+// The calling thread's distribution context (see CurrentReplicaContext).
+thread_local ReplicaContext* current_replica_context = nullptr;
+thread_local Strategy* scoped_strategy = nullptr;
+thread_local Strategy* set_strategy = nullptr;
+
+// Puts the thread in `context`'s replica context while it lives.
+class InReplicaContext {
+ public:
+  explicit InReplicaContext(ReplicaContext* context)
+      : previous_(current_replica_context) {
+    current_replica_context = context;
+  }
+  ~InReplicaContext() { current_replica_context = previous_; }
+  InReplicaContext(const InReplicaContext&) = delete;
+  InReplicaContext& operator=(const InReplicaContext&) = delete;
+
+ private:
+  ReplicaContext* const previous_;
+};
+
+}  // namespace
+
+ReplicaContext* CurrentReplicaContext() { return current_replica_context; }
+
+CrossReplicaSection::CrossReplicaSection()
+    : previous_(current_replica_context) {
+  current_replica_context = nullptr;
+}
+
+CrossReplicaSection::~CrossReplicaSection() {
+  current_replica_context = previous_;
+}
+
+Strategy* CurrentScopedStrategy() {
+  return scoped_strategy != nullptr ? scoped_strategy : set_strategy;
+}
+
+void SetThreadStrategy(Strategy* strategy) { set_strategy = strategy; }
+
+Strategy::Scope::Scope(Strategy* strategy) : previous_(scoped_strategy) {
+  scoped_strategy = strategy;
+}
+
+Strategy::Scope::~Scope() { scoped_strategy = previous_; }
+
 absl::Status Strategy::Run(
     const std::function<absl::Status(ReplicaContext&)>& fn) {
+  if (const ReplicaContext* outer = CurrentReplicaContext(); outer != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name(), "::Run called from replica ", outer->replica_id_in_sync_group(),
+        "'s function of ", outer->strategy().name(),
+        "::Run: Run is a cross-replica call; call it outside the replica "
+        "function, or use MergeCall to leave the replica context"));
+  }
   absl::MutexLock lock(&run_mu_);
   group_.barrier().Reset();
   const int n = num_replicas_in_sync();
   std::vector<absl::Status> statuses(n);
   auto run_replica = [&](int replica) {
     ReplicaContext context(this, &group_, cross_device_ops_.get(), replica);
+    InReplicaContext in_context(&context);
+    // The replica's threads are in this strategy's scope too.
+    Scope scope = this->scope();
     statuses[replica] = group_.device(replica)->MakeCurrent();
     if (statuses[replica].ok()) statuses[replica] = fn(context);
     group_.barrier().Leave(replica, statuses[replica]);

@@ -98,6 +98,8 @@ class Strategy {
   // Runs fn once per replica, concurrently; returns when every replica has
   // returned. The error of a replica that failed is returned in preference
   // to the collective failures it caused in the others. One Run at a time.
+  // Called from a replica function (of any strategy): FAILED_PRECONDITION,
+  // as TF refuses it, instead of a deadlock.
   absl::Status Run(const std::function<absl::Status(ReplicaContext&)>& fn);
   // The same, for a fn returning absl::StatusOr<T>: every replica's T.
   template <typename Fn>
@@ -166,6 +168,22 @@ class Strategy {
     return ColocationScope(this, &variable);
   }
 
+  // TF's `with strategy.scope():` on the calling thread: while the Scope
+  // lives, GetStrategy() (distribution_context.h) returns this strategy and
+  // the thread is in its cross-replica context. Scopes nest.
+  class Scope {
+   public:
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    friend class Strategy;
+    explicit Scope(Strategy* strategy);
+    Strategy* const previous_;
+  };
+  [[nodiscard]] Scope scope() { return Scope(this); }
+
  protected:
   // `devices` (not owned, non-empty) must outlive the strategy.
   Strategy(std::vector<Device*> devices,
@@ -220,6 +238,17 @@ class Strategy {
   std::map<std::string, std::unique_ptr<DistributedVariable>> variables_;
   std::map<std::string, std::unique_ptr<DistributedHashTable>> hash_tables_;
 };
+
+// The calling thread's distribution context, for distribution_context.h,
+// which gives it TF's names. The replica context of the replica function
+// running on this thread (inside Strategy::Run), or null.
+ReplicaContext* CurrentReplicaContext();
+// The strategy of the innermost Strategy::Scope on this thread, else the one
+// ExperimentalSetStrategy set, else null.
+Strategy* CurrentScopedStrategy();
+// ExperimentalSetStrategy's storage: the thread's strategy outside any
+// Scope; null clears it.
+void SetThreadStrategy(Strategy* strategy);
 
 // Makes the strategy's cross-device ops from options (INVALID_ARGUMENT for
 // an unknown name) and checks the device list, for the subclasses'

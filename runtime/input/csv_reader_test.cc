@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/file_system.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/test_dir.h"
 #include "runtime/input/example.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"

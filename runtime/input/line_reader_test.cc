@@ -11,9 +11,9 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/file_privileges.h"
-#include "runtime/checkpoint/file_system.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/file_privileges.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {

@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/summary_event.pb.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt {
 

@@ -20,8 +20,8 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/file_system.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
 #include "runtime/summary/event_file_reader.h"
 
 namespace distrt {

@@ -1,6 +1,6 @@
 #include "runtime/summary/tfrecord.h"
 
-#include "runtime/checkpoint/crc32c.h"
+#include "runtime/util/crc32c.h"
 
 namespace distrt {
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/crc32c.h"
+#include "runtime/util/crc32c.h"
 
 namespace distrt {
 namespace {

@@ -9,7 +9,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "runtime/checkpoint/crc32c.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/distribute/variable.h"
 #include "runtime/optimizer/optimizer.h"
@@ -18,6 +17,7 @@
 #include "runtime/ps/variable_spec.h"
 #include "runtime/ps/variable_store.h"
 #include "runtime/tensor/dtype.h"
+#include "runtime/util/crc32c.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -67,10 +67,9 @@ absl::Status CreateLike(const std::vector<Entry>& entries, VariableStore& store,
   for (const Entry& e : entries) {
     if (e.variable != nullptr) {
       const VariableSpec& spec = e.variable->spec();
-      ASSIGN_OR_RETURN(VariableInfo created, store.Create(spec, AllRows(spec)));
+      RETURN_IF_ERROR(store.Create(spec, AllRows(spec)).status());
     } else {
-      ASSIGN_OR_RETURN(HashEmbeddingTable * created,
-                       tables.Create(e.table->spec()));
+      RETURN_IF_ERROR(tables.Create(e.table->spec()).status());
     }
   }
   return absl::OkStatus();
@@ -424,7 +423,7 @@ absl::StatusOr<ModelCheckpointSaved> SaveModelCheckpoint(
       // fails before its initial values are computed.
       ASSIGN_OR_RETURN(VariableState state, e.variable->ExportState(0));
       const VariableSpec& spec = e.variable->spec();
-      ASSIGN_OR_RETURN(VariableInfo created, store.Create(spec, AllRows(spec)));
+      RETURN_IF_ERROR(store.Create(spec, AllRows(spec)).status());
       RETURN_IF_ERROR(store.Replace(spec.name, std::move(state)));
     } else {
       ASSIGN_OR_RETURN(HashTableState state, e.table->ExportState());

@@ -30,7 +30,6 @@
 #include "gtest/gtest.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
-#include "runtime/checkpoint/test_dir.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
 #include "runtime/collective/test_group_prefix.h"
@@ -52,6 +51,7 @@
 #include "runtime/training/model_variables.h"
 #include "runtime/training/train_step.h"
 #include "runtime/util/status_macros.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {
@@ -131,9 +131,9 @@ std::vector<Batch> RandomBatches(uint64_t seed) {
 // `steps` training steps, step s on RandomBatches(seed + s).
 absl::Status Train(Job& job, int steps, uint64_t seed) {
   for (int s = 0; s < steps; ++s) {
-    ASSIGN_OR_RETURN(StepResult result,
-                     TrainStep(*job.strategy, *job.model, job.variables,
-                               RandomBatches(seed + static_cast<uint64_t>(s))));
+    RETURN_IF_ERROR((TrainStep(*job.strategy, *job.model, job.variables,
+                               RandomBatches(seed + static_cast<uint64_t>(s))))
+                        .status());
   }
   return absl::OkStatus();
 }

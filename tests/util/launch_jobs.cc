@@ -5,7 +5,7 @@
 #include <cerrno>
 
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt::testing {
 namespace {

@@ -30,7 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 #include "tools/gen_data/synthetic_data.h"
 
 namespace {

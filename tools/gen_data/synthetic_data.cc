@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/splitmix64.h"
 #include "runtime/util/status_macros.h"
 
@@ -61,7 +62,6 @@ constexpr double kSparseSecondMoment = 13.0 / 12.0;
 // Significant digits of the numbers written, as %.6g.
 constexpr int kPrintPrecision = 6;
 // The writers hand the kernel about this much at a time.
-constexpr size_t kWriteChunk = size_t{1} << 20;
 
 uint64_t StreamSeed(uint64_t seed, Stream stream) {
   return SplitMix64(SplitMix64(seed) ^ stream);
@@ -299,112 +299,6 @@ double AsPrinted(double value) {
   return parsed;
 }
 
-std::string DirName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-// A file written under "<path>.tmp" and renamed to `path` by Publish. Until
-// then `path` is untouched; the destructor removes an unpublished temporary.
-class AtomicFile {
- public:
-  static absl::StatusOr<std::unique_ptr<AtomicFile>> Create(
-      const std::string& path) {
-    std::string tmp = absl::StrCat(path, ".tmp");
-    // O_TRUNC, not O_EXCL: a temporary left by a killed run is overwritten.
-    const int fd =
-        open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      if (errno == ENOENT) {
-        return absl::NotFoundError(absl::StrCat("cannot write ", path,
-                                                ": directory ", DirName(path),
-                                                " does not exist"));
-      }
-      return absl::ErrnoToStatus(
-          errno, absl::StrCat("cannot write ", path, ": cannot create ", tmp));
-    }
-    return std::unique_ptr<AtomicFile>(
-        new AtomicFile(path, std::move(tmp), fd));
-  }
-
-  ~AtomicFile() {
-    if (fd_ >= 0) close(fd_);
-    if (!published_) unlink(tmp_.c_str());  // best effort
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-
-  // Text to append; the caller calls MaybeFlush after each line.
-  std::string& buffer() { return buffer_; }
-
-  absl::Status MaybeFlush() {
-    return buffer_.size() >= kWriteChunk ? Flush() : absl::OkStatus();
-  }
-
-  // Writes what is buffered, fsyncs and closes the temporary.
-  absl::Status Finish() {
-    RETURN_IF_ERROR(Flush());
-    if (fsync(fd_) != 0) return Error("cannot fsync");
-    const int fd = fd_;
-    fd_ = -1;
-    if (close(fd) != 0) return Error("cannot close");
-    return absl::OkStatus();
-  }
-
-  // Renames the finished temporary to `path` and makes that durable.
-  absl::Status Publish() {
-    if (rename(tmp_.c_str(), path_.c_str()) != 0) {
-      return absl::ErrnoToStatus(
-          errno, absl::StrCat("cannot rename ", tmp_, " to ", path_));
-    }
-    published_ = true;
-    const std::string dir = DirName(path_);
-    const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-      return absl::ErrnoToStatus(errno,
-                                 absl::StrCat("cannot open directory ", dir));
-    }
-    const bool synced = fsync(fd) == 0;
-    const int error = errno;
-    close(fd);
-    if (!synced) {
-      return absl::ErrnoToStatus(error,
-                                 absl::StrCat("cannot fsync directory ", dir));
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  AtomicFile(std::string path, std::string tmp, int fd)
-      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
-
-  absl::Status Error(absl::string_view what) const {
-    return absl::ErrnoToStatus(errno, absl::StrCat(what, " ", tmp_));
-  }
-
-  absl::Status Flush() {
-    absl::string_view data = buffer_;
-    while (!data.empty()) {
-      const ssize_t n = write(fd_, data.data(), data.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Error("cannot write");
-      }
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    buffer_.clear();
-    return absl::OkStatus();
-  }
-
-  const std::string path_;
-  const std::string tmp_;
-  int fd_;
-  bool published_ = false;
-  std::string buffer_;
-};
-
 bool IsClassification(SyntheticTask task) {
   return task == SyntheticTask::kBinary || task == SyntheticTask::kMulticlass;
 }
@@ -603,10 +497,10 @@ absl::Status WriteSyntheticData(const SyntheticDataOptions& options,
   }
   ASSIGN_OR_RETURN(SyntheticGroundTruth truth,
                    SyntheticGroundTruth::Create(options));
-  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> train,
-                   AtomicFile::Create(train_path));
-  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> eval,
-                   AtomicFile::Create(eval_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> train,
+                   AtomicFileWriter::Create(train_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> eval,
+                   AtomicFileWriter::Create(eval_path));
 
   const int64_t eval_rows = SyntheticEvalRows(options);
   const int64_t train_rows = options.rows - eval_rows;
@@ -629,13 +523,13 @@ absl::Status WriteSyntheticData(const SyntheticDataOptions& options,
   Random noise(StreamSeed(options.seed, kNoiseStream));
   std::vector<int64_t> ids;
   std::vector<double> values;
-  std::string* const train_text = &train->buffer();
-  std::string* const eval_text = &eval->buffer();
+  std::string line;
   for (int64_t row = 0; row < options.rows; ++row) {
     sampler.Next(&ids, &values);
     const double clean = truth.Label(ids, values);
     const bool is_eval = row >= train_rows;
-    std::string* const out = is_eval ? eval_text : train_text;
+    line.clear();
+    std::string* const out = &line;
     // Every row draws the same noise numbers whatever options.noise is, so
     // that rows stay aligned with the noise stream across noise levels.
     if (classification) {
@@ -667,15 +561,14 @@ absl::Status WriteSyntheticData(const SyntheticDataOptions& options,
       AppendDecimal(values[i], sampler.decimals(), out);
     }
     out->push_back('\n');
-    AtomicFile& file = is_eval ? *eval : *train;
-    RETURN_IF_ERROR(file.MaybeFlush());
+    RETURN_IF_ERROR((is_eval ? eval : train)->Append(line));
   }
 
   // Both complete before either replaces its path.
   RETURN_IF_ERROR(train->Finish());
   RETURN_IF_ERROR(eval->Finish());
-  RETURN_IF_ERROR(train->Publish());
-  RETURN_IF_ERROR(eval->Publish());
+  RETURN_IF_ERROR(train->Commit());
+  RETURN_IF_ERROR(eval->Commit());
 
   if (summary == nullptr) return absl::OkStatus();
   if (options.task == SyntheticTask::kBinary) {

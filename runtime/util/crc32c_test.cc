@@ -1,4 +1,4 @@
-#include "runtime/checkpoint/crc32c.h"
+#include "runtime/util/crc32c.h"
 
 #include <string>
 

@@ -1,5 +1,5 @@
-#ifndef DISTRT_RUNTIME_CHECKPOINT_TEST_DIR_H_
-#define DISTRT_RUNTIME_CHECKPOINT_TEST_DIR_H_
+#ifndef DISTRT_RUNTIME_UTIL_TEST_DIR_H_
+#define DISTRT_RUNTIME_UTIL_TEST_DIR_H_
 
 // TestDir: a fresh, empty directory for one test, under $TEST_TMPDIR (set
 // by `bazel test`) or /tmp, removed with everything in it when the TestDir
@@ -32,4 +32,4 @@ class TestDir {
 
 }  // namespace distrt
 
-#endif  // DISTRT_RUNTIME_CHECKPOINT_TEST_DIR_H_
+#endif  // DISTRT_RUNTIME_UTIL_TEST_DIR_H_

@@ -1,4 +1,4 @@
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/test_dir.h"
 
 #include <stdlib.h>
 
@@ -8,7 +8,8 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt {
 

@@ -1,11 +1,12 @@
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {
@@ -35,8 +36,8 @@ TEST(FileSystemTest, ErrorsNameThePath) {
   const std::string missing = JoinPath(dir.path(), "no/such/f");
   absl::Status write = WriteFileAtomically(missing, {"x"});
   EXPECT_EQ(write.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(write.message(), HasSubstr("cannot create " + missing));
-  EXPECT_THAT(write.message(), HasSubstr("No such file or directory"));
+  EXPECT_THAT(write.message(), HasSubstr("cannot write " + missing));
+  EXPECT_THAT(write.message(), HasSubstr("does not exist"));
   absl::StatusOr<std::string> read = ReadFileToString(missing);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(read.status().message(), HasSubstr(missing));

@@ -1,5 +1,5 @@
-#ifndef DISTRT_RUNTIME_CHECKPOINT_CRC32C_H_
-#define DISTRT_RUNTIME_CHECKPOINT_CRC32C_H_
+#ifndef DISTRT_RUNTIME_UTIL_CRC32C_H_
+#define DISTRT_RUNTIME_UTIL_CRC32C_H_
 
 // CRC32C (Castagnoli, the iSCSI polynomial) of byte strings, computed with
 // ISA-L's hardware-accelerated crc32_iscsi. Checkpoint files carry it for
@@ -21,4 +21,4 @@ uint32_t Crc32cExtend(uint32_t crc, absl::string_view data);
 
 }  // namespace distrt
 
-#endif  // DISTRT_RUNTIME_CHECKPOINT_CRC32C_H_
+#endif  // DISTRT_RUNTIME_UTIL_CRC32C_H_

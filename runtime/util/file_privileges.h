@@ -1,5 +1,5 @@
-#ifndef DISTRT_RUNTIME_CHECKPOINT_FILE_PRIVILEGES_H_
-#define DISTRT_RUNTIME_CHECKPOINT_FILE_PRIVILEGES_H_
+#ifndef DISTRT_RUNTIME_UTIL_FILE_PRIVILEGES_H_
+#define DISTRT_RUNTIME_UTIL_FILE_PRIVILEGES_H_
 
 // For tests of permission errors (testonly). Root reads and writes files
 // whatever their mode, so such a test would pass vacuously or skip where
@@ -21,4 +21,4 @@ absl::Status DropFilePrivileges();
 
 }  // namespace distrt
 
-#endif  // DISTRT_RUNTIME_CHECKPOINT_FILE_PRIVILEGES_H_
+#endif  // DISTRT_RUNTIME_UTIL_FILE_PRIVILEGES_H_

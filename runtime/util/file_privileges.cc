@@ -1,4 +1,4 @@
-#include "runtime/checkpoint/file_privileges.h"
+#include "runtime/util/file_privileges.h"
 
 #include <linux/capability.h>
 #include <sys/syscall.h>

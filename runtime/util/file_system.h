@@ -1,5 +1,5 @@
-#ifndef DISTRT_RUNTIME_CHECKPOINT_FILE_SYSTEM_H_
-#define DISTRT_RUNTIME_CHECKPOINT_FILE_SYSTEM_H_
+#ifndef DISTRT_RUNTIME_UTIL_FILE_SYSTEM_H_
+#define DISTRT_RUNTIME_UTIL_FILE_SYSTEM_H_
 
 // The few file-system operations checkpoints need, on POSIX calls, with
 // every return value checked: an error is an absl::Status whose code follows
@@ -39,11 +39,12 @@ absl::Status ErrnoError(absl::string_view what, absl::string_view path,
 // interrupted writes; errors name `path`.
 absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path);
 
-// Writes the concatenation of `pieces` to `path`: to "<path>.tmp-<random>"
-// in the same directory first, then fsync, rename over `path`, fsync of the
-// directory. On any error the temporary is removed and `path` is untouched.
-absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::Span<const absl::string_view> pieces);
+// The directory part of `path`: "." when it has none, "/" for "/x".
+std::string DirName(const std::string& path);
+
+// fsync of the directory `dir`, so that names created or renamed in it
+// survive a crash.
+absl::Status SyncDirectory(const std::string& dir);
 
 // The whole file (for small files such as an index).
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
@@ -104,4 +105,4 @@ class ReadOnlyFile {
 
 }  // namespace distrt
 
-#endif  // DISTRT_RUNTIME_CHECKPOINT_FILE_SYSTEM_H_
+#endif  // DISTRT_RUNTIME_UTIL_FILE_SYSTEM_H_

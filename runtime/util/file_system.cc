@@ -1,4 +1,4 @@
-#include "runtime/checkpoint/file_system.h"
+#include "runtime/util/file_system.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -40,13 +40,6 @@ absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
 
 namespace {
 
-std::string DirName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 // Closes `fd`; an error of close (e.g. a deferred write error on NFS) is
 // reported like any other.
 absl::Status Close(int fd, absl::string_view path) {
@@ -54,7 +47,15 @@ absl::Status Close(int fd, absl::string_view path) {
   return absl::OkStatus();
 }
 
-// Makes the directory's entries (a created, renamed or new file) durable.
+}  // namespace
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
 absl::Status SyncDirectory(const std::string& dir) {
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("cannot open directory", dir);
@@ -66,47 +67,9 @@ absl::Status SyncDirectory(const std::string& dir) {
   return Close(fd, dir);
 }
 
-// Writes `pieces` to the new file `path` and fsyncs it.
-absl::Status WriteAndSync(const std::string& path,
-                          absl::Span<const absl::string_view> pieces) {
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create", path);
-  for (absl::string_view piece : pieces) {
-    if (absl::Status s = WriteAll(fd, piece, path); !s.ok()) {
-      close(fd);
-      return s;
-    }
-  }
-  if (fsync(fd) != 0) {
-    absl::Status status = ErrnoError("cannot fsync", path);
-    close(fd);
-    return status;
-  }
-  return Close(fd, path);
-}
-
-}  // namespace
-
 std::string JoinPath(absl::string_view dir, absl::string_view name) {
   if (dir.empty() || dir.back() == '/') return absl::StrCat(dir, name);
   return absl::StrCat(dir, "/", name);
-}
-
-absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::Span<const absl::string_view> pieces) {
-  absl::BitGen gen;
-  const std::string tmp = absl::StrCat(
-      path, ".tmp-", absl::Hex(absl::Uniform<uint64_t>(gen), absl::kZeroPad16));
-  absl::Status status = WriteAndSync(tmp, pieces);
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError(absl::StrCat("cannot rename ", tmp, " to"), path);
-  }
-  if (!status.ok()) {
-    unlink(tmp.c_str());  // best effort: the error to report is the first
-    return status;
-  }
-  return SyncDirectory(DirName(path));
 }
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
