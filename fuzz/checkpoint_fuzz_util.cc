@@ -9,11 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_util.h"
 #include "proto/checkpoint.pb.h"
-#include "runtime/util/crc32c.h"
 #include "runtime/checkpoint/shard_file.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
 #include "runtime/tensor/dtype.h"
+#include "runtime/util/crc32c.h"
 
 namespace distrt::fuzz {
 namespace {

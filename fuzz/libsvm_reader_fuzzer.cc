@@ -25,9 +25,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
-#include "runtime/util/file_system.h"
 #include "runtime/input/example.h"
 #include "runtime/input/libsvm_reader.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt::fuzz {
 namespace {

@@ -49,10 +49,10 @@
 #include "rpc/ps_request_handler.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/wire_message.h"
-#include "runtime/util/file_system.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/tensor/shape.h"
 #include "runtime/util/buffer_pool.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt::fuzz {
 namespace {

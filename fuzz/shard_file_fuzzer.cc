@@ -35,11 +35,11 @@
 #include "fuzz/fuzz_util.h"
 #include "proto/checkpoint.pb.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/util/file_system.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/checkpoint/shard_file.h"
 #include "runtime/ps/hash_table_set.h"
 #include "runtime/ps/variable_store.h"
+#include "runtime/util/file_system.h"
 
 namespace distrt::fuzz {
 namespace {

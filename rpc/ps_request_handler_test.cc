@@ -11,8 +11,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/util/test_dir.h"
 #include "runtime/ps/spec_proto.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt::rpc {
 namespace {

@@ -23,8 +23,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/util/file_system.h"
 #include "runtime/checkpoint/shard_file.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
 #include "tests/util/subprocess.h"
 

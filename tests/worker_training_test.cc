@@ -15,9 +15,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "runtime/summary/event_file_reader.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
-#include "runtime/summary/event_file_reader.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/subprocess.h"
 

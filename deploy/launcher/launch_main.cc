@@ -45,11 +45,11 @@
 #include "deploy/launcher/local_job_security.h"
 #include "deploy/launcher/task_args.h"
 #include "rpc/transport_security_flags.h"
-#include "runtime/util/atomic_file_writer.h"
-#include "runtime/util/file_system.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/cluster_spec_json.h"
 #include "runtime/cluster/json_util.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 ABSL_FLAG(std::string, cluster_spec, "",

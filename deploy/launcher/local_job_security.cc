@@ -11,8 +11,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "rpc/tls_certificates.h"
-#include "runtime/util/file_system.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt::launcher {

@@ -14,13 +14,13 @@
 #include "absl/time/time.h"
 #include "proto/checkpoint.pb.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/util/file_system.h"
 #include "runtime/checkpoint/shard_file.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {

@@ -10,14 +10,14 @@
 #include "gtest/gtest.h"
 #include "proto/checkpoint.pb.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
-#include "runtime/util/atomic_file_writer.h"
-#include "runtime/util/file_system.h"
 #include "runtime/checkpoint/shard_file.h"
-#include "runtime/util/test_dir.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/hash_table_set.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_store.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {

@@ -14,11 +14,11 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/input/example.h"
+#include "runtime/input/input_context.h"
 #include "runtime/util/file_privileges.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
-#include "runtime/input/example.h"
-#include "runtime/input/input_context.h"
 
 namespace distrt {
 namespace {

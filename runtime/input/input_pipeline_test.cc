@@ -14,10 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/util/test_dir.h"
 #include "runtime/input/example.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {

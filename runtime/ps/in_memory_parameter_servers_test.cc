@@ -47,26 +47,26 @@ TEST(InMemoryParameterServersTest, PlacesPartsOnTheTasksAndAppliesPushes) {
   EXPECT_THAT(value, ElementsAre(-1, -1, -2, -2, -3, -3, -4, -4));
 
   // Creating it again finds it; with another shape it is refused.
-  absl::StatusOr<VariablePlacement> again = servers->CreateVariable(
-      Spec("weights", {4, 2}), PartitionPolicy::None());
+  absl::StatusOr<VariablePlacement> again =
+      servers->CreateVariable(Spec("weights", {4, 2}), PartitionPolicy::None());
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->parts.size(), 2u);
-  absl::StatusOr<VariablePlacement> other = servers->CreateVariable(
-      Spec("weights", {4, 3}), PartitionPolicy::None());
+  absl::StatusOr<VariablePlacement> other =
+      servers->CreateVariable(Spec("weights", {4, 3}), PartitionPolicy::None());
   EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(other.status().message(), HasSubstr("weights"));
 }
 
 TEST(InMemoryParameterServersTest, ColocatedVariablesShareTheFirstPartsTask) {
   auto servers = TwoTasks();
-  ASSERT_TRUE(servers->CreateVariable(Spec("a", {1}), PartitionPolicy::None())
-                  .ok());
+  ASSERT_TRUE(
+      servers->CreateVariable(Spec("a", {1}), PartitionPolicy::None()).ok());
   absl::StatusOr<VariablePlacement> b =
       servers->CreateVariable(Spec("b", {1}), PartitionPolicy::None());
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->parts[0].ps_task, 1);
-  absl::StatusOr<VariablePlacement> slot = servers->CreateVariableColocated(
-      Spec("b/slot", {3}), "b");
+  absl::StatusOr<VariablePlacement> slot =
+      servers->CreateVariableColocated(Spec("b/slot", {3}), "b");
   ASSERT_TRUE(slot.ok()) << slot.status();
   EXPECT_EQ(slot->parts[0].ps_task, 1);
   // The placer did not count it: the next goes to task 0.
@@ -92,7 +92,8 @@ TEST(InMemoryParameterServersTest, SparseRowsGoToTheirPartsInOrder) {
   ASSERT_TRUE(servers->PullSparse(*table, ids, absl::MakeSpan(rows)).ok());
   EXPECT_THAT(rows, ElementsAre(-4, -2, -4));
 
-  absl::Status bad = servers->PullSparse(*table, {6}, absl::MakeSpan(rows).first(1));
+  absl::Status bad =
+      servers->PullSparse(*table, {6}, absl::MakeSpan(rows).first(1));
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.message(), HasSubstr("\"table\" has no row id 6"));
   bad = servers->PushSparse(*table, ids, {1, 2});
@@ -129,8 +130,9 @@ TEST(InMemoryParameterServersTest, ManyChecksEveryBufferBeforeApplyingAny) {
   ASSERT_TRUE(servers->PullMany({{&a, absl::MakeSpan(value)}}).ok());
   EXPECT_THAT(value, ElementsAre(0, 0));  // a was not pushed either
 
-  ASSERT_TRUE(servers->PushMany({{&a, absl::MakeConstSpan(good)},
-                                 {&b, absl::MakeConstSpan(good)}})
+  ASSERT_TRUE(servers
+                  ->PushMany({{&a, absl::MakeConstSpan(good)},
+                              {&b, absl::MakeConstSpan(good)}})
                   .ok());
   ASSERT_TRUE(servers->Pull(b, absl::MakeSpan(value)).ok());
   EXPECT_THAT(value, ElementsAre(-1, -1));

@@ -20,9 +20,9 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/summary/event_file_reader.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
-#include "runtime/summary/event_file_reader.h"
 
 namespace distrt {
 

@@ -13,10 +13,10 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/util/file_system.h"
-#include "runtime/util/test_dir.h"
 #include "runtime/input/example.h"
 #include "runtime/input/libsvm_reader.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
 
 namespace distrt {
 namespace {
