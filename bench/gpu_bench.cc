@@ -182,7 +182,7 @@ double StepRate(Strategy& strategy, const Model& model, int64_t global_batch,
       ModelVariables::Create(strategy, model);
   Check(variables.status());
   const std::vector<Batch> batches =
-      Batches(strategy.num_replicas_in_sync(), global_batch);
+      Batches(strategy.num_local_replicas(), global_batch);
   const double seconds = SecondsPerCall(
       [&] { Check(TrainStep(strategy, model, *variables, batches).status()); },
       repeats);

@@ -11,11 +11,9 @@
 namespace distrt {
 
 absl::StatusOr<std::unique_ptr<InputPipeline>> MakeInputPipeline(
-    const Strategy& strategy, int64_t global_batch_size,
-    std::vector<Example> examples, int64_t epochs, bool shuffle,
-    uint64_t seed) {
-  InputContext context;
-  context.num_replicas_in_sync = strategy.num_replicas_in_sync();
+    const InputContext& context, int num_local_replicas,
+    int64_t global_batch_size, std::vector<Example> examples, int64_t epochs,
+    bool shuffle, uint64_t seed) {
   absl::StatusOr<int64_t> per_replica =
       context.GetPerReplicaBatchSize(global_batch_size);
   if (!per_replica.ok()) {
@@ -24,22 +22,36 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> MakeInputPipeline(
   }
   InputPipeline::Options options;
   options.per_replica_batch_size = *per_replica;
-  options.num_replicas = context.num_replicas_in_sync;
+  options.num_replicas = num_local_replicas;
   options.shuffle = shuffle;
   options.seed = seed;
   options.num_epochs = epochs;
   return InputPipeline::Create(std::move(examples), options);
 }
 
+namespace {
+
+// Evaluation is this process's alone (the chief's, or the evaluator's): a
+// step is global_batch_size examples over its own replicas, whatever the
+// workers of the training job.
+InputContext LocalInputContext(const Strategy& strategy) {
+  InputContext context;
+  context.num_replicas_in_sync = strategy.num_local_replicas();
+  return context;
+}
+
+}  // namespace
+
 absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
                                     const ModelVariables& variables,
                                     const std::vector<Example>& examples,
                                     int64_t global_batch_size,
                                     FinalMetrics* metrics) {
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<InputPipeline> pipeline,
-      MakeInputPipeline(strategy, global_batch_size, examples, /*epochs=*/1,
-                        /*shuffle=*/false, /*seed=*/0));
+  ASSIGN_OR_RETURN(std::unique_ptr<InputPipeline> pipeline,
+                   MakeInputPipeline(LocalInputContext(strategy),
+                                     strategy.num_local_replicas(),
+                                     global_batch_size, examples, /*epochs=*/1,
+                                     /*shuffle=*/false, /*seed=*/0));
   Metrics eval(model.output(), model.outputs_per_example());
   std::vector<float> labels, predictions;
   while (true) {

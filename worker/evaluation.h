@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/distribute/strategy.h"
 #include "runtime/input/example.h"
+#include "runtime/input/input_context.h"
 #include "runtime/input/input_pipeline.h"
 #include "runtime/models/model.h"
 #include "runtime/training/model_variables.h"
@@ -22,11 +23,14 @@
 
 namespace distrt {
 
-// Steps of global_batch_size examples split over the strategy's replicas.
-// INVALID_ARGUMENT naming --global_batch_size when it does not split.
+// This worker's steps: a batch for each of its `num_local_replicas`, each
+// the share of `global_batch_size` that `context` gives one replica in sync
+// (Strategy::input_context()). INVALID_ARGUMENT naming --global_batch_size
+// when it does not split evenly.
 absl::StatusOr<std::unique_ptr<InputPipeline>> MakeInputPipeline(
-    const Strategy& strategy, int64_t global_batch_size,
-    std::vector<Example> examples, int64_t epochs, bool shuffle, uint64_t seed);
+    const InputContext& context, int num_local_replicas,
+    int64_t global_batch_size, std::vector<Example> examples, int64_t epochs,
+    bool shuffle, uint64_t seed);
 
 struct Evaluation {
   int64_t examples = 0;

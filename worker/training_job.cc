@@ -83,15 +83,6 @@ absl::Status StepFailed(Job& job, const absl::Status& failure) {
   return job.workers->ExplainFailure(failure);
 }
 
-// This worker's share of --global_batch_size: all of it, except under the
-// multi-worker mirrored strategy, where the workers split it evenly
-// (CheckMultiWorkerBatch).
-int64_t WorkerBatchSize(const Job& job) {
-  const int64_t global = job.options.global_batch_size;
-  if (!IsMultiWorker(job)) return global;
-  return global / job.workers->size();
-}
-
 // Multi-worker mirrored: the global batch must split evenly over every
 // replica of every worker. Checked by every task alike before it joins the
 // others (replica counts are checked equal after), so that all refuse the
@@ -141,6 +132,8 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
   StrategyOptions options;
   options.cross_device_ops = job.options.cross_device_ops;
   options.is_chief = job.role.is_chief;
+  options.input_workers.count = job.num_pipelines;
+  options.input_workers.index = job.pipeline_id;
   absl::StatusOr<std::unique_ptr<Strategy>> strategy;
   switch (kind) {
     case StrategyKind::kOneDevice:
@@ -401,8 +394,10 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   const WorkerOptions& o = job.options;
   ASSIGN_OR_RETURN(
       std::unique_ptr<InputPipeline> pipeline,
-      MakeInputPipeline(*job.strategy, WorkerBatchSize(job), std::move(shard),
-                        o.epochs, o.shuffle, o.seed + job.pipeline_id));
+      MakeInputPipeline(job.strategy->input_context(),
+                        job.strategy->num_local_replicas(), o.global_batch_size,
+                        std::move(shard), o.epochs, o.shuffle,
+                        o.seed + job.pipeline_id));
   ASSIGN_OR_RETURN(int64_t step_limit, AgreeOnStepLimit(job, *pipeline));
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).

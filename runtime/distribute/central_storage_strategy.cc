@@ -21,7 +21,7 @@ CentralStorageStrategy::MakeSyncOnWriteVariable(const VariableOptions& options,
   ASSIGN_OR_RETURN(
       std::unique_ptr<LocalVariable> variable,
       LocalVariable::Create(options, {nullptr},
-                            std::vector<int>(num_replicas_in_sync(), 0),
+                            std::vector<int>(num_local_replicas(), 0),
                             "on the host (central storage)"));
   return std::unique_ptr<DistributedVariable>(std::move(variable));
 }

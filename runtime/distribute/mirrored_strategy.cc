@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<DistributedVariable>>
 MirroredStrategy::MakeSyncOnWriteVariable(const VariableOptions& options,
                                           const DistributedVariable*) {
   std::vector<int> copy_of_replica;
-  for (int r = 0; r < num_replicas_in_sync(); ++r) copy_of_replica.push_back(r);
+  for (int r = 0; r < num_local_replicas(); ++r) copy_of_replica.push_back(r);
   ASSIGN_OR_RETURN(
       std::unique_ptr<LocalVariable> variable,
       LocalVariable::Create(options, devices(), std::move(copy_of_replica),

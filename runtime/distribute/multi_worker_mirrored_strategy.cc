@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/distribute/nccl_all_reduce.h"
+#include "runtime/tensor/host_floats.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -48,10 +49,10 @@ MultiWorkerMirroredStrategy::Create(std::vector<Device*> devices,
 }
 
 std::string MultiWorkerMirroredStrategy::Describe() const {
-  const int replicas = num_replicas_in_sync();
+  const int replicas = num_local_replicas();
   return absl::StrCat(name(), ": worker ", worker_rank(), " of ", num_workers(),
                       ", ", replicas, " replica", replicas == 1 ? "" : "s",
-                      " on ", DescribeDevices(), " (", replicas * num_workers(),
+                      " on ", DescribeDevices(), " (", num_replicas_in_sync(),
                       " in sync over all workers), cross-device ops ",
                       cross_device_ops().name());
 }
@@ -61,7 +62,7 @@ absl::Status MultiWorkerMirroredStrategy::Initialize() {
   // workers (then all must: their collectives would not pair up).
   const int workers = workers_->size();
   std::vector<int64_t> counts(2 * workers, 0);
-  counts[workers_->rank()] = num_replicas_in_sync();
+  counts[workers_->rank()] = num_local_replicas();
   counts[workers + workers_->rank()] =
       cross_device_ops().name() == "nccl_multi_worker" ? 1 : 0;
   RETURN_IF_ERROR(workers_->AllReduceSum(absl::MakeSpan(counts)));
@@ -90,6 +91,24 @@ absl::Status MultiWorkerMirroredStrategy::Initialize() {
           "(devices) on every worker; they have ",
           absl::StrJoin(counts, ", ")));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MultiWorkerMirroredStrategy::SumOverWorkers(Tensor& value) {
+  if (num_workers() == 1) return absl::OkStatus();
+  absl::Status summed;
+  if (value.dtype() == DType::kInt64) {
+    summed = workers_->AllReduceSum(value.flat<int64_t>());
+  } else {
+    // Gloo reduces host memory: a GPU's value goes through the host.
+    ASSIGN_OR_RETURN(HostFloats host, HostFloats::Edit(value));
+    summed = workers_->AllReduceSum(host.mutable_values());
+    if (summed.ok()) summed = host.Commit();
+  }
+  if (!summed.ok()) {
+    return absl::Status(summed.code(),
+                        absl::StrCat("sum across workers: ", summed.message()));
   }
   return absl::OkStatus();
 }

@@ -51,7 +51,7 @@ class MultiWorkerMirroredStrategy : public MirroredStrategy {
   // CPU:0..CPU:1 (6 in sync over all workers), cross-device ops ..."
   std::string Describe() const override;
   int num_workers() const override { return workers_->size(); }
-  int worker_rank() const { return workers_->rank(); }
+  int worker_rank() const override { return workers_->rank(); }
 
   // Checks with every other worker (a collective: all call it) that all
   // have the same number of local replicas, which the reductions' MEAN and
@@ -60,6 +60,9 @@ class MultiWorkerMirroredStrategy : public MirroredStrategy {
   absl::Status Initialize() override;
 
   absl::Status GatherFromOtherWorkers(SparseGradient& gathered) override;
+
+ protected:
+  absl::Status SumOverWorkers(Tensor& value) override;
 
  private:
   MultiWorkerMirroredStrategy(std::vector<Device*> devices,

@@ -77,12 +77,137 @@ TEST(MultiWorkerMirroredStrategyTest, DescribesItsWorkerAndTheGlobalReplicas) {
       RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
         descriptions[strategy.worker_rank()] = strategy.Describe();
         EXPECT_EQ(strategy.num_workers(), 2);
-        EXPECT_EQ(strategy.num_replicas_in_sync(), 2);
+        EXPECT_EQ(strategy.num_local_replicas(), 2);
+        EXPECT_EQ(strategy.num_replicas_in_sync(), 4);
         return strategy.Initialize();
       });
   for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
   EXPECT_THAT(descriptions[1], HasSubstr("worker 1 of 2"));
   EXPECT_THAT(descriptions[1], HasSubstr("4 in sync over all workers"));
+}
+
+// As in TF: replica ids and counts span every worker; the local ones index
+// this process's replicas.
+TEST(MultiWorkerMirroredStrategyTest, ReplicaIdsAreGlobalAcrossWorkers) {
+  absl::Mutex mutex;
+  std::vector<std::vector<int>> ids(2, std::vector<int>(2, -1));
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        RETURN_IF_ERROR(strategy.Initialize());
+        return strategy.Run([&](ReplicaContext& context) -> absl::Status {
+          EXPECT_EQ(context.num_replicas_in_sync(), 4);
+          EXPECT_EQ(context.num_local_replicas(), 2);
+          absl::MutexLock lock(&mutex);
+          ids[strategy.worker_rank()][context.local_replica_id()] =
+              context.replica_id_in_sync_group();
+          return absl::OkStatus();
+        });
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ids[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(ids[1], (std::vector<int>{2, 3}));
+}
+
+// The strategy's InputContext splits the global batch over every replica
+// of every worker, one input pipeline per worker.
+TEST(MultiWorkerMirroredStrategyTest, InputContextCountsEveryWorkersReplicas) {
+  std::vector<InputContext> contexts(3);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        contexts[strategy.worker_rank()] = strategy.input_context();
+        return absl::OkStatus();
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_EQ(contexts[w].num_input_pipelines, 3);
+    EXPECT_EQ(contexts[w].input_pipeline_id, w);
+    EXPECT_EQ(contexts[w].num_replicas_in_sync, 6);
+    absl::StatusOr<int64_t> per_replica =
+        contexts[w].GetPerReplicaBatchSize(96);
+    ASSERT_TRUE(per_replica.ok()) << per_replica.status();
+    EXPECT_EQ(*per_replica, 16);
+  }
+}
+
+// An int64 SUM counter, added to by every replica of every worker, holds
+// the same total on every worker (not each worker's own sum).
+TEST(MultiWorkerMirroredStrategyTest, Int64SumVariablesAgreeAcrossWorkers) {
+  std::vector<int64_t> totals(2, -1);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        RETURN_IF_ERROR(strategy.Initialize());
+        VariableOptions options;
+        options.spec.name = "examples_seen";
+        options.spec.dtype = DType::kInt64;
+        options.aggregation = VariableAggregation::kSum;
+        ASSIGN_OR_RETURN(DistributedVariable * counter,
+                         strategy.CreateVariable(options));
+        for (int step = 0; step < 2; ++step) {
+          RETURN_IF_ERROR(
+              strategy.Run([&](ReplicaContext& context) -> absl::Status {
+                ASSIGN_OR_RETURN(Tensor delta,
+                                 Tensor::Create(DType::kInt64, {}));
+                delta.flat<int64_t>()[0] =
+                    context.replica_id_in_sync_group() + 1;
+                return context.AssignAdd(*counter, std::move(delta));
+              }));
+        }
+        // Every copy, not just the first, has the total.
+        for (int c = 0; c < counter->num_copies(); ++c) {
+          ASSIGN_OR_RETURN(Tensor copy, counter->ReadCopy(c));
+          EXPECT_EQ(copy.flat<int64_t>()[0], 20) << "copy " << c;
+        }
+        ASSIGN_OR_RETURN(Tensor value, strategy.ReadVar(*counter));
+        totals[strategy.worker_rank()] = value.flat<int64_t>()[0];
+        return absl::OkStatus();
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  // Two steps of 1 + 2 + 3 + 4.
+  EXPECT_EQ(totals, (std::vector<int64_t>{20, 20}));
+}
+
+// Reading a sync-on-read variable (a metric) combines every worker's copies.
+TEST(MultiWorkerMirroredStrategyTest, SyncOnReadVariablesCombineAcrossWorkers) {
+  std::vector<std::vector<float>> read(2);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        RETURN_IF_ERROR(strategy.Initialize());
+        std::vector<DistributedVariable*> variables;
+        for (VariableAggregation aggregation :
+             {VariableAggregation::kSum, VariableAggregation::kMean}) {
+          VariableOptions options;
+          options.spec.name =
+              absl::StrCat("metric_", VariableAggregationName(aggregation));
+          options.spec.shape = {2};
+          options.synchronization = VariableSynchronization::kOnRead;
+          options.aggregation = aggregation;
+          ASSIGN_OR_RETURN(DistributedVariable * made,
+                           strategy.CreateVariable(options));
+          variables.push_back(made);
+        }
+        RETURN_IF_ERROR(
+            strategy.Run([&](ReplicaContext& context) -> absl::Status {
+              const float id = context.replica_id_in_sync_group();
+              for (DistributedVariable* variable : variables) {
+                ASSIGN_OR_RETURN(Tensor delta,
+                                 Tensor::FromFloats({id, 10 * id}, {2}));
+                RETURN_IF_ERROR(context.AssignAdd(*variable, std::move(delta)));
+              }
+              return absl::OkStatus();
+            }));
+        for (DistributedVariable* variable : variables) {
+          ASSIGN_OR_RETURN(Tensor value, strategy.ReadVar(*variable));
+          for (float v : value.flat<float>()) {
+            read[strategy.worker_rank()].push_back(v);
+          }
+        }
+        return absl::OkStatus();
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  // SUM of ids 0..3 = 6 (and 60); MEAN = 1.5 (and 15), on both workers.
+  const std::vector<float> want = {6, 60, 1.5f, 15};
+  EXPECT_EQ(read[0], want);
+  EXPECT_EQ(read[1], want);
 }
 
 TEST(MultiWorkerMirroredStrategyTest, DifferentReplicaCountsAreRefusedByAll) {
@@ -104,8 +229,7 @@ TEST(MultiWorkerMirroredStrategyTest, AllReduceSumsEveryReplicaOfEveryWorker) {
       [&](MultiWorkerMirroredStrategy& strategy) {
         RETURN_IF_ERROR(strategy.Initialize());
         return strategy.Run([&](ReplicaContext& context) -> absl::Status {
-          const int global = strategy.worker_rank() * kReplicas +
-                             context.replica_id_in_sync_group();
+          const int global = context.replica_id_in_sync_group();
           ASSIGN_OR_RETURN(Tensor value, Tensor::Create(DType::kFloat32, {3}));
           for (int i = 0; i < 3; ++i) {
             value.flat<float>()[i] = static_cast<float>((global + 1) * (i + 1));
@@ -132,8 +256,7 @@ TEST(MultiWorkerMirroredStrategyTest, SparseGradientsAreGatheredInWorkerOrder) {
   std::vector<absl::Status> statuses =
       RunWorkers({2, 2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
         return strategy.Run([&](ReplicaContext& context) -> absl::Status {
-          const int global =
-              strategy.worker_rank() * 2 + context.replica_id_in_sync_group();
+          const int global = context.replica_id_in_sync_group();
           SparseGradient mine;
           // Replica g >= 2 gives g rows; worker 0's replicas give none, so
           // it learns the rows' width from the others' parts.
@@ -146,7 +269,7 @@ TEST(MultiWorkerMirroredStrategyTest, SparseGradientsAreGatheredInWorkerOrder) {
           }
           ASSIGN_OR_RETURN(std::shared_ptr<const SparseGradient> all,
                            context.AllGather(std::move(mine)));
-          if (context.replica_id_in_sync_group() == 0) {
+          if (context.local_replica_id() == 0) {
             gathered[strategy.worker_rank()] = *all;
           }
           return absl::OkStatus();

@@ -6,6 +6,14 @@
 
 namespace distrt {
 
+int ReplicaContext::replica_id_in_sync_group() const {
+  return strategy_->worker_rank() * num_local_replicas() + replica_;
+}
+
+int ReplicaContext::num_replicas_in_sync() const {
+  return strategy_->num_replicas_in_sync();
+}
+
 absl::Status ReplicaContext::AllReduce(ReduceOp op, Tensor& value) {
   return ops_->AllReduce(*group_, replica_, op, value);
 }
@@ -40,7 +48,7 @@ bool ReplicaContext::UpdatesItsCopy(const DistributedVariable& variable) const {
 }
 
 bool ReplicaContext::SharesCopies(const DistributedVariable& variable) const {
-  return variable.num_copies() < num_replicas_in_sync();
+  return variable.num_copies() < num_local_replicas();
 }
 
 absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
@@ -71,10 +79,10 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
         RETURN_IF_ERROR(AllReduce(op, delta));
         break;
       }
-      // int64 counters: summed exactly in a MergeCall.
+      // int64 counters: summed exactly in a MergeCall, then over workers.
       auto summed = MergeCall<std::shared_ptr<Tensor>>(
           std::make_shared<Tensor>(std::move(delta)),
-          [op, &variable](Strategy&,
+          [op, &variable](Strategy& strategy,
                           PerReplica<std::shared_ptr<Tensor>>& deltas)
               -> absl::StatusOr<std::shared_ptr<Tensor>> {
             if (op == ReduceOp::kMean) {
@@ -94,6 +102,7 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
               auto add = deltas[r]->flat<int64_t>();
               for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
             }
+            RETURN_IF_ERROR(strategy.SumOverWorkers(*total));
             return total;
           });
       if (!summed.ok()) return summed.status();

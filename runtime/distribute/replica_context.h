@@ -60,8 +60,15 @@ class ReplicaContext {
                  int replica)
       : strategy_(strategy), group_(group), ops_(ops), replica_(replica) {}
 
-  int replica_id_in_sync_group() const { return replica_; }
-  int num_replicas_in_sync() const { return group_->num_replicas(); }
+  // This replica among every replica in sync (every worker's, under
+  // MultiWorkerMirroredStrategy: worker w's are w * num_local_replicas()
+  // onwards), as in TF.
+  int replica_id_in_sync_group() const;
+  int num_replicas_in_sync() const;
+  // This replica among this process's, which Run drives: the index of its
+  // value in Run's PerReplica results and in a MergeCall's.
+  int local_replica_id() const { return replica_; }
+  int num_local_replicas() const { return group_->num_replicas(); }
   Device* device() const { return group_->device(replica_); }
   Strategy& strategy() const { return *strategy_; }
 
@@ -69,9 +76,10 @@ class ReplicaContext {
   // sum or mean over the replicas, with the strategy's CrossDeviceOps.
   absl::Status AllReduce(ReduceOp op, Tensor& value);
 
-  // Every replica pauses here; merge_fn(strategy, per_replica_values) runs
-  // once, in cross-replica context, on one replica's thread; its result is
-  // copied to every replica, which go on. merge_fn returns
+  // Every local replica pauses here; merge_fn(strategy, per_replica_values)
+  // runs once, in cross-replica context, on one replica's thread, with this
+  // worker's replicas' values (as in TF); its result is copied to every
+  // local replica, which go on. merge_fn returns
   // absl::StatusOr<R> with R copyable (a shared_ptr for big or move-only
   // results); an error is returned to every replica.
   template <typename T, typename MergeFn>
@@ -95,9 +103,12 @@ class ReplicaContext {
       absl::Span<const DistributedVariable* const> variables) const;
 
   // variable += delta, with the variable's aggregation: kSum / kMean
-  // combine every replica's delta, kOnlyFirstReplica takes replica 0's, and
-  // kNone is FAILED_PRECONDITION with more than one replica (as in TF).
-  // Sync-on-read variables add to this replica's copy only.
+  // combine the delta of every replica in sync (every worker's, under
+  // MultiWorkerMirroredStrategy), kOnlyFirstReplica takes this worker's
+  // first replica's (as TF's, without a cross-worker broadcast: every
+  // worker computes the same), and kNone is FAILED_PRECONDITION with more
+  // than one replica in sync (as in TF). Sync-on-read variables add to this
+  // replica's copy only; ReadVar combines them.
   absl::Status AssignAdd(DistributedVariable& variable, Tensor delta);
 
   // Applies the variable's optimizer with a gradient that is already the
@@ -144,8 +155,8 @@ ReplicaContext::MergeCall(T value, MergeFn merge_fn) {
   RETURN_IF_ERROR(barrier.Wait("MergeCall"));
   if (replica_ == 0) {
     std::vector<T> values;
-    values.reserve(num_replicas_in_sync());
-    for (int r = 0; r < num_replicas_in_sync(); ++r) {
+    values.reserve(num_local_replicas());
+    for (int r = 0; r < num_local_replicas(); ++r) {
       values.push_back(std::move(*group_->Get<T>(r)));
     }
     PerReplica<T> per_replica(std::move(values));

@@ -57,8 +57,8 @@ std::string Strategy::DescribeDevices() const {
 }
 
 std::string Strategy::Describe() const {
-  return absl::StrCat(name(), ": ", num_replicas_in_sync(), " replica",
-                      num_replicas_in_sync() == 1 ? "" : "s", " on ",
+  return absl::StrCat(name(), ": ", num_local_replicas(), " replica",
+                      num_local_replicas() == 1 ? "" : "s", " on ",
                       DescribeDevices(), ", cross-device ops ",
                       cross_device_ops_->name());
 }
@@ -114,14 +114,14 @@ absl::Status Strategy::Run(
     const std::function<absl::Status(ReplicaContext&)>& fn) {
   if (const ReplicaContext* outer = CurrentReplicaContext(); outer != nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        name(), "::Run called from replica ", outer->replica_id_in_sync_group(),
+        name(), "::Run called from replica ", outer->local_replica_id(),
         "'s function of ", outer->strategy().name(),
         "::Run: Run is a cross-replica call; call it outside the replica "
         "function, or use MergeCall to leave the replica context"));
   }
   absl::MutexLock lock(&run_mu_);
   group_.barrier().Reset();
-  const int n = num_replicas_in_sync();
+  const int n = num_local_replicas();
   std::vector<absl::Status> statuses(n);
   auto run_replica = [&](int replica) {
     ReplicaContext context(this, &group_, cross_device_ops_.get(), replica);
@@ -191,8 +191,7 @@ absl::StatusOr<DistributedVariable*> Strategy::CreateVariable(
     // strategy: these hold per-replica state (metrics) that only reading
     // combines.
     std::vector<int> copy_of_replica;
-    for (int r = 0; r < num_replicas_in_sync(); ++r)
-      copy_of_replica.push_back(r);
+    for (int r = 0; r < num_local_replicas(); ++r) copy_of_replica.push_back(r);
     variable = LocalVariable::Create(
         options, devices_, std::move(copy_of_replica),
         absl::StrCat("one copy per replica on ", DescribeDevices()));
@@ -231,28 +230,43 @@ absl::StatusOr<Tensor> Strategy::ReadVar(const DistributedVariable& variable) {
       aggregation == VariableAggregation::kOnlyFirstReplica) {
     return variable.ReadCopy(0);
   }
-  absl::StatusOr<Tensor> total = variable.ReadCopy(0);
-  if (!total.ok()) return total.status();
+  ASSIGN_OR_RETURN(Tensor total, variable.ReadCopy(0));
   for (int c = 1; c < variable.num_copies(); ++c) {
     ASSIGN_OR_RETURN(Tensor copy, variable.ReadCopy(c));
-    if (total->dtype() == DType::kInt64) {
-      auto sum = total->flat<int64_t>();
+    if (total.dtype() == DType::kInt64) {
+      auto sum = total.flat<int64_t>();
       auto add = copy.flat<int64_t>();
       for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
     } else {
-      auto sum = total->flat<float>();
+      auto sum = total.flat<float>();
       auto add = copy.flat<float>();
       for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
     }
   }
+  RETURN_IF_ERROR(SumOverWorkers(total));
   if (aggregation == VariableAggregation::kMean) {
-    if (total->dtype() == DType::kInt64) {
-      for (int64_t& v : total->flat<int64_t>()) v /= variable.num_copies();
+    // One copy per local replica on every worker.
+    const int64_t copies = int64_t{variable.num_copies()} * num_workers();
+    if (total.dtype() == DType::kInt64) {
+      for (int64_t& v : total.flat<int64_t>()) v /= copies;
     } else {
-      for (float& v : total->flat<float>()) v /= variable.num_copies();
+      for (float& v : total.flat<float>()) v /= static_cast<float>(copies);
     }
   }
   return total;
+}
+
+InputContext Strategy::input_context() const {
+  InputContext context;
+  if (num_workers() > 1) {
+    context.num_input_pipelines = num_workers();
+    context.input_pipeline_id = worker_rank();
+  } else {
+    context.num_input_pipelines = options_.input_workers.count;
+    context.input_pipeline_id = options_.input_workers.index;
+  }
+  context.num_replicas_in_sync = num_replicas_in_sync();
+  return context;
 }
 
 absl::Status Strategy::Update(DistributedVariable& variable,

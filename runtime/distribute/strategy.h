@@ -49,6 +49,7 @@
 #include "runtime/distribute/replica_group.h"
 #include "runtime/distribute/values.h"
 #include "runtime/distribute/variable.h"
+#include "runtime/input/input_context.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/tensor/tensor.h"
 
@@ -62,6 +63,15 @@ struct StrategyOptions {
   bool is_chief = true;
   // How long a replica waits for the others at a collective.
   absl::Duration collective_timeout = absl::Minutes(10);
+  // The workers that each read their own share of the input although they
+  // do not compute in sync (ParameterServerStrategy's: chief and workers),
+  // for input_context(). MultiWorkerMirroredStrategy takes them from its
+  // workers' group instead.
+  struct InputWorkers {
+    int count = 1;
+    int index = 0;
+  };
+  InputWorkers input_workers;
 };
 
 class Strategy {
@@ -76,14 +86,30 @@ class Strategy {
   // cpu_all_reduce", for the start-up log.
   virtual std::string Describe() const;
 
-  // The replicas of this process, which Run drives. (TF counts the replicas
-  // of all workers; here that is num_replicas_in_sync() * num_workers(),
-  // since every worker of a synchronous job has as many.)
-  int num_replicas_in_sync() const { return static_cast<int>(devices_.size()); }
+  // The replicas that compute each step in sync, over every worker that
+  // reduces with this one (TF's num_replicas_in_sync): this process's
+  // replicas times num_workers(), since every worker of a synchronous job
+  // has as many. Under ParameterServerStrategy workers are not in sync, so
+  // it is this process's replicas.
+  int num_replicas_in_sync() const {
+    return num_local_replicas() * num_workers();
+  }
+  // The replicas of this process, which Run drives (TF's
+  // len(extended.worker_devices)).
+  int num_local_replicas() const { return static_cast<int>(devices_.size()); }
   // The worker processes that reduce their values together each step: 1
   // except under MultiWorkerMirroredStrategy.
   virtual int num_workers() const { return 1; }
-  // Replica r runs on devices()[r].
+  // This worker's rank among those num_workers(), 0 when it is alone. Its
+  // replicas are replica_id_in_sync_group worker_rank() *
+  // num_local_replicas() onwards.
+  virtual int worker_rank() const { return 0; }
+  // What this worker's input pipeline must know (TF's InputContext, as
+  // distribute_datasets_from_function passes it): one pipeline per worker
+  // (StrategyOptions::input_workers where the workers are not in sync), and
+  // the replicas in sync, which split the global batch.
+  InputContext input_context() const;
+  // Local replica r runs on devices()[r].
   const std::vector<Device*>& devices() const { return devices_; }
   CrossDeviceOps& cross_device_ops() const { return *cross_device_ops_; }
 
@@ -95,19 +121,21 @@ class Strategy {
   bool should_checkpoint() const { return options_.is_chief; }
   bool should_save_summary() const { return options_.is_chief; }
 
-  // Runs fn once per replica, concurrently; returns when every replica has
+  // Runs fn once per local replica, concurrently; returns when every one has
   // returned. The error of a replica that failed is returned in preference
   // to the collective failures it caused in the others. One Run at a time.
   // Called from a replica function (of any strategy): FAILED_PRECONDITION,
   // as TF refuses it, instead of a deadlock.
   absl::Status Run(const std::function<absl::Status(ReplicaContext&)>& fn);
-  // The same, for a fn returning absl::StatusOr<T>: every replica's T.
+  // The same, for a fn returning absl::StatusOr<T>: every local replica's
+  // T, in local_replica_id order (TF's experimental_local_results).
   template <typename Fn>
   auto RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
       typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>>;
 
-  // The sum or mean of the replicas' tensors (float32, one shape), on the
-  // first device.
+  // The sum or mean of the local replicas' tensors (float32, one shape) and,
+  // under MultiWorkerMirroredStrategy, of every other worker's (a
+  // collective), on the first device. MEAN divides by num_replicas_in_sync().
   absl::StatusOr<Tensor> Reduce(ReduceOp op, const PerReplica<Tensor>& value);
   // Several reductions at once.
   absl::StatusOr<std::vector<Tensor>> BatchReduce(
@@ -133,7 +161,10 @@ class Strategy {
 
   // The variable's value in cross-replica context: a sync-on-write
   // variable's (first) copy; for a sync-on-read variable, its copies
-  // combined by its aggregation (SUM or MEAN; otherwise the first copy).
+  // combined by its aggregation (SUM or MEAN over every replica in sync;
+  // otherwise the first copy). Under MultiWorkerMirroredStrategy, reading a
+  // SUM or MEAN sync-on-read variable is a collective: every worker reads
+  // it in step, as in TF.
   absl::StatusOr<Tensor> ReadVar(const DistributedVariable& variable);
   // Calls fn on each copy of the variable in turn and stores the result
   // (TF's strategy.extended.update). Variables on parameter servers cannot
@@ -225,6 +256,14 @@ class Strategy {
   virtual absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates);
 
+  // Replaces `value` (float32 or int64, this worker's share) with its sum
+  // over num_workers(): the cross-worker step of the reductions that do not
+  // go through CrossDeviceOps (ReadVar, AssignAdd on int64). A collective:
+  // every worker calls it in step. Nothing to do with one worker.
+  virtual absl::Status SumOverWorkers(Tensor& value) {
+    return absl::OkStatus();
+  }
+
  private:
   // ReplicaContext reads and updates variables through the hooks above.
   friend class ReplicaContext;
@@ -260,11 +299,11 @@ template <typename Fn>
 auto Strategy::RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
     typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>> {
   using T = typename std::invoke_result_t<Fn, ReplicaContext&>::value_type;
-  std::vector<std::optional<T>> results(num_replicas_in_sync());
+  std::vector<std::optional<T>> results(num_local_replicas());
   absl::Status s = Run([&](ReplicaContext& context) -> absl::Status {
     auto result = fn(context);
     if (!result.ok()) return result.status();
-    results[context.replica_id_in_sync_group()].emplace(*std::move(result));
+    results[context.local_replica_id()].emplace(*std::move(result));
     return absl::OkStatus();
   });
   if (!s.ok()) return s;

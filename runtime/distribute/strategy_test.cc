@@ -464,6 +464,28 @@ TEST_F(StrategyTest, CreatingAVariableAgain) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Workers that read their own input without computing in sync (as under
+// ParameterServerStrategy) each get a pipeline; the batch splits over this
+// worker's replicas only.
+TEST_F(StrategyTest, InputContextHasOnePipelinePerInputWorker) {
+  std::unique_ptr<Strategy> alone = MakeMirrored(4);
+  InputContext context = alone->input_context();
+  EXPECT_EQ(context.num_input_pipelines, 1);
+  EXPECT_EQ(context.input_pipeline_id, 0);
+  EXPECT_EQ(context.num_replicas_in_sync, 4);
+
+  StrategyOptions options;
+  options.input_workers.count = 3;
+  options.input_workers.index = 2;
+  std::unique_ptr<Strategy> worker =
+      *CentralStorageStrategy::Create(Devices(2), options);
+  context = worker->input_context();
+  EXPECT_EQ(context.num_input_pipelines, 3);
+  EXPECT_EQ(context.input_pipeline_id, 2);
+  EXPECT_EQ(context.num_replicas_in_sync, 2);
+  EXPECT_EQ(*context.GetPerReplicaBatchSize(64), 32);
+}
+
 TEST_F(StrategyTest, DescribesItselfAndTheChiefFlags) {
   std::unique_ptr<Strategy> mirrored = MakeMirrored(4);
   EXPECT_EQ(mirrored->Describe(),

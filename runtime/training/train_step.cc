@@ -26,7 +26,7 @@ absl::Status ReadDense(ReplicaContext& context,
                        absl::Span<const DistributedVariable* const> variables,
                        absl::Span<const int> indices,
                        std::vector<VariableSlice>& values) {
-  const int n = context.num_replicas_in_sync();
+  const int n = context.num_local_replicas();
   std::vector<const DistributedVariable*> own, shared;
   std::vector<int> own_index, shared_index;
   for (size_t i = 0; i < variables.size(); ++i) {
@@ -196,7 +196,7 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     }
     // Hash tables have one copy: replica 0 pushes, the others wait so that
     // nobody reads the table before the push is in.
-    if (context.replica_id_in_sync_group() == 0) {
+    if (context.local_replica_id() == 0) {
       RETURN_IF_ERROR(variables.hash_table(i)->Push(all->ids, all->rows));
     }
     RETURN_IF_ERROR(context.Barrier());
@@ -209,10 +209,10 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
 
 absl::Status CheckBatches(const Strategy& strategy,
                           absl::Span<const Batch> batches) {
-  if (static_cast<int>(batches.size()) != strategy.num_replicas_in_sync()) {
+  if (static_cast<int>(batches.size()) != strategy.num_local_replicas()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a step needs one batch per replica: got ", batches.size(),
-        " batches for ", strategy.num_replicas_in_sync(), " replicas"));
+        " batches for ", strategy.num_local_replicas(), " replicas"));
   }
   return absl::OkStatus();
 }
@@ -223,13 +223,13 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
                                      absl::Span<const Batch> batches) {
   RETURN_IF_ERROR(CheckBatches(strategy, batches));
-  const int n = strategy.num_replicas_in_sync();
+  const int n = strategy.num_local_replicas();
   StepResult step;
   step.predictions.resize(n);
   std::vector<int64_t> examples(n);
   std::vector<double> losses(n);
   absl::Status s = strategy.Run([&](ReplicaContext& context) {
-    const int r = context.replica_id_in_sync_group();
+    const int r = context.local_replica_id();
     return TrainReplica(context, model, variables, batches[r],
                         &step.predictions[r], &examples[r], &losses[r]);
   });
@@ -243,12 +243,12 @@ absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,
                                         const ModelVariables& variables,
                                         absl::Span<const Batch> batches) {
   RETURN_IF_ERROR(CheckBatches(strategy, batches));
-  const int n = strategy.num_replicas_in_sync();
+  const int n = strategy.num_local_replicas();
   StepResult step;
   step.predictions.resize(n);
   std::vector<double> losses(n);
   absl::Status s = strategy.Run([&](ReplicaContext& context) {
-    const int r = context.replica_id_in_sync_group();
+    const int r = context.local_replica_id();
     ModelStepResult result;
     absl::Status s = ComputeReplica(context, model, variables, batches[r],
                                     /*with_gradients=*/false,

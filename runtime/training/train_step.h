@@ -38,7 +38,7 @@ struct StepResult {
   double mean_loss() const { return examples > 0 ? loss_sum / examples : 0; }
 };
 
-// `batches` holds one batch per replica (strategy.num_replicas_in_sync()).
+// `batches` holds one batch per local replica (strategy.num_local_replicas()).
 absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
                                      absl::Span<const Batch> batches);

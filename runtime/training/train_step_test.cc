@@ -138,7 +138,7 @@ std::vector<float> HostFloats(const Tensor& tensor) {
 Weights Train(Strategy& strategy, const Model& model,
               const std::vector<Example>& data, double* last_loss,
               int global_replicas = 0, int first_replica = 0) {
-  const int local = strategy.num_replicas_in_sync();
+  const int local = strategy.num_local_replicas();
   if (global_replicas == 0) global_replicas = local;
   absl::StatusOr<ModelVariables> variables =
       ModelVariables::Create(strategy, model);
