@@ -579,7 +579,8 @@ class PsClient::Impl {
 
   template <typename T>
   absl::Status PushDense(const VariablePlacement& variable, RowRange rows,
-                         absl::Span<const T> values) {
+                         absl::Span<const T> values,
+                         ps::DenseWrite write = ps::APPLY_GRADIENT) {
     RETURN_IF_ERROR(
         CheckRows(variable, rows, values.size(), "the pushed tensor"));
     auto calls =
@@ -588,6 +589,7 @@ class PsClient::Impl {
     for (auto& call : calls) {
       const RowRange piece = RowRangeFromProto(call->request.rows());
       call->request.set_request_id(NewRequestId());
+      call->request.set_write(write);
       // Sent from `values` itself: the call ends before this returns.
       call->wire_request = EncodeDensePush(
           call->request, values.subspan(call->offset, piece.size() * width));
@@ -1298,6 +1300,42 @@ absl::Status PsClient::PullMany(absl::Span<const DenseVariablePull> pulls) {
 
 absl::Status PsClient::PushMany(absl::Span<const DenseVariablePush> pushes) {
   return impl_->PushMany(pushes);
+}
+
+namespace {
+
+// INVALID_ARGUMENT naming the variable unless it has `dtype`, before
+// anything is sent (the ps would refuse it too, after a round trip).
+absl::Status CheckDType(const VariablePlacement& variable, DType dtype,
+                        absl::string_view operation) {
+  if (variable.spec.dtype == dtype) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("variable \"", variable.spec.name, "\" is ",
+                   DTypeName(variable.spec.dtype), "; ", operation, " takes ",
+                   DTypeName(dtype), " values"));
+}
+
+}  // namespace
+
+absl::Status PsClient::Assign(const VariablePlacement& variable,
+                              absl::Span<const float> values) {
+  RETURN_IF_ERROR(CheckDType(variable, DType::kFloat32, "Assign"));
+  return impl_->PushDense<float>(variable, {0, NumRows(variable.spec)}, values,
+                                 ps::ASSIGN);
+}
+
+absl::Status PsClient::Add(const VariablePlacement& variable,
+                           absl::Span<const float> delta) {
+  RETURN_IF_ERROR(CheckDType(variable, DType::kFloat32, "Add"));
+  return impl_->PushDense<float>(variable, {0, NumRows(variable.spec)}, delta,
+                                 ps::ADD);
+}
+
+absl::Status PsClient::AssignInt64(const VariablePlacement& variable,
+                                   absl::Span<const int64_t> values) {
+  RETURN_IF_ERROR(CheckDType(variable, DType::kInt64, "AssignInt64"));
+  return impl_->PushDense<int64_t>(variable, {0, NumRows(variable.spec)},
+                                   values, ps::ASSIGN);
 }
 
 absl::Status PsClient::PullInt64(const VariablePlacement& variable,

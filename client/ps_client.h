@@ -176,6 +176,14 @@ class PsClient : public ParameterServers {
   // parts) may have been applied. An empty list sends nothing.
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) override;
   absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override;
+  // Assign, Add and AssignInt64 as ParameterServers says: one PushDense per
+  // part, with its write and a request id.
+  absl::Status Assign(const VariablePlacement& variable,
+                      absl::Span<const float> values) override;
+  absl::Status Add(const VariablePlacement& variable,
+                   absl::Span<const float> delta) override;
+  absl::Status AssignInt64(const VariablePlacement& variable,
+                           absl::Span<const int64_t> values) override;
   // int64 variables (e.g. the global step).
   absl::Status PullInt64(const VariablePlacement& variable,
                          absl::Span<int64_t> out) override;

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "rpc/in_process_ps_tasks.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/distribute/concurrent_updates.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/distribute/test_variable_options.h"
 #include "runtime/util/status_macros.h"
@@ -192,6 +193,33 @@ TEST_F(PsClientStrategyTest, SmallVariablesTravelTogether) {
           << batched[i]->name() << "[" << k << "]";
     }
   }
+}
+
+// Over gRPC too, AssignAdd / AssignSub from one worker and gradients from
+// another reach the same variable at once and none is lost; Assign and
+// Update replace values on the servers.
+TEST_F(PsClientStrategyTest, AssignAddIsExactUnderConcurrentPushes) {
+  std::unique_ptr<PsClient> client_a, client_b;
+  auto worker_a = Worker(&client_a);
+  auto worker_b = Worker(&client_b);
+  absl::StatusOr<std::vector<float>> values =
+      AddWhilePushing(*worker_a, *worker_b, /*adds=*/100, /*pushes=*/150);
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(*values, std::vector<float>(20, 2 * 100 - 150));
+
+  DistributedVariable* shared =
+      *worker_b->CreateVariable(SumVariable("shared", {10, 2}));
+  std::vector<float> fives(20, 5.0f);
+  ASSERT_TRUE(
+      worker_b->Assign(*shared, *Tensor::FromFloats(fives, {10, 2})).ok());
+  ASSERT_TRUE(worker_b
+                  ->Update(*shared,
+                           [](Tensor& value) {
+                             for (float& v : value.flat<float>()) v *= 2;
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  EXPECT_EQ(Floats(*worker_a->ReadVar(*shared)), std::vector<float>(20, 10));
 }
 
 TEST_F(PsClientStrategyTest, UnreachableServersAreAClearError) {

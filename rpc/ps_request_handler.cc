@@ -156,11 +156,27 @@ absl::Status PsRequestHandler::ApplyPushDense(
   ASSIGN_OR_RETURN(RowRange rows, RequestedRows(request, info));
   const std::string what =
       absl::StrCat("the values pushed to variable \"", request.name(), "\"");
+  const ps::DenseWrite write = request.write();
+  if (write != ps::APPLY_GRADIENT && write != ps::ASSIGN && write != ps::ADD) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("push to variable \"", request.name(),
+                     "\": unknown write ", static_cast<int>(write)));
+  }
   if (info.spec.dtype == DType::kInt64) {
     std::vector<int64_t> scratch;
-    ASSIGN_OR_RETURN(absl::Span<const int64_t> delta,
+    ASSIGN_OR_RETURN(absl::Span<const int64_t> ints,
                      Int64Elements(values, what, &scratch));
-    return store_.AddInt64(request.name(), rows, delta);
+    if (write == ps::ASSIGN) {
+      return store_.AssignInt64(request.name(), rows, ints);
+    }
+    return store_.AddInt64(request.name(), rows, ints);
+  }
+  if (write != ps::APPLY_GRADIENT) {
+    std::vector<float> scratch;
+    ASSIGN_OR_RETURN(absl::Span<const float> floats,
+                     Float32Elements(values, what, &scratch));
+    return write == ps::ASSIGN ? store_.AssignRows(request.name(), rows, floats)
+                               : store_.AddRows(request.name(), rows, floats);
   }
   ASSIGN_OR_RETURN(std::vector<absl::Span<const char>> grad,
                    Float32Pieces(values, what));

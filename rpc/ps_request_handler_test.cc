@@ -154,6 +154,32 @@ TEST(PsRequestHandlerTest, APushSentAgainIsAppliedOnce) {
   EXPECT_EQ(status.num_variables(), 1);
 }
 
+// ASSIGN and ADD write without the optimizer, once per request id; an
+// unknown write is refused and changes nothing.
+TEST(PsRequestHandlerTest, AssignsAndAddsWithoutTheOptimizer) {
+  PsRequestHandler handler(PsRequestHandler::Options{});
+  ps::VariableInfo info;
+  ASSERT_TRUE(handler.CreateVariable(CreateRequest("w", 1), &info).ok());
+  ps::Tensor values;
+  ps::PushDenseRequest assign = PushRequest("w", 7);
+  assign.set_write(ps::ASSIGN);
+  ASSERT_TRUE(handler.PushDense(assign, FloatView({3, 4}, &values)).ok());
+  EXPECT_THAT(PullAll(handler, "w"), ElementsAre(3, 4));
+  ps::PushDenseRequest add = PushRequest("w", 8);
+  add.set_write(ps::ADD);
+  const TensorView delta = FloatView({10, 20}, &values);
+  ASSERT_TRUE(handler.PushDense(add, delta).ok());
+  ASSERT_TRUE(handler.PushDense(add, delta).ok());  // a retry
+  EXPECT_THAT(PullAll(handler, "w"), ElementsAre(13, 24));
+
+  ps::PushDenseRequest unknown = PushRequest("w", 9);
+  unknown.set_write(static_cast<ps::DenseWrite>(17));
+  absl::Status s = handler.PushDense(unknown, delta);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("unknown write 17"));
+  EXPECT_THAT(PullAll(handler, "w"), ElementsAre(13, 24));
+}
+
 TEST(PsRequestHandlerTest, BadRequestsChangeNothing) {
   PsRequestHandler handler(PsRequestHandler::Options{});
   ps::VariableInfo info;

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/distribute/concurrent_updates.h"
 #include "runtime/distribute/test_variable_options.h"
 #include "runtime/ps/in_memory_parameter_servers.h"
 
@@ -82,12 +83,6 @@ TEST_F(ParameterServerStrategyTest, VariablesLiveOnThePsTasks) {
       *strategy->CreateVariable(SumVariable("after", {2}));
   EXPECT_THAT(after->DescribePlacement(), HasSubstr("ps task"));
 
-  // The servers run the optimizer: assigning is refused with a reason.
-  absl::Status assign =
-      strategy->Update(*bias, [](Tensor&) { return absl::OkStatus(); });
-  EXPECT_EQ(assign.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(assign.message(), HasSubstr("optimizer"));
-
   // A gradient applied in cross-replica context reaches the servers (SGD,
   // learning rate 0.01 by default, zero initial values).
   std::vector<float> grad(20, 100.0f);
@@ -95,6 +90,55 @@ TEST_F(ParameterServerStrategyTest, VariablesLiveOnThePsTasks) {
   absl::StatusOr<Tensor> value = strategy->ReadVar(*embedding);
   ASSERT_TRUE(value.ok()) << value.status();
   for (float v : value->flat<float>()) EXPECT_FLOAT_EQ(v, -1.0f);
+}
+
+// TF's assign_add on a ps variable: applied on the servers, atomically per
+// part, so gradients pushed by another worker at the same time are not
+// lost.
+TEST_F(ParameterServerStrategyTest, AssignAddIsExactUnderConcurrentPushes) {
+  auto adder = Worker();
+  auto pusher = Worker();
+  absl::StatusOr<std::vector<float>> values =
+      AddWhilePushing(*adder, *pusher, /*adds=*/300, /*pushes=*/200);
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(*values, std::vector<float>(20, 2 * 300 - 200));
+  // The optimizer's state is untouched by assigns: its step counts pushes.
+  absl::StatusOr<VariableState> state = servers_->store(0).Snapshot("shared");
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->step, 200);
+}
+
+TEST_F(ParameterServerStrategyTest, AssignAndUpdateWriteThroughToTheServers) {
+  auto strategy = Worker();
+  auto other = Worker();
+  DistributedVariable* bias = *strategy->CreateVariable(SumVariable("b", {3}));
+  ASSERT_TRUE(
+      strategy->Assign(*bias, *Tensor::FromFloats({1, 2, 3}, {3})).ok());
+  ASSERT_TRUE(strategy
+                  ->Update(*bias,
+                           [](Tensor& value) {
+                             for (float& v : value.flat<float>()) v *= 10;
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  DistributedVariable* seen = *other->CreateVariable(SumVariable("b", {3}));
+  Tensor value = *other->ReadVar(*seen);
+  EXPECT_THAT(std::vector<float>(value.flat<float>().begin(),
+                                 value.flat<float>().end()),
+              ::testing::ElementsAre(10, 20, 30));
+
+  DistributedVariable* step = *strategy->CreateVariable(GlobalStepVariable());
+  Tensor seven = *Tensor::Create(DType::kInt64, {});
+  seven.flat<int64_t>()[0] = 7;
+  ASSERT_TRUE(strategy->Assign(*step, seven).ok());
+  ASSERT_TRUE(strategy->AssignSub(*step, seven).ok());
+  ASSERT_TRUE(strategy->AssignAdd(*step, seven).ok());
+  EXPECT_EQ(strategy->ReadVar(*step)->flat<int64_t>()[0], 7);
+
+  // A value of another dtype or shape changes nothing.
+  EXPECT_EQ(strategy->Assign(*bias, seven).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(strategy->ReadVar(*bias)->flat<float>()[2], 30);
 }
 
 TEST_F(ParameterServerStrategyTest, GlobalStepCountsWorkerStepsNotReplicas) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/tensor/host_floats.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -33,22 +34,23 @@ absl::Status PsVariable::ReadRows(int copy, absl::Span<const int64_t> ids,
 }
 
 absl::Status PsVariable::WriteCopy(int copy, const Tensor& value) {
-  return absl::UnimplementedError(absl::StrCat(
-      "variable \"", name(),
-      "\" lives on parameter servers, which change it only through its "
-      "optimizer (apply a gradient) or, for int64 variables, by adding"));
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckFits("assigning", value));
+  if (spec().dtype == DType::kInt64) {
+    return servers_->AssignInt64(placement_, value.flat<int64_t>());
+  }
+  ASSIGN_OR_RETURN(HostFloats values, HostFloats::Read(value));
+  return servers_->Assign(placement_, values.values());
 }
 
 absl::Status PsVariable::AddToCopy(int copy, const Tensor& delta) {
   RETURN_IF_ERROR(CheckCopy(copy));
   RETURN_IF_ERROR(CheckFits("adding to", delta));
-  if (spec().dtype != DType::kInt64) {
-    return absl::UnimplementedError(absl::StrCat(
-        "variable \"", name(),
-        "\" is a float32 variable on parameter servers, which change it only "
-        "through its optimizer: apply a gradient instead of adding"));
+  if (spec().dtype == DType::kInt64) {
+    return servers_->AddInt64(placement_, delta.flat<int64_t>());
   }
-  return servers_->AddInt64(placement_, delta.flat<int64_t>());
+  ASSIGN_OR_RETURN(HostFloats values, HostFloats::Read(delta));
+  return servers_->Add(placement_, values.values());
 }
 
 absl::Status PsVariable::ApplyGradient(int copy, absl::Span<const float> grad) {

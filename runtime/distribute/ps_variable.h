@@ -2,12 +2,11 @@
 #define DISTRT_RUNTIME_DISTRIBUTE_PS_VARIABLE_H_
 
 // Variables on the parameter servers (ParameterServers: ps_server processes
-// through PsClient, or in-process stores): one copy,
-// partitioned over ps tasks as its placement says. The servers run the
-// optimizer, so a ps variable changes only through gradients
-// (ApplyGradient, ApplySparseGradient) and, for int64 variables such as the
-// global step, AddToCopy; assigning a value, or adding to a float32
-// variable, is UNIMPLEMENTED with a message saying so.
+// through PsClient, or in-process stores): one copy, partitioned over ps
+// tasks as its placement says. The servers run the optimizer
+// (ApplyGradient, ApplySparseGradient); WriteCopy and AddToCopy assign and
+// add on the servers without it (TF's assign, assign_add), each atomically
+// per part, so that concurrent pushes are never lost.
 
 #include <memory>
 #include <string>

@@ -1,9 +1,11 @@
 #include "runtime/distribute/strategy.h"
 
+#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/distribute/local_variable.h"
+#include "runtime/tensor/host_floats.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -110,15 +112,21 @@ Strategy::Scope::Scope(Strategy* strategy) : previous_(scoped_strategy) {
 
 Strategy::Scope::~Scope() { scoped_strategy = previous_; }
 
+absl::Status Strategy::RequireCrossReplicaContext(
+    absl::string_view method) const {
+  const ReplicaContext* replica = CurrentReplicaContext();
+  if (replica == nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      name(), "::", method, " called from replica ",
+      replica->local_replica_id(), "'s function of ",
+      replica->strategy().name(), "::Run: ", method,
+      " is a cross-replica call; call it outside the replica function, or "
+      "from a MergeCall's merge_fn"));
+}
+
 absl::Status Strategy::Run(
     const std::function<absl::Status(ReplicaContext&)>& fn) {
-  if (const ReplicaContext* outer = CurrentReplicaContext(); outer != nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        name(), "::Run called from replica ", outer->local_replica_id(),
-        "'s function of ", outer->strategy().name(),
-        "::Run: Run is a cross-replica call; call it outside the replica "
-        "function, or use MergeCall to leave the replica context"));
-  }
+  RETURN_IF_ERROR(RequireCrossReplicaContext("Run"));
   absl::MutexLock lock(&run_mu_);
   group_.barrier().Reset();
   const int n = num_local_replicas();
@@ -151,6 +159,7 @@ absl::Status Strategy::Run(
 
 absl::StatusOr<Tensor> Strategy::Reduce(ReduceOp op,
                                         const PerReplica<Tensor>& value) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("Reduce"));
   std::vector<const Tensor*> tensors;
   for (const Tensor& t : value.Unwrap()) tensors.push_back(&t);
   return cross_device_ops_->Reduce(op, tensors, devices_[0]);
@@ -158,6 +167,7 @@ absl::StatusOr<Tensor> Strategy::Reduce(ReduceOp op,
 
 absl::StatusOr<std::vector<Tensor>> Strategy::BatchReduce(
     ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("BatchReduce"));
   std::vector<std::vector<const Tensor*>> tensors;
   for (const PerReplica<Tensor>* value : values) {
     tensors.emplace_back();
@@ -167,6 +177,7 @@ absl::StatusOr<std::vector<Tensor>> Strategy::BatchReduce(
 }
 
 absl::StatusOr<Mirrored<Tensor>> Strategy::Broadcast(const Tensor& value) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("Broadcast"));
   ASSIGN_OR_RETURN(std::vector<Tensor> copies,
                    cross_device_ops_->Broadcast(value, devices_));
   return Mirrored<Tensor>(std::move(copies));
@@ -174,6 +185,7 @@ absl::StatusOr<Mirrored<Tensor>> Strategy::Broadcast(const Tensor& value) {
 
 absl::StatusOr<DistributedVariable*> Strategy::CreateVariable(
     const VariableOptions& options) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("CreateVariable"));
   RETURN_IF_ERROR(ValidateVariableSpec(options.spec));
   if (auto it = variables_.find(options.spec.name); it != variables_.end()) {
     std::string diff =
@@ -224,6 +236,7 @@ absl::StatusOr<DistributedHashTable*> Strategy::CreateHashTable(
 }
 
 absl::StatusOr<Tensor> Strategy::ReadVar(const DistributedVariable& variable) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("ReadVar"));
   const VariableAggregation aggregation = variable.options().aggregation;
   if (variable.options().synchronization == VariableSynchronization::kOnWrite ||
       aggregation == VariableAggregation::kNone ||
@@ -271,12 +284,54 @@ InputContext Strategy::input_context() const {
 
 absl::Status Strategy::Update(DistributedVariable& variable,
                               const std::function<absl::Status(Tensor&)>& fn) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("Update"));
   for (int c = 0; c < variable.num_copies(); ++c) {
     ASSIGN_OR_RETURN(Tensor value, variable.ReadCopy(c));
     RETURN_IF_ERROR(fn(value));
     RETURN_IF_ERROR(variable.WriteCopy(c, value));
   }
   return absl::OkStatus();
+}
+
+absl::Status Strategy::Assign(DistributedVariable& variable,
+                              const Tensor& value) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("Assign"));
+  for (int c = 0; c < variable.num_copies(); ++c) {
+    RETURN_IF_ERROR(variable.WriteCopy(c, value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Strategy::AssignAdd(DistributedVariable& variable,
+                                 const Tensor& delta) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("AssignAdd"));
+  for (int c = 0; c < variable.num_copies(); ++c) {
+    RETURN_IF_ERROR(variable.AddToCopy(c, delta));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Strategy::AssignSub(DistributedVariable& variable,
+                                 const Tensor& delta) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("AssignSub"));
+  // Subtracting is adding the negation, which is exact for both dtypes
+  // except for the one int64 that has no negation.
+  ASSIGN_OR_RETURN(Tensor negated, delta.Clone());
+  if (negated.dtype() == DType::kInt64) {
+    for (int64_t& v : negated.flat<int64_t>()) {
+      if (v == std::numeric_limits<int64_t>::min()) {
+        return absl::OutOfRangeError(
+            absl::StrCat("variable \"", variable.name(), "\": subtracting ", v,
+                         " overflows int64"));
+      }
+      v = -v;
+    }
+  } else {
+    ASSIGN_OR_RETURN(HostFloats values, HostFloats::Edit(negated));
+    for (float& v : values.mutable_values()) v = -v;
+    RETURN_IF_ERROR(values.Commit());
+  }
+  return AssignAdd(variable, negated);
 }
 
 absl::StatusOr<std::vector<Tensor>> Strategy::ReadCopies(
@@ -300,6 +355,7 @@ absl::Status Strategy::ApplyGradientsToCopies(
 
 absl::Status Strategy::ApplyGradient(DistributedVariable& variable,
                                      absl::Span<const float> grad) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("ApplyGradient"));
   for (int c = 0; c < variable.num_copies(); ++c) {
     RETURN_IF_ERROR(variable.ApplyGradient(c, grad));
   }

@@ -26,8 +26,10 @@
 //
 // Sync-on-read variables have one copy per replica under every strategy.
 // Methods other than Run are cross-replica context: call them from the
-// thread that owns the strategy (or a MergeCall's merge_fn), not from
-// inside a replica function.
+// thread that owns the strategy (or a MergeCall's merge_fn). Called from
+// inside a replica function, Run, Reduce, BatchReduce, Broadcast, ReadVar,
+// Update, Assign*, ApplyGradient and CreateVariable return
+// FAILED_PRECONDITION naming the method, as TF raises.
 
 #include <functional>
 #include <map>
@@ -167,10 +169,19 @@ class Strategy {
   // it in step, as in TF.
   absl::StatusOr<Tensor> ReadVar(const DistributedVariable& variable);
   // Calls fn on each copy of the variable in turn and stores the result
-  // (TF's strategy.extended.update). Variables on parameter servers cannot
-  // be assigned: UNIMPLEMENTED (use ApplyGradient).
+  // (TF's strategy.extended.update). A read, fn, then an assign: on
+  // parameter servers an update another worker makes in between is
+  // overwritten; use AssignAdd there for increments.
   absl::Status Update(DistributedVariable& variable,
                       const std::function<absl::Status(Tensor&)>& fn);
+  // TF's variable.assign / assign_add / assign_sub in cross-replica
+  // context: every copy set to `value`, or `delta` (the variable's dtype and
+  // shape) added to or subtracted from every copy, without the optimizer.
+  // On parameter servers each is applied by the servers, atomically per
+  // part, so concurrent pushes and other workers' updates are never lost.
+  absl::Status Assign(DistributedVariable& variable, const Tensor& value);
+  absl::Status AssignAdd(DistributedVariable& variable, const Tensor& delta);
+  absl::Status AssignSub(DistributedVariable& variable, const Tensor& delta);
   // Applies the variable's optimizer to every copy.
   absl::Status ApplyGradient(DistributedVariable& variable,
                              absl::Span<const float> grad);
@@ -231,6 +242,9 @@ class Strategy {
 
   // "CPU:0..CPU:3" or "CPU:0" for the devices.
   std::string DescribeDevices() const;
+  // FAILED_PRECONDITION naming `method` when the calling thread is in a
+  // replica context (inside a replica function of Run).
+  absl::Status RequireCrossReplicaContext(absl::string_view method) const;
 
   // Copy `copy` of `variable`, for the batched hooks below.
   struct VariableCopy {

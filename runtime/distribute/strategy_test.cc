@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -11,6 +12,7 @@
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/one_device_strategy.h"
+#include "runtime/distribute/test_variable_options.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -462,6 +464,53 @@ TEST_F(StrategyTest, CreatingAVariableAgain) {
   options.spec.name = "";
   EXPECT_EQ(strategy->CreateVariable(options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// As TF raises: cross-replica methods called from a replica function are
+// refused, naming the method, on every replica, without waiting; from a
+// MergeCall's merge_fn they are allowed.
+TEST_F(StrategyTest, CrossReplicaMethodsAreRefusedInReplicaContext) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(2);
+  DistributedVariable* w = *strategy->CreateVariable(SumVariable("w", {2}));
+  std::vector<std::string> refused(2);
+  absl::Status s = strategy->Run([&](ReplicaContext& context) -> absl::Status {
+    std::string& mine = refused[context.local_replica_id()];
+    Tensor value = *Tensor::FromFloats({1, 2}, {2});
+    std::vector<Tensor> values;
+    values.push_back(*value.Clone());
+    values.push_back(*value.Clone());
+    const std::vector<std::pair<std::string, absl::Status>> calls = {
+        {"Reduce",
+         strategy->Reduce(ReduceOp::kSum, PerReplica<Tensor>(std::move(values)))
+             .status()},
+        {"Broadcast", strategy->Broadcast(value).status()},
+        {"ReadVar", strategy->ReadVar(*w).status()},
+        {"AssignAdd", strategy->AssignAdd(*w, value)},
+        {"ApplyGradient", strategy->ApplyGradient(*w, value.flat<float>())},
+        {"CreateVariable",
+         strategy->CreateVariable(SumVariable("v", {1})).status()},
+    };
+    for (const auto& [method, status] : calls) {
+      if (status.code() == absl::StatusCode::kFailedPrecondition &&
+          absl::StrContains(status.message(), method + " is a cross-replica")) {
+        absl::StrAppend(&mine, method, " ");
+      }
+    }
+    // In merge_fn the thread is in cross-replica context again.
+    absl::StatusOr<int> merged = context.MergeCall<int>(
+        1, [&](Strategy& cross, PerReplica<int>&) -> absl::StatusOr<int> {
+          RETURN_IF_ERROR(cross.ReadVar(*w).status());
+          return 0;
+        });
+    return merged.status();
+  });
+  ASSERT_TRUE(s.ok()) << s;
+  const std::string all =
+      "Reduce Broadcast ReadVar AssignAdd ApplyGradient CreateVariable ";
+  EXPECT_EQ(refused[0], all);
+  EXPECT_EQ(refused[1], all);
+  // Nothing was applied.
+  EXPECT_EQ(strategy->ReadVar(*w)->flat<float>()[0], 0);
 }
 
 // Workers that read their own input without computing in sync (as under

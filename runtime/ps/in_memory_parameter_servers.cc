@@ -252,6 +252,32 @@ absl::Status InMemoryParameterServers::PushMany(
   return absl::OkStatus();
 }
 
+absl::Status InMemoryParameterServers::Assign(const VariablePlacement& variable,
+                                              absl::Span<const float> values) {
+  RETURN_IF_ERROR(CheckWhole(variable, DType::kFloat32, values.size()));
+  return ForEachPart(
+      variable, values, [&](const VariablePart& part, auto rows) {
+        return Store(part).AssignRows(variable.spec.name, part.rows, rows);
+      });
+}
+
+absl::Status InMemoryParameterServers::Add(const VariablePlacement& variable,
+                                           absl::Span<const float> delta) {
+  RETURN_IF_ERROR(CheckWhole(variable, DType::kFloat32, delta.size()));
+  return ForEachPart(variable, delta, [&](const VariablePart& part, auto rows) {
+    return Store(part).AddRows(variable.spec.name, part.rows, rows);
+  });
+}
+
+absl::Status InMemoryParameterServers::AssignInt64(
+    const VariablePlacement& variable, absl::Span<const int64_t> values) {
+  RETURN_IF_ERROR(CheckWhole(variable, DType::kInt64, values.size()));
+  return ForEachPart(
+      variable, values, [&](const VariablePart& part, auto rows) {
+        return Store(part).AssignInt64(variable.spec.name, part.rows, rows);
+      });
+}
+
 absl::Status InMemoryParameterServers::PullInt64(
     const VariablePlacement& variable, absl::Span<int64_t> out) {
   RETURN_IF_ERROR(CheckWhole(variable, DType::kInt64, out.size()));

@@ -49,6 +49,12 @@ class InMemoryParameterServers : public ParameterServers {
                     absl::Span<const float> grad) override;
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) override;
   absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override;
+  absl::Status Assign(const VariablePlacement& variable,
+                      absl::Span<const float> values) override;
+  absl::Status Add(const VariablePlacement& variable,
+                   absl::Span<const float> delta) override;
+  absl::Status AssignInt64(const VariablePlacement& variable,
+                           absl::Span<const int64_t> values) override;
   absl::Status PullInt64(const VariablePlacement& variable,
                          absl::Span<int64_t> out) override;
   absl::Status AddInt64(const VariablePlacement& variable,

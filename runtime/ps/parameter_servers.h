@@ -77,6 +77,19 @@ class ParameterServers {
   // size. An empty list does nothing.
   virtual absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) = 0;
   virtual absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) = 0;
+  // Without the variable's optimizer (TF's assign and assign_add on a
+  // variable on parameter servers), on the ps tasks, atomically per part:
+  // Assign sets every element of a float32 variable, Add adds to them, and
+  // AssignInt64 sets an int64 variable's (AddInt64 adds). The optimizer's
+  // slots and step do not change. INVALID_ARGUMENT naming the variable,
+  // before anything is sent, for another dtype or a buffer of the wrong
+  // size. A request sent again after a lost reply is applied once.
+  virtual absl::Status Assign(const VariablePlacement& variable,
+                              absl::Span<const float> values) = 0;
+  virtual absl::Status Add(const VariablePlacement& variable,
+                           absl::Span<const float> delta) = 0;
+  virtual absl::Status AssignInt64(const VariablePlacement& variable,
+                                   absl::Span<const int64_t> values) = 0;
   // int64 variables (e.g. the global step).
   virtual absl::Status PullInt64(const VariablePlacement& variable,
                                  absl::Span<int64_t> out) = 0;

@@ -358,6 +358,42 @@ absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
   return absl::OkStatus();
 }
 
+absl::Status VariableStore::AssignRows(absl::string_view name, RowRange rows,
+                                       absl::Span<const float> values) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Variable> found,
+                   FindChecked(name, DType::kFloat32, rows,
+                               "the assigned value", values.size()));
+  Variable& v = *found;
+  absl::MutexLock lock(&v.mu);
+  std::copy(values.begin(), values.end(),
+            v.values.begin() + v.Offset(rows.begin));
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::AddRows(absl::string_view name, RowRange rows,
+                                    absl::Span<const float> delta) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Variable> found,
+                   FindChecked(name, DType::kFloat32, rows, "the added value",
+                               delta.size()));
+  Variable& v = *found;
+  absl::MutexLock lock(&v.mu);
+  float* values = v.values.data() + v.Offset(rows.begin);
+  for (size_t i = 0; i < delta.size(); ++i) values[i] += delta[i];
+  return absl::OkStatus();
+}
+
+absl::Status VariableStore::AssignInt64(absl::string_view name, RowRange rows,
+                                        absl::Span<const int64_t> values) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Variable> found,
+                   FindChecked(name, DType::kInt64, rows, "the assigned value",
+                               values.size()));
+  Variable& v = *found;
+  absl::MutexLock lock(&v.mu);
+  std::copy(values.begin(), values.end(),
+            v.ints.begin() + v.Offset(rows.begin));
+  return absl::OkStatus();
+}
+
 absl::Status VariableStore::PullSparse(absl::string_view name,
                                        absl::Span<const int64_t> ids,
                                        absl::Span<float> out) const {

@@ -86,6 +86,17 @@ class VariableStore {
   absl::Status PushRows(absl::string_view name, RowRange rows,
                         absl::Span<const absl::Span<const char>> grad_bytes);
 
+  // Without the optimizer (TF's assign and assign_add on a variable on
+  // parameter servers): sets the rows of a float32 variable to `values`,
+  // adds `delta` to them, or sets the rows of an int64 variable. Atomic
+  // like a push; the optimizer's slots and step do not change.
+  absl::Status AssignRows(absl::string_view name, RowRange rows,
+                          absl::Span<const float> values);
+  absl::Status AddRows(absl::string_view name, RowRange rows,
+                       absl::Span<const float> delta);
+  absl::Status AssignInt64(absl::string_view name, RowRange rows,
+                           absl::Span<const int64_t> values);
+
   // int64 variables (e.g. the global step): pull, and add `delta`.
   absl::Status PullInt64(absl::string_view name, RowRange rows,
                          absl::Span<int64_t> out) const;

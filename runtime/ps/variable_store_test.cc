@@ -193,6 +193,40 @@ TEST(VariableStoreTest, SparsePushSumsRepeatedIdsBeforeApplying) {
             "[0, 5)");
 }
 
+// TF's assign / assign_add on a ps variable: rows written without the
+// optimizer, whose step stays where the pushes left it.
+TEST(VariableStoreTest, AssignAndAddWriteRowsWithoutTheOptimizer) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Spec("w", {3, 2}, 0.5f), {1, 3}).ok());
+  ASSERT_TRUE(store.PushRows("w", {1, 2}, {2.0f, -4.0f}).ok());
+  ASSERT_TRUE(store.AssignRows("w", {2, 3}, {7.0f, 8.0f}).ok());
+  ASSERT_TRUE(store.AddRows("w", {1, 3}, {1.0f, 1.0f, 0.5f, -8.0f}).ok());
+  std::vector<float> values(4);
+  ASSERT_TRUE(store.PullRows("w", {1, 3}, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ElementsAre(0, 3, 7.5f, 0));
+  EXPECT_EQ(store.Snapshot("w")->step, 1);
+  // Rows not held, the wrong size or dtype: refused, nothing changed.
+  EXPECT_EQ(store.AssignRows("w", {0, 1}, {1.0f, 1.0f}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.AddRows("w", {1, 2}, {1.0f}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.AssignInt64("w", {1, 2}, {1, 2}).code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(store.PullRows("w", {1, 3}, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ElementsAre(0, 3, 7.5f, 0));
+
+  VariableSpec step;
+  step.name = "global_step";
+  step.dtype = DType::kInt64;
+  ASSERT_TRUE(store.Create(step, {0, 1}).ok());
+  ASSERT_TRUE(store.AssignInt64("global_step", {0, 1}, {41}).ok());
+  ASSERT_TRUE(store.AddInt64("global_step", {0, 1}, {1}).ok());
+  std::vector<int64_t> count(1);
+  ASSERT_TRUE(
+      store.PullInt64("global_step", {0, 1}, absl::MakeSpan(count)).ok());
+  EXPECT_EQ(count[0], 42);
+}
+
 TEST(VariableStoreTest, Int64VariablesAdd) {
   VariableStore store;
   VariableSpec step;

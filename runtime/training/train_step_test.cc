@@ -557,6 +557,18 @@ class CountingParameterServers : public ParameterServers {
   absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override {
     return Count("PushMany", servers_->PushMany(pushes));
   }
+  absl::Status Assign(const VariablePlacement& v,
+                      absl::Span<const float> values) override {
+    return Count("Assign", servers_->Assign(v, values));
+  }
+  absl::Status Add(const VariablePlacement& v,
+                   absl::Span<const float> delta) override {
+    return Count("Add", servers_->Add(v, delta));
+  }
+  absl::Status AssignInt64(const VariablePlacement& v,
+                           absl::Span<const int64_t> values) override {
+    return Count("AssignInt64", servers_->AssignInt64(v, values));
+  }
   absl::Status PullInt64(const VariablePlacement& v,
                          absl::Span<int64_t> out) override {
     return Count("PullInt64", servers_->PullInt64(v, out));
