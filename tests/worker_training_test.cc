@@ -67,7 +67,7 @@ SubprocessOptions WorkerProcess(const std::vector<PsProcess>& ps,
                                 bool with_worker = true) {
   nlohmann::ordered_json cluster;
   cluster["chief"] = {"127.0.0.1:1"};
-  cluster["ps"] = AddressesOf(ps);
+  if (!ps.empty()) cluster["ps"] = AddressesOf(ps);
   if (with_worker) cluster["worker"] = {"127.0.0.1:2"};
   nlohmann::ordered_json tf_config;
   tf_config["cluster"] = cluster;
@@ -192,6 +192,39 @@ TEST_F(WorkerTrainingTest, ARestartedChiefResumesFromItsCheckpoint) {
   EXPECT_THAT(second->stdout_text, HasSubstr("(step 100)"));
   EXPECT_THAT(second->stdout_text, HasSubstr("training from global step 100"));
   EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 200);
+}
+
+// As TF's: --strategy=parameter_server without ps tasks trains in the one
+// process, and checkpoints and resumes like any local job; with several
+// training tasks and no ps tasks it is refused, saying what to do.
+TEST_F(WorkerTrainingTest, ParameterServerStrategyWithoutPsTasksTrainsLocally) {
+  const std::vector<PsProcess> no_ps;
+  std::vector<std::string> flags = Flags(100);
+  flags.push_back("--strategy=parameter_server");
+  absl::StatusOr<SubprocessResult> first = RunSubprocess(
+      WorkerProcess(no_ps, "chief", flags, /*with_worker=*/false));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->exit_code, 0) << first->stderr_text;
+  EXPECT_THAT(first->stdout_text, HasSubstr("ParameterServerStrategy: 2"));
+  EXPECT_THAT(first->stdout_text, HasSubstr("no ps tasks"));
+  nlohmann::json metrics = Metrics();
+  EXPECT_EQ(metrics["global_step"].get<int64_t>(), 100);
+  EXPECT_GT(metrics["eval_accuracy"].get<double>(), 0.75);
+
+  flags = Flags(150);
+  flags.push_back("--strategy=parameter_server");
+  absl::StatusOr<SubprocessResult> second = RunSubprocess(
+      WorkerProcess(no_ps, "chief", flags, /*with_worker=*/false));
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->exit_code, 0) << second->stderr_text;
+  EXPECT_THAT(second->stdout_text, HasSubstr("(step 100)"));
+  EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 150);
+
+  absl::StatusOr<SubprocessResult> refused =
+      RunSubprocess(WorkerProcess(no_ps, "chief", flags, /*with_worker=*/true));
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_NE(refused->exit_code, 0);
+  EXPECT_THAT(refused->stderr_text, HasSubstr("2 training tasks and no ps"));
 }
 
 TEST_F(WorkerTrainingTest, TheEvaluatorEvaluatesCheckpointsUntilTheFinalOne) {

@@ -106,9 +106,16 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
            : job.num_pipelines > 1 ? StrategyKind::kMultiWorkerMirrored
                                    : StrategyKind::kMirrored;
   }
-  if (kind == StrategyKind::kParameterServer && !job.has_ps) {
-    return absl::InvalidArgumentError(
-        "--strategy=parameter_server needs ps tasks in TF_CONFIG's cluster");
+  if (kind == StrategyKind::kParameterServer && !job.has_ps &&
+      job.num_pipelines > 1) {
+    // Alone, a worker falls back to local variables, as TF does; several
+    // would each train their own.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--strategy=parameter_server without ps tasks trains in one process; "
+        "this cluster has ",
+        job.num_pipelines,
+        " training tasks and no ps tasks: add ps tasks to TF_CONFIG's "
+        "cluster, or use --strategy=multi_worker_mirrored"));
   }
   if (kind == StrategyKind::kMultiWorkerMirrored && job.has_ps) {
     return absl::InvalidArgumentError(
@@ -143,6 +150,10 @@ absl::Status MakeStrategy(Job& job, const TfConfig& config) {
       strategy = CentralStorageStrategy::Create(pointers, options);
       break;
     case StrategyKind::kParameterServer: {
+      if (!job.has_ps) {
+        strategy = ParameterServerStrategy::Create(pointers, nullptr, options);
+        break;
+      }
       PsClient::Options client_options;
       client_options.log = job.log;
       client_options.security = job.options.security;

@@ -1,5 +1,7 @@
 #include "runtime/distribute/parameter_server_strategy.h"
 
+#include "absl/strings/str_cat.h"
+#include "runtime/distribute/local_variable.h"
 #include "runtime/distribute/ps_variable.h"
 #include "runtime/util/status_macros.h"
 
@@ -28,10 +30,7 @@ ParameterServerStrategy::Create(std::vector<Device*> devices,
                                 ParameterServers* servers,
                                 StrategyOptions options,
                                 absl::Duration wait_for_servers) {
-  if (servers == nullptr) {
-    return absl::InvalidArgumentError(
-        "ParameterServerStrategy needs the parameter servers");
-  }
+  if (servers != nullptr && servers->num_ps_tasks() == 0) servers = nullptr;
   ASSIGN_OR_RETURN(std::unique_ptr<CrossDeviceOps> ops,
                    CrossDeviceOpsFor(devices, options));
   return std::unique_ptr<ParameterServerStrategy>(new ParameterServerStrategy(
@@ -39,13 +38,31 @@ ParameterServerStrategy::Create(std::vector<Device*> devices,
       wait_for_servers));
 }
 
+std::string ParameterServerStrategy::Describe() const {
+  if (has_ps_tasks()) return Strategy::Describe();
+  return absl::StrCat(
+      Strategy::Describe(),
+      "; no ps tasks, so the variables are on this "
+      "worker's host (TF's local fallback, as central storage)");
+}
+
 absl::Status ParameterServerStrategy::Initialize() {
+  if (!has_ps_tasks()) return absl::OkStatus();
   return servers_->WaitForServers(wait_for_servers_);
 }
 
 absl::StatusOr<std::unique_ptr<DistributedVariable>>
 ParameterServerStrategy::MakeSyncOnWriteVariable(
     const VariableOptions& options, const DistributedVariable* colocate_with) {
+  if (!has_ps_tasks()) {
+    // A null device is host memory; every replica reads copy 0.
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<LocalVariable> variable,
+        LocalVariable::Create(options, {nullptr},
+                              std::vector<int>(num_local_replicas(), 0),
+                              "on the host (no ps tasks)"));
+    return std::unique_ptr<DistributedVariable>(std::move(variable));
+  }
   ASSIGN_OR_RETURN(
       VariablePlacement placement,
       colocate_with != nullptr
@@ -58,6 +75,7 @@ ParameterServerStrategy::MakeSyncOnWriteVariable(
 
 absl::StatusOr<std::unique_ptr<DistributedHashTable>>
 ParameterServerStrategy::MakeHashTable(const HashEmbeddingSpec& spec) {
+  if (!has_ps_tasks()) return Strategy::MakeHashTable(spec);
   RETURN_IF_ERROR(servers_->CreateHashTable(spec));
   return std::unique_ptr<DistributedHashTable>(new PsHashTable(spec, servers_));
 }

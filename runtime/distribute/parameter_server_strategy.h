@@ -9,6 +9,12 @@
 // step goes to the servers, which apply it with their optimizer; workers do not
 // wait for each other. First-replica-only work (the global step) happens once
 // per worker step.
+//
+// Without ps tasks (no servers, or none in them) it trains locally, as TF's
+// ParameterServerStrategy does without a cluster: variables in this
+// process's host memory, one copy that every replica reads (what
+// CentralStorageStrategy does), so a program written for parameter servers
+// runs unchanged on one machine.
 
 #include <memory>
 #include <vector>
@@ -21,7 +27,8 @@ namespace distrt {
 
 class ParameterServerStrategy : public Strategy {
  public:
-  // `devices` (non-empty) and `servers` must outlive the strategy.
+  // `devices` (non-empty) and `servers` must outlive the strategy; null
+  // `servers`, or servers with no ps task, is the local fallback above.
   // `wait_for_servers`: how long Initialize waits for every ps task.
   static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Create(
       std::vector<Device*> devices, ParameterServers* servers,
@@ -29,9 +36,13 @@ class ParameterServerStrategy : public Strategy {
       absl::Duration wait_for_servers = absl::Minutes(5));
 
   std::string name() const override { return "ParameterServerStrategy"; }
+  std::string Describe() const override;
+  // Whether variables live on ps tasks (false: the local fallback).
+  bool has_ps_tasks() const { return servers_ != nullptr; }
+  // Only with ps tasks.
   ParameterServers& servers() const { return *servers_; }
 
-  // Waits until every ps task answers.
+  // Waits until every ps task answers (nothing to wait for without).
   absl::Status Initialize() override;
 
  protected:
@@ -57,7 +68,7 @@ class ParameterServerStrategy : public Strategy {
         servers_(servers),
         wait_for_servers_(wait_for_servers) {}
 
-  ParameterServers* const servers_;
+  ParameterServers* const servers_;  // null: the local fallback
   const absl::Duration wait_for_servers_;
 };
 

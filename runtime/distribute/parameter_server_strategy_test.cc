@@ -141,6 +141,39 @@ TEST_F(ParameterServerStrategyTest, AssignAndUpdateWriteThroughToTheServers) {
   EXPECT_EQ(strategy->ReadVar(*bias)->flat<float>()[2], 30);
 }
 
+// As TF's: without ps tasks the strategy trains locally, variables and hash
+// tables on the host, one copy for every replica, with checkpointable state.
+TEST_F(ParameterServerStrategyTest, WithoutPsTasksTrainsLocally) {
+  {
+    auto strategy =
+        *ParameterServerStrategy::Create(devices_.pointers(), nullptr);
+    ASSERT_TRUE(strategy->Initialize().ok());
+    EXPECT_FALSE(strategy->has_ps_tasks());
+    EXPECT_THAT(strategy->Describe(), HasSubstr("no ps tasks"));
+    EXPECT_EQ(strategy->num_replicas_in_sync(), 3);
+    DistributedVariable* w = *strategy->CreateVariable(SumVariable("w", {2}));
+    EXPECT_EQ(w->num_copies(), 1);
+    EXPECT_THAT(w->DescribePlacement(), HasSubstr("on the host"));
+    DistributedVariable* step = *strategy->CreateVariable(GlobalStepVariable());
+    ASSERT_TRUE(IncrementStep(*strategy, *step).ok());
+    ASSERT_TRUE(strategy
+                    ->Run([&](ReplicaContext& context) {
+                      const float grad[] = {100.0f, 200.0f};
+                      return context.ApplyGradient(*w, grad);
+                    })
+                    .ok());
+    EXPECT_EQ(strategy->ReadVar(*step)->flat<int64_t>()[0], 1);
+    // Applied once (SGD at 0.01), not once per replica.
+    Tensor value = *strategy->ReadVar(*w);
+    EXPECT_FLOAT_EQ(value.flat<float>()[0], -1.0f);
+    EXPECT_FLOAT_EQ(value.flat<float>()[1], -2.0f);
+    absl::StatusOr<VariableState> state = w->ExportState(0);
+    ASSERT_TRUE(state.ok()) << state.status();
+    EXPECT_EQ(state->step, 1);
+  }
+  EXPECT_EQ(servers_->store(0).List().size(), 0u);
+}
+
 TEST_F(ParameterServerStrategyTest, GlobalStepCountsWorkerStepsNotReplicas) {
   auto worker_a = Worker();
   auto worker_b = Worker();
@@ -185,9 +218,8 @@ TEST_F(ParameterServerStrategyTest, SyncOnReadVariablesStayOnTheWorker) {
   }
 }
 
-TEST_F(ParameterServerStrategyTest, NeedsItsServers) {
-  std::vector<Device*> devices = {devices_.devices[0].get()};
-  EXPECT_EQ(ParameterServerStrategy::Create(devices, nullptr).status().code(),
+TEST_F(ParameterServerStrategyTest, NeedsADevice) {
+  EXPECT_EQ(ParameterServerStrategy::Create({}, servers_.get()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
