@@ -34,10 +34,54 @@ std::string DescribeOptionsDifference(const VariableOptions& a,
 
 }  // namespace
 
+namespace {
+
+// The caller's CrossDeviceOps, which the options share, as the strategy's
+// own.
+class SharedCrossDeviceOps : public CrossDeviceOps {
+ public:
+  explicit SharedCrossDeviceOps(std::shared_ptr<CrossDeviceOps> ops)
+      : ops_(std::move(ops)) {}
+  std::string name() const override { return ops_->name(); }
+  absl::StatusOr<Tensor> Reduce(ReduceOp op,
+                                absl::Span<const Tensor* const> per_replica,
+                                Device* destination) override {
+    return ops_->Reduce(op, per_replica, destination);
+  }
+  absl::StatusOr<std::vector<Tensor>> BatchReduce(
+      ReduceOp op, absl::Span<const std::vector<const Tensor*>> values,
+      Device* destination) override {
+    return ops_->BatchReduce(op, values, destination);
+  }
+  absl::StatusOr<std::vector<Tensor>> Broadcast(
+      const Tensor& value, absl::Span<Device* const> devices) override {
+    return ops_->Broadcast(value, devices);
+  }
+  absl::Status AllReduce(ReplicaGroup& group, int replica, ReduceOp op,
+                         Tensor& value) override {
+    return ops_->AllReduce(group, replica, op, value);
+  }
+
+ private:
+  const std::shared_ptr<CrossDeviceOps> ops_;
+};
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CrossDeviceOpsFor(
     absl::Span<Device* const> devices, const StrategyOptions& options) {
   if (devices.empty()) {
     return absl::InvalidArgumentError("a strategy needs at least one device");
+  }
+  if (options.cross_device_ops_object != nullptr) {
+    if (options.cross_device_ops != "auto") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cross-device ops given both by name (\"",
+                       options.cross_device_ops, "\") and as an object (",
+                       options.cross_device_ops_object->name(), "): give one"));
+    }
+    return std::unique_ptr<CrossDeviceOps>(
+        new SharedCrossDeviceOps(options.cross_device_ops_object));
   }
   return CreateCrossDeviceOps(options.cross_device_ops, devices);
 }

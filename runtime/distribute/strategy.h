@@ -60,6 +60,12 @@ namespace distrt {
 struct StrategyOptions {
   // CreateCrossDeviceOps's names: "auto" picks by the devices.
   std::string cross_device_ops = "auto";
+  // Or the caller's own object, as TF's
+  // MirroredStrategy(cross_device_ops=...): any CrossDeviceOps, e.g. a
+  // subclass of the three above; then cross_device_ops must stay "auto".
+  // Shared so that the options stay copyable; use it with one strategy at a
+  // time (the implementations keep per-group state).
+  std::shared_ptr<CrossDeviceOps> cross_device_ops_object;
   // Whether this task checkpoints and writes summaries (the chief, or a
   // single local process).
   bool is_chief = true;
@@ -303,9 +309,9 @@ Strategy* CurrentScopedStrategy();
 // Scope; null clears it.
 void SetThreadStrategy(Strategy* strategy);
 
-// Makes the strategy's cross-device ops from options (INVALID_ARGUMENT for
-// an unknown name) and checks the device list, for the subclasses'
-// factories.
+// Makes the strategy's cross-device ops from options (the caller's object,
+// or by name: INVALID_ARGUMENT for an unknown name or both) and checks the
+// device list, for the subclasses' factories.
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CrossDeviceOpsFor(
     absl::Span<Device* const> devices, const StrategyOptions& options);
 

@@ -1,5 +1,6 @@
 #include "runtime/distribute/strategy.h"
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -464,6 +465,52 @@ TEST_F(StrategyTest, CreatingAVariableAgain) {
   options.spec.name = "";
   EXPECT_EQ(strategy->CreateVariable(options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A CrossDeviceOps of the user's own, as TF's
+// MirroredStrategy(cross_device_ops=...): here the chunked CPU all-reduce
+// that counts its all-reduces.
+class CountingAllReduce : public CpuChunkedAllReduce {
+ public:
+  std::string name() const override { return "counting_all_reduce"; }
+  absl::Status AllReduce(ReplicaGroup& group, int replica, ReduceOp op,
+                         Tensor& value) override {
+    calls_.fetch_add(1);
+    return CpuChunkedAllReduce::AllReduce(group, replica, op, value);
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  std::atomic<int> calls_{0};
+};
+
+TEST_F(StrategyTest, TakesTheUsersCrossDeviceOps) {
+  auto ops = std::make_shared<CountingAllReduce>();
+  StrategyOptions options;
+  options.cross_device_ops_object = ops;
+  std::unique_ptr<Strategy> strategy =
+      *MirroredStrategy::Create(Devices(3), options);
+  EXPECT_EQ(strategy->cross_device_ops().name(), "counting_all_reduce");
+  ASSERT_TRUE(
+      strategy
+          ->Run([](ReplicaContext& context) -> absl::Status {
+            ASSIGN_OR_RETURN(
+                Tensor value,
+                Tensor::FromFloats({1.0f * context.local_replica_id()}, {1}));
+            RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, value));
+            if (value.flat<float>()[0] != 3.0f) {
+              return absl::InternalError("wrong sum");
+            }
+            return absl::OkStatus();
+          })
+          .ok());
+  EXPECT_EQ(ops->calls(), 3);
+
+  options.cross_device_ops = "nccl";
+  absl::StatusOr<std::unique_ptr<MirroredStrategy>> both =
+      MirroredStrategy::Create(Devices(3), options);
+  EXPECT_EQ(both.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(both.status().message(), HasSubstr("give one"));
 }
 
 // As TF raises: cross-replica methods called from a replica function are
