@@ -12,15 +12,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
+#include "distribute/make_strategy.h"
+#include "distribute/worker_group.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
+#include "runtime/cluster/cluster_resolver.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/device/local_devices.h"
-#include "runtime/distribute/central_storage_strategy.h"
-#include "runtime/distribute/mirrored_strategy.h"
-#include "runtime/distribute/multi_worker_mirrored_strategy.h"
-#include "runtime/distribute/one_device_strategy.h"
-#include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
@@ -33,7 +31,6 @@
 #include "worker/job_model.h"
 #include "worker/progress_meter.h"
 #include "worker/training_metrics.h"
-#include "worker/worker_group.h"
 
 namespace distrt {
 namespace {
@@ -99,105 +96,44 @@ absl::Status CheckMultiWorkerBatch(const Job& job, int replicas) {
                    all, " (e.g. ", lower, " or ", lower + all, ")"));
 }
 
-absl::Status MakeStrategy(Job& job, const TfConfig& config) {
-  StrategyKind kind = job.options.strategy;
-  if (kind == StrategyKind::kAuto) {
-    kind = job.has_ps              ? StrategyKind::kParameterServer
-           : job.num_pipelines > 1 ? StrategyKind::kMultiWorkerMirrored
-                                   : StrategyKind::kMirrored;
-  }
-  if (kind == StrategyKind::kParameterServer && !job.has_ps &&
-      job.num_pipelines > 1) {
-    // Alone, a worker falls back to local variables, as TF does; several
-    // would each train their own.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--strategy=parameter_server without ps tasks trains in one process; "
-        "this cluster has ",
-        job.num_pipelines,
-        " training tasks and no ps tasks: add ps tasks to TF_CONFIG's "
-        "cluster, or use --strategy=multi_worker_mirrored"));
-  }
-  if (kind == StrategyKind::kMultiWorkerMirrored && job.has_ps) {
-    return absl::InvalidArgumentError(
-        "--strategy=multi_worker_mirrored keeps the variables on the workers; "
-        "this cluster has ps tasks, which would wait forever: remove them, or "
-        "use --strategy=parameter_server");
-  }
-  if (kind != StrategyKind::kParameterServer &&
-      kind != StrategyKind::kMultiWorkerMirrored && job.num_pipelines > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--strategy=", StrategyKindName(kind), " trains within one process; ",
-        "this cluster has ", job.num_pipelines,
-        " training tasks: use --strategy=multi_worker_mirrored or parameter "
-        "servers (or one worker)"));
-  }
-  ASSIGN_OR_RETURN(LocalDevices devices, CreateTaskDevices(job.options));
+// The strategy the flags ask for, made by the library's factory
+// (distribute/make_strategy.h) on this task's devices.
+absl::Status SetUpStrategy(Job& job, const TfConfig& config) {
+  const WorkerOptions& o = job.options;
+  ASSIGN_OR_RETURN(StrategyKind kind, ChooseStrategyKind(config, o.strategy));
+  ASSIGN_OR_RETURN(LocalDevices devices, CreateTaskDevices(o));
   job.devices = std::move(devices);
   job.log(absl::StrCat("devices: ", job.devices.description));
   const std::vector<Device*> pointers = job.devices.pointers();
 
-  StrategyOptions options;
-  options.cross_device_ops = job.options.cross_device_ops;
-  options.is_chief = job.role.is_chief;
-  options.input_workers.count = job.num_pipelines;
-  options.input_workers.index = job.pipeline_id;
-  absl::StatusOr<std::unique_ptr<Strategy>> strategy;
-  switch (kind) {
-    case StrategyKind::kOneDevice:
-      strategy = OneDeviceStrategy::Create(pointers[0], options);
-      break;
-    case StrategyKind::kCentralStorage:
-      strategy = CentralStorageStrategy::Create(pointers, options);
-      break;
-    case StrategyKind::kParameterServer: {
-      if (!job.has_ps) {
-        strategy = ParameterServerStrategy::Create(pointers, nullptr, options);
-        break;
-      }
-      PsClient::Options client_options;
-      client_options.log = job.log;
-      client_options.security = job.options.security;
-      client_options.ps_failure_timeout =
-          Secs(job.options.ps_failure_timeout_secs);
-      ASSIGN_OR_RETURN(std::unique_ptr<PsClient> client,
-                       PsClient::Create(config.cluster, client_options));
-      job.client = std::move(client);
-      strategy = ParameterServerStrategy::Create(
-          pointers, job.client.get(), options, Secs(job.options.wait_secs));
-      break;
-    }
-    case StrategyKind::kMultiWorkerMirrored: {
-      RETURN_IF_ERROR(
-          CheckMultiWorkerBatch(job, static_cast<int>(pointers.size())));
-      WorkerGroup::Options group_options;
-      group_options.bind_host = job.options.bind_host;
-      group_options.security = job.options.security;
-      group_options.join_timeout = Secs(job.options.wait_secs);
-      group_options.collective_timeout =
-          Secs(job.options.collective_timeout_secs);
-      ASSIGN_OR_RETURN(std::unique_ptr<WorkerGroup> workers,
-                       WorkerGroup::Join(config, group_options));
-      job.workers = std::move(workers);
-      job.log(absl::StrCat("joined the ", job.workers->size(),
-                           " training tasks as rank ", job.workers->rank()));
-      // Local replicas wait for replica 0 while it waits for the other
-      // workers: their bound must not end before its.
-      options.collective_timeout =
-          2 * Secs(job.options.collective_timeout_secs) + absl::Minutes(1);
-      strategy = MultiWorkerMirroredStrategy::Create(
-          pointers, &job.workers->collective(), options,
-          job.options.all_reduce_bucket_bytes);
-      break;
-    }
-    default:
-      strategy = MirroredStrategy::Create(pointers, options);
+  MakeStrategyOptions options;
+  options.kind = kind;
+  options.strategy.cross_device_ops = o.cross_device_ops;
+  options.ps.log = job.log;
+  options.ps.security = o.security;
+  options.ps.ps_failure_timeout = Secs(o.ps_failure_timeout_secs);
+  options.wait_for_servers = Secs(o.wait_secs);
+  options.workers.bind_host = o.bind_host;
+  options.workers.security = o.security;
+  options.workers.join_timeout = Secs(o.wait_secs);
+  options.workers.collective_timeout = Secs(o.collective_timeout_secs);
+  options.all_reduce_bucket_bytes = o.all_reduce_bucket_bytes;
+  options.log = job.log;
+  if (kind == StrategyKind::kMultiWorkerMirrored) {
+    RETURN_IF_ERROR(
+        CheckMultiWorkerBatch(job, static_cast<int>(pointers.size())));
+    // Local replicas wait for replica 0 while it waits for the other
+    // workers: their bound must not end before its.
+    options.strategy.collective_timeout =
+        2 * Secs(o.collective_timeout_secs) + absl::Minutes(1);
   }
-  if (!strategy.ok()) return strategy.status();
-  job.strategy = *std::move(strategy);
-  job.log(job.strategy->Describe());
-  if (absl::Status s = job.strategy->Initialize(); !s.ok()) {
-    return StepFailed(job, s);
-  }
+  const SimpleClusterResolver resolver(config.cluster, config.task,
+                                       config.rpc_layer);
+  ASSIGN_OR_RETURN(ResolvedStrategy resolved,
+                   MakeStrategy(resolver, pointers, options));
+  job.client = std::move(resolved.ps_client);
+  job.workers = std::move(resolved.workers);
+  job.strategy = std::move(resolved.strategy);
   return absl::OkStatus();
 }
 
@@ -580,7 +516,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
                    shard.files.size(), " file(s)",
                    shard.by_record ? " (sharded by record)" : ""));
 
-  RETURN_IF_ERROR(MakeStrategy(job, tf_config));
+  RETURN_IF_ERROR(SetUpStrategy(job, tf_config));
   RETURN_IF_ERROR(SetUpVariables(job));
   if (IsMultiWorker(job)) {
     RETURN_IF_ERROR(BroadcastFromChief(job));

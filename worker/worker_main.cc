@@ -179,12 +179,14 @@ int Main(int argc, char** argv) {
     return 2;
   }
   WorkerOptions options = OptionsFromFlags();
-  if (absl::Status s =
-          ParseStrategyKind(absl::GetFlag(FLAGS_strategy), &options.strategy);
-      !s.ok()) {
-    std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
+  absl::StatusOr<StrategyKind> kind =
+      ParseStrategyKind(absl::GetFlag(FLAGS_strategy));
+  if (!kind.ok()) {
+    std::fprintf(stderr, "worker: --strategy: %s\n",
+                 std::string(kind.status().message()).c_str());
     return 2;
   }
+  options.strategy = *kind;
   if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) {
     std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
     return 2;

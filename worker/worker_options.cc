@@ -31,40 +31,6 @@ absl::StatusOr<std::vector<int>> ParseHiddenUnits(absl::string_view text) {
   return units;
 }
 
-absl::string_view StrategyKindName(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::kAuto:
-      return "auto";
-    case StrategyKind::kOneDevice:
-      return "one_device";
-    case StrategyKind::kMirrored:
-      return "mirrored";
-    case StrategyKind::kCentralStorage:
-      return "central_storage";
-    case StrategyKind::kParameterServer:
-      return "parameter_server";
-    case StrategyKind::kMultiWorkerMirrored:
-      return "multi_worker_mirrored";
-  }
-  return "?";
-}
-
-absl::Status ParseStrategyKind(absl::string_view name, StrategyKind* kind) {
-  for (StrategyKind k :
-       {StrategyKind::kAuto, StrategyKind::kOneDevice, StrategyKind::kMirrored,
-        StrategyKind::kCentralStorage, StrategyKind::kParameterServer,
-        StrategyKind::kMultiWorkerMirrored}) {
-    if (name == StrategyKindName(k)) {
-      *kind = k;
-      return absl::OkStatus();
-    }
-  }
-  return Bad("strategy", absl::StrCat("unknown strategy \"", name,
-                                      "\"; known: auto, one_device, mirrored, "
-                                      "central_storage, parameter_server, "
-                                      "multi_worker_mirrored"));
-}
-
 absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (o.train_data.empty()) {
     return Bad("train_data", "required: files, globs or directories");

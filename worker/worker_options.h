@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "distribute/strategy_kind.h"
 #include "runtime/optimizer/optimizer.h"
 
 namespace distrt {
@@ -21,22 +22,6 @@ namespace rpc {
 class TransportSecurity;
 }  // namespace rpc
 class TrainingMetrics;
-
-enum class StrategyKind {
-  // Parameter servers when the cluster has ps tasks; else multi-worker
-  // mirrored when it has several training tasks; else mirrored.
-  kAuto,
-  kOneDevice,
-  kMirrored,
-  kCentralStorage,
-  kParameterServer,
-  kMultiWorkerMirrored,
-};
-
-// "auto", "one_device", "mirrored", "central_storage", "parameter_server",
-// "multi_worker_mirrored".
-absl::string_view StrategyKindName(StrategyKind kind);
-absl::Status ParseStrategyKind(absl::string_view name, StrategyKind* kind);
 
 struct WorkerOptions {
   std::string model = "logreg";

@@ -142,6 +142,11 @@ absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text) {
   return config;
 }
 
+absl::Status ValidateTfConfig(const TfConfig& config) {
+  if (config.is_local() || !config.task.has_value()) return absl::OkStatus();
+  return ValidateTaskInCluster(*config.task, config.cluster);
+}
+
 absl::StatusOr<TfConfig> TfConfigFromEnvironment() {
   const char* text = std::getenv("TF_CONFIG");
   if (text == nullptr) return TfConfig{};

@@ -55,6 +55,11 @@ struct TfConfig {
 // strings when present. Unknown top-level keys are ignored, as TF does.
 absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text);
 
+// The checks ParseTfConfig makes of what it read, for a TfConfig built in
+// code (SimpleClusterResolver): the task is one of the cluster's (or the
+// evaluator). The same INVALID_ARGUMENT messages.
+absl::Status ValidateTfConfig(const TfConfig& config);
+
 // Reads the TF_CONFIG environment variable: unset means local mode; set but
 // empty is an error (an unset variable is written as no variable at all).
 // Only main() functions should call this; libraries take a TfConfig.

@@ -126,6 +126,11 @@ class Strategy {
   virtual absl::Status Initialize() { return absl::OkStatus(); }
   virtual absl::Status Finalize() { return absl::OkStatus(); }
 
+  // TF's extended.should_init / should_checkpoint / should_save_summary:
+  // this task initializes (or restores) the variables, which the others
+  // then receive (multi-worker broadcast) or wait for (parameter servers),
+  // writes checkpoints, and writes summaries. The chief, or a lone task.
+  bool should_init() const { return options_.is_chief; }
   bool should_checkpoint() const { return options_.is_chief; }
   bool should_save_summary() const { return options_.is_chief; }
 

@@ -1,5 +1,5 @@
-#ifndef DISTRT_WORKER_WORKER_GROUP_H_
-#define DISTRT_WORKER_WORKER_GROUP_H_
+#ifndef DISTRT_DISTRIBUTE_WORKER_GROUP_H_
+#define DISTRT_DISTRIBUTE_WORKER_GROUP_H_
 
 // WorkerGroup: this training task's membership in the job's group of
 // workers for MultiWorkerMirroredStrategy (every chief and worker task; no
@@ -116,4 +116,4 @@ class WorkerGroup {
 
 }  // namespace distrt
 
-#endif  // DISTRT_WORKER_WORKER_GROUP_H_
+#endif  // DISTRT_DISTRIBUTE_WORKER_GROUP_H_

@@ -1,4 +1,4 @@
-#include "worker/worker_group.h"
+#include "distribute/worker_group.h"
 
 #include <algorithm>
 #include <utility>
