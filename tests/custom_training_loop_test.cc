@@ -1,0 +1,129 @@
+// examples/custom_training_loop, a program on the library's public headers,
+// run as real multi-process jobs on 127.0.0.1: with parameter servers (2
+// ps_server processes, a chief and a worker) and multi-worker mirrored (a
+// chief and a worker). Both must fit the example's line.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "deploy/launcher/free_ports.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/util/file_system.h"
+#include "runtime/util/test_dir.h"
+#include "tests/util/ps_processes.h"
+#include "tests/util/subprocess.h"
+
+namespace distrt::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kExample[] =
+    "examples/custom_training_loop/custom_training_loop";
+
+// Starts task `type`:`index` of `cluster` running the example.
+std::unique_ptr<Subprocess> StartTask(const nlohmann::ordered_json& cluster,
+                                      const std::string& type,
+                                      const std::string& out) {
+  nlohmann::ordered_json tf_config;
+  tf_config["cluster"] = cluster;
+  tf_config["task"] = {{"type", type}, {"index", 0}};
+  SubprocessOptions options;
+  options.argv = {kExample, "--steps=200", "--out=" + out};
+  options.env["TF_CONFIG"] = tf_config.dump();
+  options.timeout = absl::Minutes(2);
+  absl::StatusOr<std::unique_ptr<Subprocess>> process =
+      Subprocess::Start(options);
+  EXPECT_TRUE(process.ok()) << process.status();
+  return process.ok() ? *std::move(process) : nullptr;
+}
+
+// Both tasks exit 0; the chief's weights, as it wrote them.
+std::vector<float> FinishAndReadWeights(Subprocess& chief, Subprocess& worker,
+                                        const std::string& out,
+                                        std::string* chief_stdout,
+                                        std::string* worker_stdout) {
+  absl::StatusOr<SubprocessResult> c = chief.Wait(absl::Minutes(2));
+  absl::StatusOr<SubprocessResult> w = worker.Wait(absl::Minutes(2));
+  EXPECT_TRUE(c.ok() && w.ok());
+  if (!c.ok() || !w.ok()) return {};
+  EXPECT_EQ(c->exit_code, 0) << c->stderr_text;
+  EXPECT_EQ(w->exit_code, 0) << w->stderr_text;
+  *chief_stdout = c->stdout_text;
+  *worker_stdout = w->stdout_text;
+  absl::StatusOr<std::string> text = ReadFileToString(out);
+  EXPECT_TRUE(text.ok()) << text.status();
+  std::vector<float> weights;
+  for (absl::string_view field :
+       absl::StrSplit(text.ok() ? *text : "", ' ', absl::SkipWhitespace())) {
+    float value = 0;
+    EXPECT_TRUE(absl::SimpleAtof(field, &value)) << field;
+    weights.push_back(value);
+  }
+  return weights;
+}
+
+void ExpectTheExamplesLine(const std::vector<float>& weights) {
+  ASSERT_EQ(weights.size(), 3u);
+  EXPECT_NEAR(weights[0], 3.0f, 0.05f);
+  EXPECT_NEAR(weights[1], -2.0f, 0.05f);
+  EXPECT_NEAR(weights[2], 0.5f, 0.05f);
+}
+
+TEST(CustomTrainingLoopTest, TrainsWithParameterServers) {
+  TestDir dir;
+  absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  nlohmann::ordered_json cluster;
+  // Chief and worker serve nothing under parameter servers.
+  cluster["chief"] = {"127.0.0.1:1"};
+  cluster["ps"] = AddressesOf(*ps);
+  cluster["worker"] = {"127.0.0.1:2"};
+  const std::string out = dir.path() + "/weights.txt";
+  std::unique_ptr<Subprocess> worker = StartTask(cluster, "worker", out);
+  std::unique_ptr<Subprocess> chief = StartTask(cluster, "chief", out);
+  ASSERT_TRUE(chief && worker);
+  std::string chief_stdout, worker_stdout;
+  ExpectTheExamplesLine(FinishAndReadWeights(*chief, *worker, out,
+                                             &chief_stdout, &worker_stdout));
+  EXPECT_THAT(chief_stdout, HasSubstr("ParameterServerStrategy: 2 replicas"));
+  EXPECT_THAT(chief_stdout, HasSubstr("chief wrote"));
+  EXPECT_THAT(worker_stdout, HasSubstr("worker 1 of 2"));
+  EXPECT_THAT(worker_stdout, Not(HasSubstr("chief wrote")));
+}
+
+TEST(CustomTrainingLoopTest, TrainsMultiWorkerMirrored) {
+  TestDir dir;
+  absl::StatusOr<std::vector<int>> ports =
+      launcher::PickFreePorts("127.0.0.1", 2);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  nlohmann::ordered_json cluster;
+  cluster["chief"] = {absl::StrCat("127.0.0.1:", (*ports)[0])};
+  cluster["worker"] = {absl::StrCat("127.0.0.1:", (*ports)[1])};
+  const std::string out = dir.path() + "/weights.txt";
+  std::unique_ptr<Subprocess> chief = StartTask(cluster, "chief", out);
+  std::unique_ptr<Subprocess> worker = StartTask(cluster, "worker", out);
+  ASSERT_TRUE(chief && worker);
+  std::string chief_stdout, worker_stdout;
+  ExpectTheExamplesLine(FinishAndReadWeights(*chief, *worker, out,
+                                             &chief_stdout, &worker_stdout));
+  // Global replica counts; both workers end with the same weights.
+  EXPECT_THAT(chief_stdout, HasSubstr("4 replicas in sync, 16 examples each"));
+  const auto final_line = [](const std::string& text) {
+    return text.substr(text.find("final: "));
+  };
+  ASSERT_THAT(worker_stdout, HasSubstr("final: "));
+  ASSERT_THAT(chief_stdout, HasSubstr("final: "));
+  EXPECT_EQ(final_line(chief_stdout),
+            final_line(worker_stdout) + "chief wrote " + out + "\n");
+}
+
+}  // namespace
+}  // namespace distrt::testing
