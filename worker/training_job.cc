@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
 #include "distribute/make_strategy.h"
+#include "distribute/ps_coordination.h"
 #include "distribute/worker_group.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/cluster/cluster_resolver.h"
@@ -23,6 +24,7 @@
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
 #include "runtime/summary/event_file_writer.h"
+#include "runtime/training/checkpoint_policy.h"
 #include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/train_step.h"
@@ -34,12 +36,6 @@
 
 namespace distrt {
 namespace {
-
-// Coordination counters on the ps tasks, created by the chief: the first
-// says the variables exist and are restored, the second counts workers that
-// finished training.
-constexpr char kChiefReady[] = "distrt/chief_ready";
-constexpr char kWorkersDone[] = "distrt/workers_done";
 
 absl::Duration Secs(double seconds) { return absl::Seconds(seconds); }
 
@@ -137,50 +133,13 @@ absl::Status SetUpStrategy(Job& job, const TfConfig& config) {
   return absl::OkStatus();
 }
 
-// Polls the ps tasks (which cannot notify a worker) every 200 ms until
-// `done` says so, logging "waiting for <waiting_for()>" every 5 s, for at
-// most --wait_secs; then DEADLINE_EXCEEDED saying what it waited for.
-absl::Status PollUntil(Job& job,
-                       const std::function<absl::StatusOr<bool>()>& done,
-                       const std::function<std::string()>& waiting_for) {
-  const absl::Time deadline = absl::Now() + Secs(job.options.wait_secs);
-  absl::Time next_message = absl::Now();
-  while (true) {
-    ASSIGN_OR_RETURN(bool finished, done());
-    if (finished) return absl::OkStatus();
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("gave up after ", job.options.wait_secs,
-                       "s waiting for ", waiting_for(), " (--wait_secs)"));
-    }
-    if (absl::Now() >= next_message) {
-      job.log(absl::StrCat("waiting for ", waiting_for()));
-      next_message = absl::Now() + absl::Seconds(5);
-    }
-    absl::SleepFor(absl::Milliseconds(200));
-  }
-}
-
-// Waits until the ps tasks hold variable `name`.
-absl::Status WaitForVariable(Job& job, absl::string_view name,
-                             absl::string_view what) {
-  return PollUntil(
-      job,
-      [&]() -> absl::StatusOr<bool> {
-        absl::StatusOr<VariablePlacement> found =
-            job.client->LookupVariable(name);
-        if (found.ok()) return true;
-        if (absl::IsNotFound(found.status())) return false;
-        return found.status();
-      },
-      [&] { return std::string(what); });
-}
-
-absl::Status CreateCounter(Job& job, const char* name) {
-  VariableSpec spec;
-  spec.name = name;
-  spec.dtype = DType::kInt64;
-  return job.client->CreateVariable(spec).status();
+// The chief's handshake with the other workers through the ps tasks.
+PsCoordination Coordination(const Job& job) {
+  PsCoordination::Options options;
+  options.wait = Secs(job.options.wait_secs);
+  options.wait_flag = "--wait_secs";
+  options.log = job.log;
+  return PsCoordination(job.client.get(), std::move(options));
 }
 
 absl::Status SaveCheckpoint(Job& job, int64_t step);
@@ -237,8 +196,7 @@ absl::Status BroadcastFromChief(Job& job) {
 absl::Status SetUpVariables(Job& job) {
   const bool chief = job.role.is_chief;
   if (job.has_ps && !chief) {
-    RETURN_IF_ERROR(
-        WaitForVariable(job, kChiefReady, "the chief to create the variables"));
+    RETURN_IF_ERROR(Coordination(job).WaitForChiefReady());
   }
   ASSIGN_OR_RETURN(ModelVariables variables,
                    ModelVariables::Create(*job.strategy, *job.model));
@@ -251,8 +209,7 @@ absl::Status SetUpVariables(Job& job) {
     RETURN_IF_ERROR(RestoreLatestCheckpoint(job));
   }
   if (job.has_ps) {
-    RETURN_IF_ERROR(CreateCounter(job, kWorkersDone));
-    RETURN_IF_ERROR(CreateCounter(job, kChiefReady));
+    RETURN_IF_ERROR(Coordination(job).AnnounceChiefReady());
     RETURN_IF_ERROR(SaveFirstCheckpoint(job));
     ASSIGN_OR_RETURN(std::vector<ps::GetStatusResponse> stats,
                      job.client->Stats());
@@ -356,8 +313,9 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   if (!global_step.ok()) return global_step.status();
   job.log(absl::StrCat("training from global step ", *global_step, " on ",
                        pipeline->examples_per_epoch(), " examples"));
-  int64_t last_saved_step = *global_step;
-  absl::Time last_save = start;
+  CheckpointPolicy checkpoint_policy(o.checkpoint_every_steps,
+                                     Secs(o.checkpoint_every_secs),
+                                     *global_step, start);
   for (int64_t steps = 0; steps < step_limit &&
                           (o.train_steps == 0 || *global_step < o.train_steps);
        ++steps) {
@@ -382,16 +340,9 @@ absl::Status Train(Job& job, std::vector<Example> shard,
            {"examples_per_sec", meter.ExamplesPerSecond(absl::Now())},
            {"learning_rate", o.learning_rate}}));
     }
-    const bool by_steps =
-        o.checkpoint_every_steps > 0 &&
-        *global_step - last_saved_step >= o.checkpoint_every_steps;
-    const bool by_time =
-        o.checkpoint_every_secs > 0 &&
-        absl::Now() - last_save >= Secs(o.checkpoint_every_secs);
-    if (checkpoints && (by_steps || by_time)) {
+    if (checkpoints && checkpoint_policy.Due(*global_step, absl::Now())) {
       RETURN_IF_ERROR(SaveCheckpoint(job, *global_step));
-      last_saved_step = *global_step;
-      last_save = absl::Now();
+      checkpoint_policy.Saved(*global_step, absl::Now());
     }
   }
   const absl::Time end = absl::Now();
@@ -429,28 +380,10 @@ absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
   return WriteSummaries(job, metrics->global_step, EvalScalars(*metrics));
 }
 
-// A worker that finished counts itself done, for the chief.
-absl::Status ReportWorkerDone(Job& job) {
-  ASSIGN_OR_RETURN(VariablePlacement done,
-                   job.client->LookupVariable(kWorkersDone));
-  const int64_t one = 1;
-  return job.client->AddInt64(done, absl::MakeConstSpan(&one, 1));
-}
-
 // The chief waits (bounded) for every other worker to count itself done.
 absl::Status WaitForOtherWorkers(Job& job) {
-  ASSIGN_OR_RETURN(VariablePlacement done,
-                   job.client->LookupVariable(kWorkersDone));
-  const int64_t others = job.num_pipelines - 1;
-  int64_t finished = 0;
-  absl::Status all_done = PollUntil(
-      job,
-      [&]() -> absl::StatusOr<bool> {
-        RETURN_IF_ERROR(
-            job.client->PullInt64(done, absl::MakeSpan(&finished, 1)));
-        return finished >= others;
-      },
-      [&] { return absl::StrCat(others - finished, " worker(s) to finish"); });
+  const int others = job.num_pipelines - 1;
+  absl::Status all_done = Coordination(job).WaitForWorkersDone(others);
   if (absl::IsDeadlineExceeded(all_done) && job.options.train_steps > 0) {
     // The global step reached --train_steps, so training is done; a worker
     // that has not said so is gone (killed and not restarted) or stuck, and
@@ -538,7 +471,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   FinalMetrics metrics;
   RETURN_IF_ERROR(Train(job, std::move(examples), &metrics));
   if (job.has_ps && !job.role.is_chief) {
-    RETURN_IF_ERROR(ReportWorkerDone(job));
+    RETURN_IF_ERROR(Coordination(job).ReportWorkerDone());
   }
   if (IsMultiWorker(job)) {
     // Nobody closes its connections while another still reads the last
