@@ -16,6 +16,9 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "client/id_repeats.h"
+#include "client/ps_calls.h"
+#include "client/ps_request_planner.h"
+#include "client/ps_transport.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
@@ -29,536 +32,19 @@
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
-namespace {
 
-using Stub = ps::ParameterServer::Stub;
+using namespace ps_client_internal;  // NOLINT: this file's own internals
 
-// What every request has, whatever its messages: the ps task, the gRPC
-// call, and for the RPCs that carry tensors, the message bytes.
-struct CallBase {
-  explicit CallBase(int task) : ps_task(task) {}
-  const int ps_task;
-  // The current attempt's context: a context serves one attempt only.
-  std::unique_ptr<grpc::ClientContext> context;
-  // Whether attempts wait for the connection (rather than failing at once
-  // while the ps task is unreachable).
-  bool wait_for_ready = false;
-  grpc::Status status;
-  // The RPC, when the calls sent together are of several (PullMany); empty
-  // when it is the one RunWire is given.
-  absl::string_view rpc;
-  // Said in errors after the RPC's name (e.g. " of \"w\""); may be empty.
-  std::string about;
-
-  // RPCs that carry tensors go as message bytes (rpc/wire_message.h): the
-  // other fields are encoded beside the tensors.
-  grpc::ByteBuffer wire_request;
-  grpc::ByteBuffer wire_response;
-  // Decoding the response, run as it arrives.
-  absl::Status decoded;
-  // The method's full name when not the one RunWire is given, and which of
-  // its ps task's connections it goes through.
-  std::string method;
-  int stripe = 0;
-
-  // A fresh context for the next attempt, ending at `deadline`.
-  grpc::ClientContext* NewAttempt(
-      std::chrono::system_clock::time_point deadline) {
-    context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(deadline);
-    context->set_wait_for_ready(wait_for_ready);
-    return context.get();
-  }
-};
-
-// One request of a batch sent in parallel.
-template <typename Request, typename Response>
-struct Call : CallBase {
-  using ResponseType = Response;
-  explicit Call(int task) : CallBase(task) {}
-  // For RPCs sent as message bytes, the fields that are not tensors.
-  Request request;
-  Response response;
-  // Where the request's elements go in, or come from, the caller's buffer:
-  // a contiguous run (dense) or one position per id (sparse).
-  int64_t offset = 0;
-  std::vector<size_t> positions;
-
-  // Sparse requests: the ids at `positions`, and the rows pulled for them
-  // or the gradients pushed.
-  std::vector<int64_t> ids;
-  std::vector<float> rows;
-};
-
-// Rows of the variable at `variable` in a PullMany / PushMany list.
-struct DensePiece {
-  size_t variable = 0;
-  RowRange rows;
-};
-
-// A request of PullMany / PushMany: one piece (PullDense / PushDense), or
-// several small ones in one batch (PullDenseBatch / PushDenseBatch).
-struct ManyCall : CallBase {
-  // A single piece's response, when decoded as PullDense's.
-  using ResponseType = ps::PullDenseResponse;
-  using CallBase::CallBase;
-  bool batch = false;
-  std::vector<DensePiece> pieces;  // in the request's order
-};
-
-// The bytes of a tensor's elements.
-template <typename T>
-absl::Span<const char> BytesOf(absl::Span<const T> values) {
-  return {reinterpret_cast<const char*>(values.data()),
-          values.size() * sizeof(T)};
-}
-
-template <typename T>
-constexpr ps::DataType WireDType() {
-  return std::is_same_v<T, float> ? ps::FLOAT32 : ps::INT64;
-}
-
-// "rows [b, e) of "name"", as errors name a piece of a variable.
-std::string RowsOf(absl::string_view name, RowRange rows) {
-  return absl::StrCat("rows ", RowRangeString(rows), " of \"", name, "\"");
-}
-
-// Names the rows of a PullDense / PushDense request (or batch item).
-template <typename Request>
-void SetRows(const std::string& name, RowRange rows, Request* request) {
-  request->set_name(name);
-  *request->mutable_rows() = RowRangeToProto(rows);
-}
-
-// The bytes of a PushDense request: `request`'s fields and `grad` (rows of
-// elements of T), sent from where `grad` lies, which must outlive the call.
-template <typename T>
-grpc::ByteBuffer EncodeDensePush(const ps::PushDenseRequest& request,
-                                 absl::Span<const T> grad) {
-  return rpc::EncodeWithTensors(request, {{3,
-                                           WireDType<T>(),
-                                           {static_cast<int64_t>(grad.size())},
-                                           BytesOf(grad),
-                                           nullptr}});
-}
-
-template <typename Request, typename Response>
-using Calls = std::vector<std::unique_ptr<Call<Request, Response>>>;
-
-// One call of `request` to each of `tasks`.
-template <typename Response, typename Request>
-Calls<Request, Response> CallTasks(const std::vector<int>& tasks,
-                                   const Request& request) {
-  Calls<Request, Response> calls;
-  for (int task : tasks) {
-    calls.push_back(std::make_unique<Call<Request, Response>>(task));
-    calls.back()->request = request;
-  }
-  return calls;
-}
-
-// Tasks 0..n-1.
-std::vector<int> AllTasks(int n) {
-  std::vector<int> tasks(n);
-  for (int t = 0; t < n; ++t) tasks[t] = t;
-  return tasks;
-}
-
-absl::Status SizeMismatch(absl::string_view variable, absl::string_view what,
-                          size_t given, int64_t expected) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("variable \"", variable, "\": ", what, " has ", given,
-                   " elements, expected ", expected));
-}
-
-// Distinct ids grouped by the ps task (and part) that holds them, in
-// requests of at most `max_ids` ids; each call's positions are those of its
-// ids' first occurrences in `ids`, ascending. `shard_of(id)` is the part
-// index, or -1 for an id that is not a row.
-template <typename Request, typename Response, typename ShardOf,
-          typename TaskOfShard>
-absl::StatusOr<Calls<Request, Response>> GroupIds(
-    absl::Span<const int64_t> ids, const IdRepeats& repeats, int64_t max_ids,
-    ShardOf shard_of, TaskOfShard task_of_shard, absl::string_view name) {
-  std::map<int, std::vector<size_t>> positions_by_shard;
-  const size_t num_distinct = repeats.any() ? repeats.first.size() : ids.size();
-  for (size_t d = 0; d < num_distinct; ++d) {
-    const size_t i = repeats.any() ? repeats.first[d] : d;
-    const int shard = shard_of(ids[i]);
-    if (shard < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable \"", name, "\": id ", ids[i], " is not one of its rows"));
-    }
-    positions_by_shard[shard].push_back(i);
-  }
-  Calls<Request, Response> calls;
-  for (auto& [shard, positions] : positions_by_shard) {
-    for (size_t begin = 0; begin < positions.size(); begin += max_ids) {
-      const size_t end = std::min<size_t>(positions.size(), begin + max_ids);
-      auto call =
-          std::make_unique<Call<Request, Response>>(task_of_shard(shard));
-      call->positions.assign(positions.begin() + begin,
-                             positions.begin() + end);
-      call->ids.reserve(call->positions.size());
-      for (size_t p : call->positions) call->ids.push_back(ids[p]);
-      calls.push_back(std::move(call));
-    }
-  }
-  return calls;
-}
-
-}  // namespace
-
-class PsClient::Impl {
+// The client's operations: what to send (PsRequestPlanner), sent by
+// PsTransport, and the variables this client placed.
+class PsClient::Impl : public PsTransport, public PsRequestPlanner {
  public:
   Impl(Options options, std::vector<std::string> addresses,
        VariablePlacer placer)
-      : options_(std::move(options)),
-        addresses_(std::move(addresses)),
-        placer_(std::move(placer)) {
-    if (!options_.log) {
-      options_.log = [](absl::string_view message) {
-        std::fprintf(stderr, "%s\n", std::string(message).c_str());
-      };
-    }
-    for (const std::string& address : addresses_) {
-      std::vector<std::unique_ptr<grpc::GenericStub>> stripes;
-      for (int stripe = 0; stripe < options_.connections_per_task; ++stripe) {
-        grpc::ChannelArguments args;
-        // Responses are bounded by the servers' own limit.
-        args.SetMaxReceiveMessageSize(-1);
-        // A TCP connection of its own for each stripe: channels with the
-        // same target and arguments would share one subchannel (and so one
-        // connection) through gRPC's global pool. A pool per channel and an
-        // argument that differs per stripe each prevent that.
-        args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-        // gRPC's reconnect backoff grows to 2 minutes by default: a ps task
-        // that restarted would go unnoticed that long.
-        args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-        args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-        args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-        args.SetInt("distrt.stripe", stripe);
-        std::shared_ptr<grpc::Channel> channel =
-            options_.security != nullptr
-                ? options_.security->NewChannel(address, args)
-                : grpc::CreateCustomChannel(
-                      address, grpc::InsecureChannelCredentials(), args);
-        if (stripe == 0)
-          stubs_.push_back(ps::ParameterServer::NewStub(channel));
-        stripes.push_back(std::make_unique<grpc::GenericStub>(channel));
-      }
-      wire_stubs_.push_back(std::move(stripes));
-    }
-  }
-
-  int num_tasks() const { return addresses_.size(); }
-
-  // A new id for a push (see PushDenseRequest.request_id): distinct within
-  // this client (SplitMix64 is a bijection of the counter), random across
-  // clients (the seed), never 0.
-  uint64_t NewRequestId() {
-    for (;;) {
-      const uint64_t id =
-          SplitMix64(request_id_seed_ + next_request_.fetch_add(1));
-      if (id != 0) return id;
-    }
-  }
-  const std::string& address(int task) const { return addresses_[task]; }
-
-  std::string TaskName(int task) const {
-    return absl::StrCat("ps task ", task, " (", addresses_[task], ")");
-  }
-
-  // The deadline of one attempt of a request: rpc_timeout, and never more
-  // than ps_failure_timeout, so that a ps task that stopped answering is
-  // given up on in time.
-  absl::Duration AttemptTimeout() const {
-    return std::min(options_.rpc_timeout, options_.ps_failure_timeout);
-  }
-
-  // Whether a failed call may be sent again: the ps task could not be
-  // reached, or did not answer in time. Pushes may be too: the ps task
-  // applies each request id once (NewRequestId).
-  static bool Retryable(const grpc::Status& status) {
-    return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  }
-
-  // Sends `send` (the calls of one operation) until none fails in a way
-  // worth retrying, or until ps_failure_timeout from now. `send_round(round)`
-  // sends the calls given and returns when all have ended. Between rounds it
-  // waits an exponential backoff with full jitter, so that workers that lost
-  // the same ps task do not come back at the same moment. UNAVAILABLE naming
-  // the ps task and the last error when time runs out.
-  template <typename CallType, typename SendRound>
-  absl::Status SendWithRetries(absl::string_view rpc,
-                               std::vector<CallType*> send, bool retry,
-                               SendRound send_round) {
-    const absl::Time give_up = absl::Now() + options_.ps_failure_timeout;
-    absl::Duration backoff = options_.initial_retry_backoff;
-    for (;;) {
-      send_round(send);
-      if (!retry) return absl::OkStatus();
-      std::vector<CallType*> failed;
-      for (CallType* call : send) {
-        if (Retryable(call->status)) failed.push_back(call);
-      }
-      if (failed.empty()) return absl::OkStatus();
-      const CallBase& first = *failed.front();
-      const absl::Time now = absl::Now();
-      if (now >= give_up) {
-        return absl::UnavailableError(absl::StrCat(
-            TaskName(first.ps_task), " did not answer ",
-            first.rpc.empty() ? rpc : first.rpc, first.about, " for ",
-            absl::FormatDuration(options_.ps_failure_timeout),
-            " (--ps_failure_timeout); last error: ", Describe(first.status)));
-      }
-      LogRetry(first, rpc, give_up - now);
-      absl::SleepFor(std::min(give_up - now, Jittered(backoff)));
-      backoff = std::min(options_.max_retry_backoff, backoff * 2);
-      for (CallType* call : failed) call->status = grpc::Status();
-      send = std::move(failed);
-    }
-  }
-
-  // "UNAVAILABLE: failed to connect to all addresses"
-  static std::string Describe(const grpc::Status& status) {
-    return absl::StrCat(absl::StatusCodeToString(
-                            static_cast<absl::StatusCode>(status.error_code())),
-                        ": ", status.error_message());
-  }
-
-  // Uniform in [0, limit]: "full jitter".
-  static absl::Duration Jittered(absl::Duration limit) {
-    thread_local std::mt19937_64 random(std::random_device{}());
-    return limit * std::uniform_real_distribution<double>(0, 1)(random);
-  }
-
-  // Says that a ps task is being retried, at most every few seconds (every
-  // step of every replica may be retrying the same task).
-  void LogRetry(const CallBase& call, absl::string_view rpc,
-                absl::Duration left) {
-    {
-      absl::MutexLock lock(&log_mu_);
-      const absl::Time now = absl::Now();
-      if (now - last_retry_log_ < absl::Seconds(5)) return;
-      last_retry_log_ = now;
-    }
-    options_.log(
-        absl::StrCat("warning: ", call.rpc.empty() ? rpc : call.rpc, " to ",
-                     TaskName(call.ps_task), " failed (", Describe(call.status),
-                     "); retrying for up to ",
-                     absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))),
-                     " (--ps_failure_timeout)"));
-  }
-
-  // Sends every call at once and waits for all of them (each attempt is
-  // bounded by `timeout`), sending again those that fail as Retryable
-  // (unless `retry` is false). `issue(async_stub, context, request,
-  // response, done)` starts one. Returns the first error, naming the RPC
-  // and the ps task.
-  template <typename Request, typename Response, typename Issue>
-  absl::Status RunAll(absl::string_view rpc, Calls<Request, Response>& calls,
-                      absl::Duration timeout, Issue issue, bool retry = true) {
-    if (calls.empty()) return absl::OkStatus();
-    using CallType = Call<Request, Response>;
-    std::vector<CallType*> all;
-    for (auto& call : calls) all.push_back(call.get());
-    absl::Status gave_up = SendWithRetries(
-        rpc, std::move(all), retry, [&](const std::vector<CallType*>& round) {
-          absl::BlockingCounter pending(round.size());
-          const auto deadline = std::chrono::system_clock::now() +
-                                absl::ToChronoMilliseconds(timeout);
-          for (CallType* c : round) {
-            issue(stubs_[c->ps_task]->async(), c->NewAttempt(deadline),
-                  &c->request, &c->response,
-                  [c, &pending](grpc::Status status) {
-                    c->status = std::move(status);
-                    pending.DecrementCount();
-                  });
-          }
-          pending.Wait();
-        });
-    if (!gave_up.ok()) return gave_up;
-    return FirstError(rpc, calls);
-  }
-
-  // Like RunAll, for RPCs whose calls carry `wire_request` and get
-  // `wire_response`: `decode(call)` runs as each response arrives (on a
-  // gRPC thread, so responses are decoded in parallel) and its error counts
-  // as the call's. A call whose `rpc` is set is sent as that RPC instead of
-  // `rpc`. The calls to one ps task take its connections in turn. Every
-  // attempt is bounded by AttemptTimeout().
-  template <typename CallType, typename Decode>
-  absl::Status RunWire(absl::string_view rpc,
-                       std::vector<std::unique_ptr<CallType>>& calls,
-                       Decode decode) {
-    if (calls.empty()) return absl::OkStatus();
-    const auto method_of = [](absl::string_view name) {
-      return absl::StrCat("/", ps::ParameterServer::service_full_name(), "/",
-                          name);
-    };
-    const std::string method = method_of(rpc);
-    std::vector<int> calls_per_task(num_tasks(), 0);
-    std::vector<CallType*> all;
-    for (auto& call : calls) {
-      CallType& c = *call;
-      if (!c.rpc.empty() && c.rpc != rpc) c.method = method_of(c.rpc);
-      // Round-robin over the task's connections.
-      c.stripe = calls_per_task[c.ps_task]++ % options_.connections_per_task;
-      all.push_back(call.get());
-    }
-    absl::Status gave_up =
-        SendWithRetries(rpc, std::move(all), /*retry=*/true,
-                        [&](const std::vector<CallType*>& round) {
-                          SendWireRound(method, round, decode);
-                        });
-    if (!gave_up.ok()) return gave_up;
-    RETURN_IF_ERROR(FirstError(rpc, calls));
-    for (const auto& call : calls) {
-      if (!call->decoded.ok()) return call->decoded;
-    }
-    return absl::OkStatus();
-  }
-
-  // Sends `round` through RunWire's connections, at most
-  // max_requests_in_flight at a time (each answer starts the next one), and
-  // returns when every call has ended.
-  template <typename CallType, typename Decode>
-  void SendWireRound(const std::string& method,
-                     const std::vector<CallType*>& round, Decode& decode) {
-    absl::BlockingCounter pending(round.size());
-    const auto deadline = std::chrono::system_clock::now() +
-                          absl::ToChronoMilliseconds(AttemptTimeout());
-    std::atomic<size_t> next_to_start{0};
-    std::function<void()> start_next = [&] {
-      const size_t index = next_to_start.fetch_add(1);
-      if (index >= round.size()) return;
-      CallType* c = round[index];
-      c->decoded = absl::OkStatus();
-      c->wire_response.Clear();
-      wire_stubs_[c->ps_task][c->stripe]->UnaryCall(
-          c->NewAttempt(deadline), c->method.empty() ? method : c->method,
-          grpc::StubOptions(), &c->wire_request, &c->wire_response,
-          [c, &pending, &decode, &start_next](grpc::Status status) {
-            c->status = std::move(status);
-            if (c->status.ok()) c->decoded = decode(*c);
-            start_next();
-            pending.DecrementCount();
-          });
-    };
-    const size_t window = std::min<size_t>(
-        round.size(), std::max(1, options_.max_requests_in_flight));
-    for (size_t i = 0; i < window; ++i) start_next();
-    pending.Wait();
-  }
-
-  // Decodes a pull's response, whose field 1 is `bytes` bytes of elements
-  // of type T, into `destination`. INTERNAL naming the ps task when it sent
-  // another size, type or shape.
-  template <typename T, typename CallType>
-  absl::Status DecodePulled(CallType& call, absl::string_view what,
-                            T* destination, int64_t elements) {
-    rpc::IncomingTensor values(1);
-    const int64_t expected = elements * int64_t{sizeof(T)};
-    const auto wrong = [&](absl::string_view detail) {
-      return absl::InternalError(
-          absl::StrCat(TaskName(call.ps_task), " sent ", what, " ", detail));
-    };
-    values.destination = [&](int64_t bytes) -> absl::StatusOr<char*> {
-      if (bytes != expected) {
-        return wrong(absl::StrCat("of ", bytes, " bytes, expected ", expected));
-      }
-      return reinterpret_cast<char*>(destination);
-    };
-    typename CallType::ResponseType fields;
-    RETURN_IF_ERROR(rpc::DecodeWithTensors(
-        &call.wire_response,
-        absl::StrCat(what, " from ", TaskName(call.ps_task)), &fields,
-        {&values}));
-    if (values.bytes != expected) {
-      return wrong(
-          absl::StrCat("of ", values.bytes, " bytes, expected ", expected));
-    }
-    std::vector<T> unused;
-    absl::StatusOr<absl::Span<const T>> checked;
-    if constexpr (std::is_same_v<T, float>) {
-      checked = rpc::Float32Elements(values.view(), what, &unused);
-    } else {
-      checked = rpc::Int64Elements(values.view(), what, &unused);
-    }
-    if (!checked.ok()) {  // the message names `what` already
-      return absl::InternalError(absl::StrCat(TaskName(call.ps_task), ": ",
-                                              checked.status().message()));
-    }
-    return absl::OkStatus();
-  }
-
-  template <typename CallType>
-  absl::Status FirstError(absl::string_view rpc,
-                          const std::vector<std::unique_ptr<CallType>>& calls,
-                          bool ignore_not_found = false) const {
-    for (const auto& call : calls) {
-      if (call->status.ok()) continue;
-      if (ignore_not_found &&
-          call->status.error_code() == grpc::StatusCode::NOT_FOUND) {
-        continue;
-      }
-      return rpc::FromGrpcStatus(
-          call->status,
-          absl::StrCat(call->rpc.empty() ? rpc : call->rpc, call->about, " to ",
-                       TaskName(call->ps_task)));
-    }
-    return absl::OkStatus();
-  }
-
-  // Pieces of `rows` of `variable`: one per part it overlaps, each cut into
-  // requests of at most max_request_bytes.
-  template <typename Request, typename Response>
-  Calls<Request, Response> SplitRows(const VariablePlacement& variable,
-                                     RowRange rows) const {
-    const int64_t width = RowWidth(variable.spec);
-    Calls<Request, Response> calls;
-    ForEachPiece(variable, rows, [&](int ps_task, RowRange piece) {
-      auto call = std::make_unique<Call<Request, Response>>(ps_task);
-      SetRows(variable.spec.name, piece, &call->request);
-      call->offset = (piece.begin - rows.begin) * width;
-      calls.push_back(std::move(call));
-    });
-    return calls;
-  }
-
-  // Calls `piece(ps_task, rows)` for each piece of SplitRows, in order.
-  template <typename Piece>
-  void ForEachPiece(const VariablePlacement& variable, RowRange rows,
-                    Piece piece) const {
-    const int64_t row_bytes = std::max<int64_t>(
-        1, RowWidth(variable.spec) * DTypeSize(variable.spec.dtype));
-    const int64_t max_rows =
-        std::max<int64_t>(1, options_.max_request_bytes / row_bytes);
-    for (const VariablePart& part : variable.parts) {
-      const int64_t begin = std::max(rows.begin, part.rows.begin);
-      const int64_t end = std::min(rows.end, part.rows.end);
-      for (int64_t b = begin; b < end; b += max_rows) {
-        piece(part.ps_task, RowRange{b, std::min(end, b + max_rows)});
-      }
-    }
-  }
-
-  absl::Status CheckRows(const VariablePlacement& variable, RowRange rows,
-                         size_t buffer, absl::string_view what) const {
-    const int64_t num_rows = NumRows(variable.spec);
-    if (rows.begin < 0 || rows.begin > rows.end || rows.end > num_rows) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable \"", variable.spec.name, "\": rows ", RowRangeString(rows),
-          " are not within its ", num_rows, " rows"));
-    }
-    const int64_t expected = rows.size() * RowWidth(variable.spec);
-    if (static_cast<int64_t>(buffer) != expected) {
-      return SizeMismatch(variable.spec.name, what, buffer, expected);
-    }
-    return absl::OkStatus();
-  }
+      : PsTransport(options, std::move(addresses)),
+        PsRequestPlanner(num_tasks(), options.max_request_bytes,
+                         options.batch_below_bytes),
+        placer_(std::move(placer)) {}
 
   template <typename T>
   absl::Status PullDense(const VariablePlacement& variable, RowRange rows,
@@ -595,119 +81,6 @@ class PsClient::Impl {
           call->request, values.subspan(call->offset, piece.size() * width));
     }
     return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
-  }
-
-  // Checks an item of PullMany / PushMany: a float32 variable, and a buffer
-  // of all its elements (as Pull and Push check it).
-  absl::Status CheckManyItem(const VariablePlacement* variable, size_t index,
-                             size_t buffer, absl::string_view what) const {
-    if (variable == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("item ", index, " of the list has no variable"));
-    }
-    if (variable->spec.dtype != DType::kFloat32) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("variable \"", variable->spec.name, "\" is ",
-                       DTypeName(variable->spec.dtype),
-                       "; PullMany and PushMany take float32 variables only"));
-    }
-    return CheckRows(*variable, {0, NumRows(variable->spec)}, buffer, what);
-  }
-
-  // The requests of PullMany / PushMany over whole `variables`. Per ps task:
-  // its parts of at most batch_below_bytes (and max_request_bytes) in
-  // batches of at most max_request_bytes, sent as `batch_rpc` (a batch of
-  // one as `single_rpc`), then the other parts in SplitRows's pieces, sent
-  // as `single_rpc`. The tasks' requests are interleaved, so that the first
-  // ones in flight go to every task.
-  std::vector<std::unique_ptr<ManyCall>> PlanMany(
-      const std::vector<const VariablePlacement*>& variables,
-      absl::string_view single_rpc, absl::string_view batch_rpc) const {
-    const int n = num_tasks();
-    const auto bytes_of = [&](const DensePiece& piece) {
-      return piece.rows.size() * RowWidth(variables[piece.variable]->spec) *
-             int64_t{sizeof(float)};
-    };
-    // What an item of a batch costs beside its elements: its name, row
-    // range, dtype and shape, with their tags and lengths (generously), so
-    // that thousands of scalars still make requests within the limit.
-    const auto item_bytes = [&](const DensePiece& piece) {
-      return bytes_of(piece) + 64 +
-             static_cast<int64_t>(variables[piece.variable]->spec.name.size()) +
-             static_cast<int64_t>(10 *
-                                  variables[piece.variable]->spec.shape.size());
-    };
-    const int64_t batch_limit =
-        std::min(options_.batch_below_bytes, options_.max_request_bytes);
-    std::vector<std::vector<DensePiece>> small(n);
-    std::vector<std::vector<DensePiece>> large(n);
-    for (size_t v = 0; v < variables.size(); ++v) {
-      for (const VariablePart& part : variables[v]->parts) {
-        const int64_t bytes = bytes_of({v, part.rows});
-        if (bytes > 0 && bytes <= batch_limit) {
-          small[part.ps_task].push_back({v, part.rows});
-        } else {
-          ForEachPiece(*variables[v], part.rows, [&](int task, RowRange rows) {
-            large[task].push_back({v, rows});
-          });
-        }
-      }
-    }
-    std::vector<std::vector<std::unique_ptr<ManyCall>>> by_task(n);
-    for (int task = 0; task < n; ++task) {
-      const std::vector<DensePiece>& pieces = small[task];
-      for (size_t begin = 0; begin < pieces.size();) {
-        size_t end = begin + 1;
-        int64_t bytes = item_bytes(pieces[begin]);
-        while (end < pieces.size() &&
-               bytes + item_bytes(pieces[end]) <= options_.max_request_bytes) {
-          bytes += item_bytes(pieces[end++]);
-        }
-        auto call = std::make_unique<ManyCall>(task);
-        call->batch = end - begin > 1;
-        call->pieces.assign(pieces.begin() + begin, pieces.begin() + end);
-        by_task[task].push_back(std::move(call));
-        begin = end;
-      }
-      for (const DensePiece& piece : large[task]) {
-        by_task[task].push_back(std::make_unique<ManyCall>(task));
-        by_task[task].back()->pieces.push_back(piece);
-      }
-    }
-    std::vector<std::unique_ptr<ManyCall>> calls;
-    for (size_t round = 0;; ++round) {
-      const size_t before = calls.size();
-      for (auto& task_calls : by_task) {
-        if (round < task_calls.size()) {
-          calls.push_back(std::move(task_calls[round]));
-        }
-      }
-      if (calls.size() == before) break;
-    }
-    for (auto& call : calls) {
-      call->rpc = call->batch ? batch_rpc : single_rpc;
-      const auto name = [&](size_t i) -> const std::string& {
-        return variables[call->pieces[i].variable]->spec.name;
-      };
-      if (!call->batch) {
-        call->about =
-            absl::StrCat(" of ", RowsOf(name(0), call->pieces[0].rows));
-        continue;
-      }
-      // Errors name the batch's variables, the first few of many.
-      constexpr size_t kNamed = 4;
-      std::vector<absl::string_view> names;
-      for (size_t i = 0; i < call->pieces.size() && i < kNamed; ++i) {
-        names.push_back(name(i));
-      }
-      call->about =
-          absl::StrCat(" of \"", absl::StrJoin(names, "\", \""), "\"");
-      if (call->pieces.size() > kNamed) {
-        absl::StrAppend(&call->about, " and ", call->pieces.size() - kNamed,
-                        " more");
-      }
-    }
-    return calls;
   }
 
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {
@@ -840,12 +213,6 @@ class PsClient::Impl {
     return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
   }
 
-  int64_t MaxIdsPerRequest(int64_t width) const {
-    return std::max<int64_t>(
-        1, options_.max_request_bytes /
-               std::max<int64_t>(1, width * int64_t{sizeof(float)}));
-  }
-
   // Pulls the rows of every call's ids through `rpc` and puts each where
   // its id was in the caller's list, in `out`, and where it repeats.
   template <typename Calls>
@@ -955,49 +322,6 @@ class PsClient::Impl {
            positions.back() - positions.front() + 1 == positions.size();
   }
 
-  template <typename Request, typename Response>
-  absl::StatusOr<Calls<Request, Response>> GroupVariableIds(
-      const VariablePlacement& variable, absl::Span<const int64_t> ids,
-      const IdRepeats& repeats) const {
-    auto calls = GroupIds<Request, Response>(
-        ids, repeats, MaxIdsPerRequest(RowWidth(variable.spec)),
-        [&variable](int64_t id) { return PartContainingRow(variable, id); },
-        [&variable](int part) { return variable.parts[part].ps_task; },
-        variable.spec.name);
-    if (calls.ok()) {
-      for (auto& call : *calls) call->request.set_name(variable.spec.name);
-    }
-    return calls;
-  }
-
-  template <typename Request, typename Response>
-  absl::StatusOr<Calls<Request, Response>> GroupHashIds(
-      const HashEmbeddingSpec& table, absl::Span<const int64_t> ids,
-      const IdRepeats& repeats) const {
-    const int n = num_tasks();
-    auto calls = GroupIds<Request, Response>(
-        ids, repeats, MaxIdsPerRequest(table.dim),
-        [n](int64_t id) { return HashShardOf(id, n); },
-        [](int shard) { return shard; }, table.name);
-    if (calls.ok()) {
-      for (auto& call : *calls) call->request.set_name(table.name);
-    }
-    return calls;
-  }
-
-  Options options_;
-  const std::vector<std::string> addresses_;
-  absl::Mutex log_mu_;
-  absl::Time last_retry_log_ ABSL_GUARDED_BY(log_mu_) = absl::InfinitePast();
-  const uint64_t request_id_seed_ =
-      (uint64_t{std::random_device()()} << 32) ^ std::random_device()();
-  std::atomic<uint64_t> next_request_{0};
-  // Per ps task, for the RPCs without tensors: its first connection.
-  std::vector<std::unique_ptr<Stub>> stubs_;
-  // Per ps task and stripe (connections_per_task of them), for the RPCs
-  // that carry tensors as message bytes.
-  std::vector<std::vector<std::unique_ptr<grpc::GenericStub>>> wire_stubs_;
-
   absl::Mutex placer_mu_;
   VariablePlacer placer_ ABSL_GUARDED_BY(placer_mu_);
   // What this client placed, so creating a variable again gives the same
@@ -1095,7 +419,7 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
       return absl::UnavailableError(absl::StrCat(
           "no answer from ", list, " within ", absl::FormatDuration(timeout)));
     }
-    impl_->options_.log(absl::StrCat(
+    impl_->options().log(absl::StrCat(
         "waiting for ", list, " (",
         absl::FormatDuration(
             absl::Trunc(absl::Now() - start, absl::Seconds(1))),
@@ -1447,7 +771,7 @@ absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
   save.set_num_shards(n);
   auto saves = CallTasks<ps::SaveResponse>(AllTasks(n), save);
   RETURN_IF_ERROR(
-      impl_->RunAll("Save", saves, impl_->options_.checkpoint_timeout,
+      impl_->RunAll("Save", saves, impl_->options().checkpoint_timeout,
                     [](auto* async, auto... args) { async->Save(args...); }));
   CheckpointSaved saved;
   for (const auto& call : saves) saved.bytes += call->response.bytes();
@@ -1458,7 +782,7 @@ absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
   commit_request.set_keep_last(keep_last);
   auto commit = CallTasks<ps::CommitCheckpointResponse>({0}, commit_request);
   RETURN_IF_ERROR(impl_->RunAll(
-      "CommitCheckpoint", commit, impl_->options_.checkpoint_timeout,
+      "CommitCheckpoint", commit, impl_->options().checkpoint_timeout,
       [](auto* async, auto... args) { async->CommitCheckpoint(args...); }));
   saved.checkpoint = commit[0]->response.checkpoint();
   saved.deleted.assign(commit[0]->response.deleted().begin(),
@@ -1477,7 +801,7 @@ absl::StatusOr<CheckpointRestored> PsClient::Restore(
     request.set_verify_only(verify_only);
     auto calls = CallTasks<ps::RestoreResponse>(AllTasks(n), request);
     RETURN_IF_ERROR(impl_->RunAll(
-        "Restore", calls, impl_->options_.checkpoint_timeout,
+        "Restore", calls, impl_->options().checkpoint_timeout,
         [](auto* async, auto... args) { async->Restore(args...); }));
     restored = CheckpointRestored{calls[0]->response.checkpoint(),
                                   calls[0]->response.step(), 0, 0};

@@ -1,0 +1,361 @@
+#ifndef DISTRT_CLIENT_PS_TRANSPORT_H_
+#define DISTRT_CLIENT_PS_TRANSPORT_H_
+
+// PsTransport: how PsClient's requests reach the ps tasks (internal to
+// client/). It owns the channels (connections_per_task TCP connections per
+// ps task, with fast reconnects), sends a batch of calls at once with at
+// most max_requests_in_flight outstanding, retries what failed for want of
+// the ps task (UNAVAILABLE, DEADLINE_EXCEEDED) with jittered exponential
+// backoff until ps_failure_timeout, decodes pulled tensors straight into
+// the caller's buffers, and names the RPC and the ps task in every error.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/ps_calls.h"
+#include "client/ps_client.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/ps_service.grpc.pb.h"
+#include "rpc/grpc_status.h"
+#include "rpc/tensor_codec.h"
+#include "rpc/transport_security.h"
+#include "rpc/wire_message.h"
+#include "runtime/util/splitmix64.h"
+#include "runtime/util/status_macros.h"
+
+namespace distrt::ps_client_internal {
+
+class PsTransport {
+ public:
+  PsTransport(PsClient::Options options, std::vector<std::string> addresses)
+      : options_(std::move(options)), addresses_(std::move(addresses)) {
+    if (!options_.log) {
+      options_.log = [](absl::string_view message) {
+        std::fprintf(stderr, "%s\n", std::string(message).c_str());
+      };
+    }
+    for (const std::string& address : addresses_) {
+      std::vector<std::unique_ptr<grpc::GenericStub>> stripes;
+      for (int stripe = 0; stripe < options_.connections_per_task; ++stripe) {
+        grpc::ChannelArguments args;
+        // Responses are bounded by the servers' own limit.
+        args.SetMaxReceiveMessageSize(-1);
+        // A TCP connection of its own for each stripe: channels with the
+        // same target and arguments would share one subchannel (and so one
+        // connection) through gRPC's global pool. A pool per channel and an
+        // argument that differs per stripe each prevent that.
+        args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+        // gRPC's reconnect backoff grows to 2 minutes by default: a ps task
+        // that restarted would go unnoticed that long.
+        args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+        args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+        args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+        args.SetInt("distrt.stripe", stripe);
+        std::shared_ptr<grpc::Channel> channel =
+            options_.security != nullptr
+                ? options_.security->NewChannel(address, args)
+                : grpc::CreateCustomChannel(
+                      address, grpc::InsecureChannelCredentials(), args);
+        if (stripe == 0)
+          stubs_.push_back(ps::ParameterServer::NewStub(channel));
+        stripes.push_back(std::make_unique<grpc::GenericStub>(channel));
+      }
+      wire_stubs_.push_back(std::move(stripes));
+    }
+  }
+
+  int num_tasks() const { return addresses_.size(); }
+
+  // A new id for a push (see PushDenseRequest.request_id): distinct within
+  // this client (SplitMix64 is a bijection of the counter), random across
+  // clients (the seed), never 0.
+  uint64_t NewRequestId() {
+    for (;;) {
+      const uint64_t id =
+          SplitMix64(request_id_seed_ + next_request_.fetch_add(1));
+      if (id != 0) return id;
+    }
+  }
+  const std::string& address(int task) const { return addresses_[task]; }
+
+  std::string TaskName(int task) const {
+    return absl::StrCat("ps task ", task, " (", addresses_[task], ")");
+  }
+
+  // The deadline of one attempt of a request: rpc_timeout, and never more
+  // than ps_failure_timeout, so that a ps task that stopped answering is
+  // given up on in time.
+  absl::Duration AttemptTimeout() const {
+    return std::min(options_.rpc_timeout, options_.ps_failure_timeout);
+  }
+
+  // Whether a failed call may be sent again: the ps task could not be
+  // reached, or did not answer in time. Pushes may be too: the ps task
+  // applies each request id once (NewRequestId).
+  static bool Retryable(const grpc::Status& status) {
+    return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  }
+
+  // Sends `send` (the calls of one operation) until none fails in a way
+  // worth retrying, or until ps_failure_timeout from now. `send_round(round)`
+  // sends the calls given and returns when all have ended. Between rounds it
+  // waits an exponential backoff with full jitter, so that workers that lost
+  // the same ps task do not come back at the same moment. UNAVAILABLE naming
+  // the ps task and the last error when time runs out.
+  template <typename CallType, typename SendRound>
+  absl::Status SendWithRetries(absl::string_view rpc,
+                               std::vector<CallType*> send, bool retry,
+                               SendRound send_round) {
+    const absl::Time give_up = absl::Now() + options_.ps_failure_timeout;
+    absl::Duration backoff = options_.initial_retry_backoff;
+    for (;;) {
+      send_round(send);
+      if (!retry) return absl::OkStatus();
+      std::vector<CallType*> failed;
+      for (CallType* call : send) {
+        if (Retryable(call->status)) failed.push_back(call);
+      }
+      if (failed.empty()) return absl::OkStatus();
+      const CallBase& first = *failed.front();
+      const absl::Time now = absl::Now();
+      if (now >= give_up) {
+        return absl::UnavailableError(absl::StrCat(
+            TaskName(first.ps_task), " did not answer ",
+            first.rpc.empty() ? rpc : first.rpc, first.about, " for ",
+            absl::FormatDuration(options_.ps_failure_timeout),
+            " (--ps_failure_timeout); last error: ", Describe(first.status)));
+      }
+      LogRetry(first, rpc, give_up - now);
+      absl::SleepFor(std::min(give_up - now, Jittered(backoff)));
+      backoff = std::min(options_.max_retry_backoff, backoff * 2);
+      for (CallType* call : failed) call->status = grpc::Status();
+      send = std::move(failed);
+    }
+  }
+
+  // "UNAVAILABLE: failed to connect to all addresses"
+  static std::string Describe(const grpc::Status& status) {
+    return absl::StrCat(absl::StatusCodeToString(
+                            static_cast<absl::StatusCode>(status.error_code())),
+                        ": ", status.error_message());
+  }
+
+  // Uniform in [0, limit]: "full jitter".
+  static absl::Duration Jittered(absl::Duration limit) {
+    thread_local std::mt19937_64 random(std::random_device{}());
+    return limit * std::uniform_real_distribution<double>(0, 1)(random);
+  }
+
+  // Says that a ps task is being retried, at most every few seconds (every
+  // step of every replica may be retrying the same task).
+  void LogRetry(const CallBase& call, absl::string_view rpc,
+                absl::Duration left) {
+    {
+      absl::MutexLock lock(&log_mu_);
+      const absl::Time now = absl::Now();
+      if (now - last_retry_log_ < absl::Seconds(5)) return;
+      last_retry_log_ = now;
+    }
+    options_.log(
+        absl::StrCat("warning: ", call.rpc.empty() ? rpc : call.rpc, " to ",
+                     TaskName(call.ps_task), " failed (", Describe(call.status),
+                     "); retrying for up to ",
+                     absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))),
+                     " (--ps_failure_timeout)"));
+  }
+
+  // Sends every call at once and waits for all of them (each attempt is
+  // bounded by `timeout`), sending again those that fail as Retryable
+  // (unless `retry` is false). `issue(async_stub, context, request,
+  // response, done)` starts one. Returns the first error, naming the RPC
+  // and the ps task.
+  template <typename Request, typename Response, typename Issue>
+  absl::Status RunAll(absl::string_view rpc, Calls<Request, Response>& calls,
+                      absl::Duration timeout, Issue issue, bool retry = true) {
+    if (calls.empty()) return absl::OkStatus();
+    using CallType = Call<Request, Response>;
+    std::vector<CallType*> all;
+    for (auto& call : calls) all.push_back(call.get());
+    absl::Status gave_up = SendWithRetries(
+        rpc, std::move(all), retry, [&](const std::vector<CallType*>& round) {
+          absl::BlockingCounter pending(round.size());
+          const auto deadline = std::chrono::system_clock::now() +
+                                absl::ToChronoMilliseconds(timeout);
+          for (CallType* c : round) {
+            issue(stubs_[c->ps_task]->async(), c->NewAttempt(deadline),
+                  &c->request, &c->response,
+                  [c, &pending](grpc::Status status) {
+                    c->status = std::move(status);
+                    pending.DecrementCount();
+                  });
+          }
+          pending.Wait();
+        });
+    if (!gave_up.ok()) return gave_up;
+    return FirstError(rpc, calls);
+  }
+
+  // Like RunAll, for RPCs whose calls carry `wire_request` and get
+  // `wire_response`: `decode(call)` runs as each response arrives (on a
+  // gRPC thread, so responses are decoded in parallel) and its error counts
+  // as the call's. A call whose `rpc` is set is sent as that RPC instead of
+  // `rpc`. The calls to one ps task take its connections in turn. Every
+  // attempt is bounded by AttemptTimeout().
+  template <typename CallType, typename Decode>
+  absl::Status RunWire(absl::string_view rpc,
+                       std::vector<std::unique_ptr<CallType>>& calls,
+                       Decode decode) {
+    if (calls.empty()) return absl::OkStatus();
+    const auto method_of = [](absl::string_view name) {
+      return absl::StrCat("/", ps::ParameterServer::service_full_name(), "/",
+                          name);
+    };
+    const std::string method = method_of(rpc);
+    std::vector<int> calls_per_task(num_tasks(), 0);
+    std::vector<CallType*> all;
+    for (auto& call : calls) {
+      CallType& c = *call;
+      if (!c.rpc.empty() && c.rpc != rpc) c.method = method_of(c.rpc);
+      // Round-robin over the task's connections.
+      c.stripe = calls_per_task[c.ps_task]++ % options_.connections_per_task;
+      all.push_back(call.get());
+    }
+    absl::Status gave_up =
+        SendWithRetries(rpc, std::move(all), /*retry=*/true,
+                        [&](const std::vector<CallType*>& round) {
+                          SendWireRound(method, round, decode);
+                        });
+    if (!gave_up.ok()) return gave_up;
+    RETURN_IF_ERROR(FirstError(rpc, calls));
+    for (const auto& call : calls) {
+      if (!call->decoded.ok()) return call->decoded;
+    }
+    return absl::OkStatus();
+  }
+
+  // Sends `round` through RunWire's connections, at most
+  // max_requests_in_flight at a time (each answer starts the next one), and
+  // returns when every call has ended.
+  template <typename CallType, typename Decode>
+  void SendWireRound(const std::string& method,
+                     const std::vector<CallType*>& round, Decode& decode) {
+    absl::BlockingCounter pending(round.size());
+    const auto deadline = std::chrono::system_clock::now() +
+                          absl::ToChronoMilliseconds(AttemptTimeout());
+    std::atomic<size_t> next_to_start{0};
+    std::function<void()> start_next = [&] {
+      const size_t index = next_to_start.fetch_add(1);
+      if (index >= round.size()) return;
+      CallType* c = round[index];
+      c->decoded = absl::OkStatus();
+      c->wire_response.Clear();
+      wire_stubs_[c->ps_task][c->stripe]->UnaryCall(
+          c->NewAttempt(deadline), c->method.empty() ? method : c->method,
+          grpc::StubOptions(), &c->wire_request, &c->wire_response,
+          [c, &pending, &decode, &start_next](grpc::Status status) {
+            c->status = std::move(status);
+            if (c->status.ok()) c->decoded = decode(*c);
+            start_next();
+            pending.DecrementCount();
+          });
+    };
+    const size_t window = std::min<size_t>(
+        round.size(), std::max(1, options_.max_requests_in_flight));
+    for (size_t i = 0; i < window; ++i) start_next();
+    pending.Wait();
+  }
+
+  // Decodes a pull's response, whose field 1 is `bytes` bytes of elements
+  // of type T, into `destination`. INTERNAL naming the ps task when it sent
+  // another size, type or shape.
+  template <typename T, typename CallType>
+  absl::Status DecodePulled(CallType& call, absl::string_view what,
+                            T* destination, int64_t elements) {
+    rpc::IncomingTensor values(1);
+    const int64_t expected = elements * int64_t{sizeof(T)};
+    const auto wrong = [&](absl::string_view detail) {
+      return absl::InternalError(
+          absl::StrCat(TaskName(call.ps_task), " sent ", what, " ", detail));
+    };
+    values.destination = [&](int64_t bytes) -> absl::StatusOr<char*> {
+      if (bytes != expected) {
+        return wrong(absl::StrCat("of ", bytes, " bytes, expected ", expected));
+      }
+      return reinterpret_cast<char*>(destination);
+    };
+    typename CallType::ResponseType fields;
+    RETURN_IF_ERROR(rpc::DecodeWithTensors(
+        &call.wire_response,
+        absl::StrCat(what, " from ", TaskName(call.ps_task)), &fields,
+        {&values}));
+    if (values.bytes != expected) {
+      return wrong(
+          absl::StrCat("of ", values.bytes, " bytes, expected ", expected));
+    }
+    std::vector<T> unused;
+    absl::StatusOr<absl::Span<const T>> checked;
+    if constexpr (std::is_same_v<T, float>) {
+      checked = rpc::Float32Elements(values.view(), what, &unused);
+    } else {
+      checked = rpc::Int64Elements(values.view(), what, &unused);
+    }
+    if (!checked.ok()) {  // the message names `what` already
+      return absl::InternalError(absl::StrCat(TaskName(call.ps_task), ": ",
+                                              checked.status().message()));
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename CallType>
+  absl::Status FirstError(absl::string_view rpc,
+                          const std::vector<std::unique_ptr<CallType>>& calls,
+                          bool ignore_not_found = false) const {
+    for (const auto& call : calls) {
+      if (call->status.ok()) continue;
+      if (ignore_not_found &&
+          call->status.error_code() == grpc::StatusCode::NOT_FOUND) {
+        continue;
+      }
+      return rpc::FromGrpcStatus(
+          call->status,
+          absl::StrCat(call->rpc.empty() ? rpc : call->rpc, call->about, " to ",
+                       TaskName(call->ps_task)));
+    }
+    return absl::OkStatus();
+  }
+
+  const PsClient::Options& options() const { return options_; }
+
+ private:
+  PsClient::Options options_;
+  const std::vector<std::string> addresses_;
+  absl::Mutex log_mu_;
+  absl::Time last_retry_log_ ABSL_GUARDED_BY(log_mu_) = absl::InfinitePast();
+  const uint64_t request_id_seed_ =
+      (uint64_t{std::random_device()()} << 32) ^ std::random_device()();
+  std::atomic<uint64_t> next_request_{0};
+  // Per ps task, for the RPCs without tensors: its first connection.
+  std::vector<std::unique_ptr<Stub>> stubs_;
+  // Per ps task and stripe (connections_per_task of them), for the RPCs
+  // that carry tensors as message bytes.
+  std::vector<std::vector<std::unique_ptr<grpc::GenericStub>>> wire_stubs_;
+};
+
+}  // namespace distrt::ps_client_internal
+
+#endif  // DISTRT_CLIENT_PS_TRANSPORT_H_
