@@ -166,6 +166,39 @@ TEST(MultiWorkerMirroredStrategyTest, Int64SumVariablesAgreeAcrossWorkers) {
   EXPECT_EQ(totals, (std::vector<int64_t>{20, 20}));
 }
 
+// int64 all-reduce and Reduce span every worker, exactly.
+TEST(MultiWorkerMirroredStrategyTest, Int64ReductionsSpanEveryWorker) {
+  std::vector<int64_t> reduced(2, -1), all_reduced(2, -1);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        RETURN_IF_ERROR(strategy.Initialize());
+        ASSIGN_OR_RETURN(
+            PerReplica<Tensor> ids,
+            strategy.RunWithResults(
+                [&](ReplicaContext& context) -> absl::StatusOr<Tensor> {
+                  ASSIGN_OR_RETURN(Tensor value,
+                                   Tensor::Create(DType::kInt64, {1}));
+                  value.flat<int64_t>()[0] =
+                      (int64_t{1} << 40) + context.replica_id_in_sync_group();
+                  ASSIGN_OR_RETURN(Tensor copy, value.Clone());
+                  RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, value));
+                  if (context.local_replica_id() == 0) {
+                    all_reduced[strategy.worker_rank()] =
+                        value.flat<int64_t>()[0];
+                  }
+                  return copy;
+                }));
+        ASSIGN_OR_RETURN(Tensor sum, strategy.Reduce(ReduceOp::kSum, ids));
+        reduced[strategy.worker_rank()] = sum.flat<int64_t>()[0];
+        return absl::OkStatus();
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  // 4 * 2^40 + (0 + 1 + 2 + 3), beyond float's exact integers.
+  const int64_t want = 4 * (int64_t{1} << 40) + 6;
+  EXPECT_EQ(reduced, (std::vector<int64_t>{want, want}));
+  EXPECT_EQ(all_reduced, (std::vector<int64_t>{want, want}));
+}
+
 // Reading a sync-on-read variable (a metric) combines every worker's copies.
 TEST(MultiWorkerMirroredStrategyTest, SyncOnReadVariablesCombineAcrossWorkers) {
   std::vector<std::vector<float>> read(2);

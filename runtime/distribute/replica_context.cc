@@ -1,6 +1,7 @@
 #include "runtime/distribute/replica_context.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/device/copy_into.h"
 #include "runtime/distribute/strategy.h"
 #include "runtime/util/status_macros.h"
 
@@ -15,7 +16,22 @@ int ReplicaContext::num_replicas_in_sync() const {
 }
 
 absl::Status ReplicaContext::AllReduce(ReduceOp op, Tensor& value) {
-  return ops_->AllReduce(*group_, replica_, op, value);
+  if (value.dtype() != DType::kInt64) {
+    return ops_->AllReduce(*group_, replica_, op, value);
+  }
+  // int64 (counts, ids): summed exactly in a MergeCall, then over workers.
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<const Tensor> reduced,
+      MergeCall<const Tensor*>(
+          &value,
+          [op](Strategy& strategy, PerReplica<const Tensor*>& values)
+              -> absl::StatusOr<std::shared_ptr<const Tensor>> {
+            ASSIGN_OR_RETURN(Tensor sum,
+                             strategy.ReduceInt64(op, values.Unwrap(),
+                                                  /*destination=*/nullptr));
+            return std::make_shared<const Tensor>(std::move(sum));
+          }));
+  return CopyInto(*device(), *reduced, value);
 }
 
 absl::StatusOr<Tensor> ReplicaContext::Read(

@@ -72,8 +72,10 @@ class ReplicaContext {
   Device* device() const { return group_->device(replica_); }
   Strategy& strategy() const { return *strategy_; }
 
-  // Replaces `value` (float32, the same shape on every replica) with the
-  // sum or mean over the replicas, with the strategy's CrossDeviceOps.
+  // Replaces `value` (float32 or int64, the same dtype and shape on every
+  // replica) with the sum or mean over every replica in sync: float32 with
+  // the strategy's CrossDeviceOps, int64 exactly (MEAN rounding toward
+  // zero).
   absl::Status AllReduce(ReduceOp op, Tensor& value);
 
   // Every local replica pauses here; merge_fn(strategy, per_replica_values)

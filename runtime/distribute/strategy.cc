@@ -201,29 +201,108 @@ absl::Status Strategy::Run(
   return absl::OkStatus();
 }
 
+namespace {
+
+bool AnyInt64(absl::Span<const Tensor* const> tensors) {
+  for (const Tensor* t : tensors) {
+    if (t->dtype() == DType::kInt64) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> Strategy::ReduceInt64(
+    ReduceOp op, absl::Span<const Tensor* const> per_replica,
+    Device* destination) {
+  if (per_replica.empty()) {
+    return absl::InvalidArgumentError("reduce: no values");
+  }
+  for (size_t r = 0; r < per_replica.size(); ++r) {
+    const Tensor& t = *per_replica[r];
+    if (t.is_null() || t.dtype() != DType::kInt64 ||
+        t.shape() != per_replica[0]->shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reduce: replica ", r, " has ", DescribeTensor(t),
+                       ", replica 0 has ", DescribeTensor(*per_replica[0]),
+                       " (all must be of one dtype and shape)"));
+    }
+  }
+  // Summed exactly on the host; values in device memory are read back.
+  ASSIGN_OR_RETURN(Tensor sum,
+                   Tensor::Zeros(DType::kInt64, per_replica[0]->shape()));
+  ASSIGN_OR_RETURN(Tensor one,
+                   Tensor::Create(DType::kInt64, per_replica[0]->shape()));
+  for (const Tensor* t : per_replica) {
+    RETURN_IF_ERROR(t->allocator()->CopyToHost(
+        t->raw_data(), one.flat<int64_t>().data(), t->bytes()));
+    auto to = sum.flat<int64_t>();
+    auto from = one.flat<int64_t>();
+    for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+  }
+  RETURN_IF_ERROR(SumOverWorkers(sum));
+  if (op == ReduceOp::kMean) {
+    for (int64_t& v : sum.flat<int64_t>()) v /= num_replicas_in_sync();
+  }
+  if (destination == nullptr || destination->type() == "CPU") return sum;
+  return destination->CopyFrom(sum);
+}
+
 absl::StatusOr<Tensor> Strategy::Reduce(ReduceOp op,
-                                        const PerReplica<Tensor>& value) {
+                                        const PerReplica<Tensor>& value,
+                                        Device* destination) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("Reduce"));
+  if (destination == nullptr) destination = devices_[0];
   std::vector<const Tensor*> tensors;
   for (const Tensor& t : value.Unwrap()) tensors.push_back(&t);
-  return cross_device_ops_->Reduce(op, tensors, devices_[0]);
+  if (AnyInt64(tensors)) return ReduceInt64(op, tensors, destination);
+  return cross_device_ops_->Reduce(op, tensors, destination);
 }
 
 absl::StatusOr<std::vector<Tensor>> Strategy::BatchReduce(
-    ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values) {
+    ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values,
+    Device* destination) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("BatchReduce"));
+  if (destination == nullptr) destination = devices_[0];
   std::vector<std::vector<const Tensor*>> tensors;
+  bool any_int64 = false;
   for (const PerReplica<Tensor>* value : values) {
     tensors.emplace_back();
     for (const Tensor& t : value->Unwrap()) tensors.back().push_back(&t);
+    any_int64 = any_int64 || AnyInt64(tensors.back());
   }
-  return cross_device_ops_->BatchReduce(op, tensors, devices_[0]);
+  if (!any_int64) {
+    return cross_device_ops_->BatchReduce(op, tensors, destination);
+  }
+  // The int64 values one by one, the float32 ones together, in order.
+  std::vector<std::vector<const Tensor*>> floats;
+  for (const auto& per_replica : tensors) {
+    if (!AnyInt64(per_replica)) floats.push_back(per_replica);
+  }
+  ASSIGN_OR_RETURN(std::vector<Tensor> float_results,
+                   cross_device_ops_->BatchReduce(op, floats, destination));
+  std::vector<Tensor> results;
+  size_t next_float = 0;
+  for (const auto& per_replica : tensors) {
+    if (AnyInt64(per_replica)) {
+      ASSIGN_OR_RETURN(Tensor reduced,
+                       ReduceInt64(op, per_replica, destination));
+      results.push_back(std::move(reduced));
+    } else {
+      results.push_back(std::move(float_results[next_float++]));
+    }
+  }
+  return results;
 }
 
-absl::StatusOr<Mirrored<Tensor>> Strategy::Broadcast(const Tensor& value) {
+absl::StatusOr<Mirrored<Tensor>> Strategy::Broadcast(
+    const Tensor& value, absl::Span<Device* const> destinations) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("Broadcast"));
-  ASSIGN_OR_RETURN(std::vector<Tensor> copies,
-                   cross_device_ops_->Broadcast(value, devices_));
+  ASSIGN_OR_RETURN(
+      std::vector<Tensor> copies,
+      cross_device_ops_->Broadcast(value, destinations.empty()
+                                              ? absl::MakeConstSpan(devices_)
+                                              : destinations));
   return Mirrored<Tensor>(std::move(copies));
 }
 

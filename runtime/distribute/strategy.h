@@ -146,13 +146,17 @@ class Strategy {
   auto RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
       typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>>;
 
-  // The sum or mean of the local replicas' tensors (float32, one shape) and,
-  // under MultiWorkerMirroredStrategy, of every other worker's (a
-  // collective), on the first device. MEAN divides by num_replicas_in_sync().
-  absl::StatusOr<Tensor> Reduce(ReduceOp op, const PerReplica<Tensor>& value);
-  // Several reductions at once.
+  // The sum or mean of the local replicas' tensors (float32 or int64, one
+  // dtype and shape) and, under MultiWorkerMirroredStrategy, of every other
+  // worker's (a collective), on `destination` (TF's reduce_to; null: the
+  // first device). MEAN divides by num_replicas_in_sync() (int64: rounding
+  // toward zero).
+  absl::StatusOr<Tensor> Reduce(ReduceOp op, const PerReplica<Tensor>& value,
+                                Device* destination = nullptr);
+  // Several reductions at once (TF's batch_reduce_to).
   absl::StatusOr<std::vector<Tensor>> BatchReduce(
-      ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values);
+      ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values,
+      Device* destination = nullptr);
   // Appends every other worker's sparse gradient to `gathered`, which holds
   // this worker's replicas' (ReplicaContext::AllGather), so that every
   // worker ends with the same rows in the same order (worker rank order).
@@ -161,8 +165,10 @@ class Strategy {
     return absl::OkStatus();
   }
 
-  // A copy of `value` on every replica's device.
-  absl::StatusOr<Mirrored<Tensor>> Broadcast(const Tensor& value);
+  // A copy of `value` (any dtype) on each of `destinations` (TF's
+  // broadcast_to; empty: every local replica's device, in replica order).
+  absl::StatusOr<Mirrored<Tensor>> Broadcast(
+      const Tensor& value, absl::Span<Device* const> destinations = {});
 
   // Creates a variable placed by the strategy, owned by it. Creating a name
   // again with an identical spec and options returns the same variable;
@@ -253,6 +259,12 @@ class Strategy {
 
   // "CPU:0..CPU:3" or "CPU:0" for the devices.
   std::string DescribeDevices() const;
+  // Reduce for int64 values (CrossDeviceOps reduce float32): summed exactly
+  // on the host, then over the workers, then put on `destination` (null:
+  // left in host memory).
+  absl::StatusOr<Tensor> ReduceInt64(
+      ReduceOp op, absl::Span<const Tensor* const> per_replica,
+      Device* destination);
   // FAILED_PRECONDITION naming `method` when the calling thread is in a
   // replica context (inside a replica function of Run).
   absl::Status RequireCrossReplicaContext(absl::string_view method) const;

@@ -1,5 +1,6 @@
 #include "runtime/distribute/strategy.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <memory>
@@ -465,6 +466,60 @@ TEST_F(StrategyTest, CreatingAVariableAgain) {
   options.spec.name = "";
   EXPECT_EQ(strategy->CreateVariable(options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+Tensor Int64s(std::vector<int64_t> values) {
+  Tensor t =
+      *Tensor::Create(DType::kInt64, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.flat<int64_t>().begin());
+  return t;
+}
+
+// Reduce, BatchReduce and AllReduce take int64 as well as float32, exactly;
+// Reduce and Broadcast take destinations (TF's reduce_to, broadcast_to).
+TEST_F(StrategyTest, ReducesInt64AndToDestinations) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(3);
+  std::vector<Tensor> ints;
+  for (int64_t r = 0; r < 3; ++r) ints.push_back(Int64s({r, int64_t{1} << 40}));
+  PerReplica<Tensor> per_replica(std::move(ints));
+  Tensor sum = *strategy->Reduce(ReduceOp::kSum, per_replica);
+  EXPECT_EQ(sum.dtype(), DType::kInt64);
+  EXPECT_THAT(std::vector<int64_t>(sum.flat<int64_t>().begin(),
+                                   sum.flat<int64_t>().end()),
+              ::testing::ElementsAre(3, 3 * (int64_t{1} << 40)));
+  Tensor mean =
+      *strategy->Reduce(ReduceOp::kMean, per_replica, strategy->devices()[2]);
+  EXPECT_EQ(mean.flat<int64_t>()[0], 1);
+  EXPECT_EQ(mean.flat<int64_t>()[1], int64_t{1} << 40);
+
+  std::vector<Tensor> floats;
+  for (int r = 0; r < 3; ++r)
+    floats.push_back(*Tensor::FromFloats({1.5f}, {1}));
+  PerReplica<Tensor> float_values(std::move(floats));
+  std::vector<Tensor> both = *strategy->BatchReduce(
+      ReduceOp::kSum, {&float_values, &per_replica, &float_values});
+  ASSERT_EQ(both.size(), 3u);
+  EXPECT_EQ(both[0].flat<float>()[0], 4.5f);
+  EXPECT_EQ(both[1].flat<int64_t>()[0], 3);
+  EXPECT_EQ(both[2].flat<float>()[0], 4.5f);
+
+  std::vector<Device*> two = {strategy->devices()[1], strategy->devices()[2]};
+  Mirrored<Tensor> copies = *strategy->Broadcast(Int64s({7, 8}), two);
+  ASSERT_EQ(copies.num_replicas(), 2);
+  EXPECT_EQ(copies[1].flat<int64_t>()[1], 8);
+
+  ASSERT_TRUE(
+      strategy
+          ->Run([](ReplicaContext& context) -> absl::Status {
+            Tensor value = Int64s({context.replica_id_in_sync_group(), 5});
+            RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, value));
+            if (value.flat<int64_t>()[0] != 3 ||
+                value.flat<int64_t>()[1] != 15) {
+              return absl::InternalError("wrong int64 all-reduce");
+            }
+            return absl::OkStatus();
+          })
+          .ok());
 }
 
 // A CrossDeviceOps of the user's own, as TF's
