@@ -1,0 +1,315 @@
+#include "deploy/launcher/launcher.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "deploy/launcher/local_job_security.h"
+#include "deploy/launcher/task_args.h"
+#include "rpc/transport_security_flags.h"
+#include "runtime/cluster/cluster_spec.h"
+#include "runtime/cluster/cluster_spec_json.h"
+#include "runtime/cluster/json_util.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/file_system.h"
+#include "runtime/util/status_macros.h"
+
+namespace distrt::launcher {
+namespace {
+
+// The signal handlers' only work: the signal's number into this pipe,
+// which the runner polls. Written from the handler, so a plain int.
+int g_signal_pipe_write = -1;
+
+void OnStopSignal(int signal) {
+  const int saved_errno = errno;
+  const unsigned char byte = static_cast<unsigned char>(signal);
+  ssize_t ignored = write(g_signal_pipe_write, &byte, 1);
+  (void)ignored;
+  errno = saved_errno;
+}
+
+// The read end of the self-pipe, or an error. SIGPIPE is ignored so that a
+// closed stdout (`launch ... | head`) does not kill the launcher and, by
+// PR_SET_PDEATHSIG, the job; the job keeps running and logging to files.
+absl::StatusOr<int> InstallSignalHandlers() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return ErrnoError("cannot create", "the signal pipe");
+  }
+  g_signal_pipe_write = fds[1];
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  // Restarted, so that a signal does not cut a write to stdout short; poll
+  // is never restarted, so the runner still wakes at once.
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return fds[0];
+}
+
+int BadInput(absl::string_view message) {
+  std::fprintf(stderr, "launch: %.*s\n", static_cast<int>(message.size()),
+               message.data());
+  return kExitBadInput;
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+         access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindTaskBinary(absl::string_view flag_name,
+                                           const std::string& flag_value,
+                                           absl::string_view relative_path) {
+  if (!flag_value.empty()) {
+    if (IsExecutableFile(flag_value)) return flag_value;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag_name, "=", flag_value, " is not an executable file"));
+  }
+  char exe[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (length <= 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot find this program (/proc/self/exe) to find ",
+                     relative_path, " next to it; pass --", flag_name));
+  }
+  const std::string self(exe, length);
+  const std::string self_dir = self.substr(0, self.rfind('/'));
+  const std::vector<std::string> tried = {
+      absl::StrCat(self, ".runfiles/distrt/", relative_path),
+      absl::StrCat(self_dir, "/../", relative_path),
+  };
+  for (const std::string& path : tried) {
+    if (IsExecutableFile(path)) return path;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "cannot find ", relative_path, " (tried ", absl::StrJoin(tried, ", "),
+      "); build it with bazel or pass --", flag_name));
+}
+
+namespace {
+
+std::string DefaultJobDir() {
+  return absl::StrCat(
+      "/tmp/distrt-job-",
+      absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone()),
+      "-", getpid());
+}
+
+absl::StatusOr<std::string> MakeJobDir(const std::string& requested) {
+  const std::string dir = requested.empty() ? DefaultJobDir() : requested;
+  RETURN_IF_ERROR(CreateDirectories(JoinPath(dir, "logs")));
+  // Absolute, so that what is printed and passed to tasks is unambiguous.
+  char* absolute = realpath(dir.c_str(), nullptr);
+  if (absolute == nullptr) return ErrnoError("cannot resolve", dir);
+  std::string result(absolute);
+  free(absolute);
+  return result;
+}
+
+absl::Status WriteTasksJson(const std::string& job_dir,
+                            const ClusterSpec& cluster,
+                            const std::vector<JobRunner::StartedTask>& tasks) {
+  Json doc = Json::object();
+  doc["job_dir"] = job_dir;
+  doc["cluster"] = ClusterSpecToJson(cluster);
+  Json list = Json::array();
+  for (const JobRunner::StartedTask& started : tasks) {
+    list.push_back(Json{{"type", started.task.type},
+                        {"index", started.task.index},
+                        {"address", started.task.address},
+                        {"pid", started.pid}});
+  }
+  doc["tasks"] = std::move(list);
+  const std::string text = doc.dump(2) + "\n";
+  return WriteFileAtomically(JoinPath(job_dir, "tasks.json"), {text});
+}
+
+}  // namespace
+
+std::string ListenHost(const std::string& host) {
+  if (host.find(':') != std::string::npos && host.front() != '[') {
+    return absl::StrCat("[", host, "]");
+  }
+  return host;
+}
+
+std::vector<std::string> TrainingFlags(const std::vector<std::string>& flags,
+                                       const std::string& job_dir,
+                                       const std::string& bind_host) {
+  return WithDefaultFlags(flags,
+                          {{"checkpoint_dir", JoinPath(job_dir, "checkpoints")},
+                           {"log_dir", JoinPath(job_dir, "summaries")},
+                           {"metrics_out", JoinPath(job_dir, "metrics.json")},
+                           {"bind_host", ListenHost(bind_host)}});
+}
+
+std::vector<TaskCommand> MakeTaskCommands(const JobPlan& plan,
+                                          const TaskCommandOptions& options) {
+  // The ps tasks take back their shards from the chief's checkpoints when
+  // they are restarted.
+  const std::string checkpoint_dir =
+      FlagValue(options.training_flags, "checkpoint_dir").value_or("");
+  std::vector<TaskCommand> commands;
+  for (size_t t = 0; t < plan.tasks.size(); ++t) {
+    const LaunchTask& task = plan.tasks[t];
+    TaskCommand command;
+    command.task = task;
+    command.tf_config = TfConfigText(plan.cluster, task);
+    if (task.type == kPsJob) {
+      command.binary = options.ps_server_bin;
+      command.args = {
+          absl::StrCat("--bind_host=", ListenHost(options.bind_host))};
+      if (!checkpoint_dir.empty()) {
+        command.args.push_back(
+            absl::StrCat("--checkpoint_dir=", checkpoint_dir));
+      }
+    } else {
+      command.binary = options.worker_bin;
+      command.args = options.training_flags;
+    }
+    if (t < options.security_args.size()) {
+      command.args.insert(command.args.end(), options.security_args[t].begin(),
+                          options.security_args[t].end());
+    }
+    commands.push_back(std::move(command));
+  }
+  return commands;
+}
+
+int Launch(const LaunchOptions& options) {
+  // The user's own TLS files and token, checked here once rather than by
+  // every task.
+  const std::vector<std::string> user_security_args =
+      rpc::TransportSecurityArgs(options.user_security);
+  if (!user_security_args.empty()) {
+    if (options.secure) {
+      return BadInput(
+          "--secure makes its own certificates and token; give either it or "
+          "--tls_cert/--tls_key/--tls_ca/--cluster_token_file");
+    }
+    absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> loaded =
+        rpc::TransportSecurity::Load(options.user_security);
+    if (!loaded.ok()) return BadInput(loaded.status().message());
+  }
+
+  absl::StatusOr<JobPlan> plan = MakeJobPlan(options.plan);
+  if (!plan.ok()) {
+    if (options.plan.cluster_spec_text.has_value() &&
+        !options.plan.counts.has_value()) {
+      return BadInput(absl::StrCat("cluster spec ", options.cluster_spec_path,
+                                   ": ", plan.status().message()));
+    }
+    return BadInput(plan.status().message());
+  }
+
+  TaskCommandOptions commands;
+  commands.bind_host = options.plan.bind_host;
+  absl::StatusOr<std::string> worker_bin =
+      FindTaskBinary("worker_bin", options.worker_bin, "worker/worker");
+  if (!worker_bin.ok()) return BadInput(worker_bin.status().message());
+  commands.worker_bin = *std::move(worker_bin);
+  if (plan->cluster.NumTasks(kPsJob) > 0) {
+    absl::StatusOr<std::string> found = FindTaskBinary(
+        "ps_server_bin", options.ps_server_bin, "ps_server/ps_server");
+    if (!found.ok()) return BadInput(found.status().message());
+    commands.ps_server_bin = *std::move(found);
+  }
+
+  absl::StatusOr<std::string> job_dir = MakeJobDir(options.job_dir);
+  if (!job_dir.ok()) return BadInput(job_dir.status().message());
+  std::printf("launch: job dir %s\n", job_dir->c_str());
+  std::fflush(stdout);
+
+  // Before any task starts, so that a Ctrl-C from now on stops the job in
+  // order rather than killing the launcher.
+  absl::StatusOr<int> signal_fd = InstallSignalHandlers();
+  if (!signal_fd.ok()) {
+    std::fprintf(stderr, "launch: %s\n",
+                 std::string(signal_fd.status().message()).c_str());
+    return kExitFailed;
+  }
+
+  commands.training_flags =
+      TrainingFlags(options.task_flags, *job_dir, options.plan.bind_host);
+  // Each task's security flags: the user's, or --secure's own.
+  commands.security_args.assign(plan->tasks.size(), user_security_args);
+  if (options.secure) {
+    const std::string security_dir = JoinPath(*job_dir, "security");
+    absl::StatusOr<std::vector<rpc::TransportSecurityOptions>> made =
+        MakeLocalJobSecurity(security_dir, plan->tasks);
+    if (!made.ok()) return BadInput(made.status().message());
+    for (size_t i = 0; i < made->size(); ++i) {
+      commands.security_args[i] = rpc::TransportSecurityArgs((*made)[i]);
+    }
+    std::printf(
+        "launch: every task uses mutual TLS and a cluster token (a "
+        "throwaway CA, certificates and token in %s)\n",
+        security_dir.c_str());
+    std::fflush(stdout);
+  }
+
+  JobRunnerOptions runner_options;
+  runner_options.finish_grace = options.finish_grace;
+  runner_options.stop_timeout = options.stop_timeout;
+  runner_options.log_dir = JoinPath(*job_dir, "logs");
+  runner_options.out = stdout;
+  runner_options.interrupt_fd = *signal_fd;
+  runner_options.max_restarts = options.max_restarts;
+  absl::StatusOr<std::unique_ptr<JobRunner>> runner = JobRunner::Start(
+      MakeTaskCommands(*plan, commands), plan->primary, runner_options);
+  if (!runner.ok()) {
+    std::fprintf(stderr, "launch: %s\n",
+                 std::string(runner.status().message()).c_str());
+    return kExitFailed;
+  }
+  if (absl::Status s =
+          WriteTasksJson(*job_dir, plan->cluster, (*runner)->started());
+      !s.ok()) {
+    // The job itself is unaffected; only tools that read the file are.
+    std::printf("launch: warning: %s\n", std::string(s.message()).c_str());
+  }
+
+  const JobResult result = (*runner)->Wait();
+  switch (result.outcome) {
+    case JobResult::Outcome::kSucceeded:
+      std::printf("launch: job finished: %s; job dir %s\n",
+                  result.summary.c_str(), job_dir->c_str());
+      std::fflush(stdout);
+      return 0;
+    case JobResult::Outcome::kFailed:
+      std::printf("launch: job failed: %s\n", result.summary.c_str());
+      std::fflush(stdout);
+      return kExitFailed;
+    case JobResult::Outcome::kInterrupted:
+      std::printf("launch: job %s; job dir %s\n", result.summary.c_str(),
+                  job_dir->c_str());
+      std::fflush(stdout);
+      return 128 + result.signal;
+  }
+  return kExitFailed;
+}
+
+}  // namespace distrt::launcher
