@@ -3,31 +3,13 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/distribute/distributed_dataset.h"
 #include "runtime/input/input_context.h"
 #include "runtime/models/metrics.h"
 #include "runtime/training/train_step.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
-
-absl::StatusOr<std::unique_ptr<InputPipeline>> MakeInputPipeline(
-    const InputContext& context, int num_local_replicas,
-    int64_t global_batch_size, std::vector<Example> examples, int64_t epochs,
-    bool shuffle, uint64_t seed) {
-  absl::StatusOr<int64_t> per_replica =
-      context.GetPerReplicaBatchSize(global_batch_size);
-  if (!per_replica.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--global_batch_size: ", per_replica.status().message()));
-  }
-  InputPipeline::Options options;
-  options.per_replica_batch_size = *per_replica;
-  options.num_replicas = num_local_replicas;
-  options.shuffle = shuffle;
-  options.seed = seed;
-  options.num_epochs = epochs;
-  return InputPipeline::Create(std::move(examples), options);
-}
 
 namespace {
 
@@ -47,11 +29,16 @@ absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
                                     const std::vector<Example>& examples,
                                     int64_t global_batch_size,
                                     FinalMetrics* metrics) {
-  ASSIGN_OR_RETURN(std::unique_ptr<InputPipeline> pipeline,
-                   MakeInputPipeline(LocalInputContext(strategy),
-                                     strategy.num_local_replicas(),
-                                     global_batch_size, examples, /*epochs=*/1,
-                                     /*shuffle=*/false, /*seed=*/0));
+  absl::StatusOr<std::unique_ptr<InputPipeline>> distributed =
+      DistributeExamples(LocalInputContext(strategy),
+                         strategy.num_local_replicas(), examples,
+                         global_batch_size);
+  if (!distributed.ok()) {
+    return absl::Status(
+        distributed.status().code(),
+        absl::StrCat("--global_batch_size: ", distributed.status().message()));
+  }
+  std::unique_ptr<InputPipeline> pipeline = *std::move(distributed);
   Metrics eval(model.output(), model.outputs_per_example());
   std::vector<float> labels, predictions;
   while (true) {

@@ -23,15 +23,6 @@
 
 namespace distrt {
 
-// This worker's steps: a batch for each of its `num_local_replicas`, each
-// the share of `global_batch_size` that `context` gives one replica in sync
-// (Strategy::input_context()). INVALID_ARGUMENT naming --global_batch_size
-// when it does not split evenly.
-absl::StatusOr<std::unique_ptr<InputPipeline>> MakeInputPipeline(
-    const InputContext& context, int num_local_replicas,
-    int64_t global_batch_size, std::vector<Example> examples, int64_t epochs,
-    bool shuffle, uint64_t seed);
-
 struct Evaluation {
   int64_t examples = 0;
   // "accuracy 0.8712 auc 0.9301 loss 0.3012", for the log.

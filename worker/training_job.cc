@@ -20,6 +20,7 @@
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/distribute/distributed_dataset.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
@@ -296,12 +297,19 @@ absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job,
 absl::Status Train(Job& job, std::vector<Example> shard,
                    FinalMetrics* metrics) {
   const WorkerOptions& o = job.options;
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<InputPipeline> pipeline,
-      MakeInputPipeline(job.strategy->input_context(),
-                        job.strategy->num_local_replicas(), o.global_batch_size,
-                        std::move(shard), o.epochs, o.shuffle,
-                        o.seed + job.pipeline_id));
+  DistributeDatasetOptions dataset;
+  dataset.epochs = o.epochs;
+  dataset.shuffle = o.shuffle;
+  dataset.seed = o.seed + job.pipeline_id;
+  absl::StatusOr<std::unique_ptr<InputPipeline>> distributed =
+      DistributeDataset(*job.strategy, std::move(shard), o.global_batch_size,
+                        dataset);
+  if (!distributed.ok()) {
+    return absl::Status(
+        distributed.status().code(),
+        absl::StrCat("--global_batch_size: ", distributed.status().message()));
+  }
+  std::unique_ptr<InputPipeline> pipeline = *std::move(distributed);
   ASSIGN_OR_RETURN(int64_t step_limit, AgreeOnStepLimit(job, *pipeline));
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
