@@ -49,6 +49,14 @@ absl::StatusOr<StrategyKind> ChooseStrategyKind(const TfConfig& config,
         " training tasks and no ps tasks: add ps tasks to TF_CONFIG's "
         "cluster, or use --strategy=multi_worker_mirrored"));
   }
+  if (has_ps && kind != StrategyKind::kParameterServer &&
+      kind != StrategyKind::kMultiWorkerMirrored) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--strategy=", StrategyKindName(kind),
+        " keeps the variables in this process; this cluster has ps tasks, "
+        "which would wait forever: remove them, or use "
+        "--strategy=parameter_server"));
+  }
   if (kind == StrategyKind::kMultiWorkerMirrored && has_ps) {
     return absl::InvalidArgumentError(
         "--strategy=multi_worker_mirrored keeps the variables on the workers; "
@@ -121,7 +129,14 @@ absl::StatusOr<ResolvedStrategy> MakeStrategy(
     default:
       strategy = MirroredStrategy::Create(devices, strategy_options);
   }
-  if (!strategy.ok()) return strategy.status();
+  if (!strategy.ok()) {
+    // The other workers have joined too: tell them why this one will not
+    // take part, rather than leave them to time out.
+    if (resolved.workers != nullptr) {
+      return resolved.workers->Abandon(strategy.status());
+    }
+    return strategy.status();
+  }
   resolved.strategy = *std::move(strategy);
   log(resolved.strategy->Describe());
   if (absl::Status s = resolved.strategy->Initialize(); !s.ok()) {

@@ -67,10 +67,10 @@ struct ResolvedStrategy {
 // servers when there are ps tasks, multi-worker mirrored with several
 // training tasks, else mirrored), or INVALID_ARGUMENT saying why the
 // cluster cannot run it: the task is not a chief or worker (ps tasks run
-// ps_server, the evaluator evaluates); multi-worker mirrored with ps tasks
-// (they would wait forever); a one-process strategy with several training
-// tasks; parameter servers without ps tasks for several training tasks
-// (alone, it trains locally, as TF's).
+// ps_server, the evaluator evaluates); anything but parameter servers
+// when there are ps tasks (they would wait forever); a one-process
+// strategy with several training tasks; parameter servers without ps tasks for
+// several training tasks (alone, it trains locally, as TF's).
 absl::StatusOr<StrategyKind> ChooseStrategyKind(const TfConfig& config,
                                                 StrategyKind requested);
 

@@ -43,6 +43,10 @@ TEST(ChooseStrategyKindTest, WhatTheClusterCannotRunIsRefused) {
   chief.task = TaskId{"chief", 0};
   s = ChooseStrategyKind(chief, StrategyKind::kMultiWorkerMirrored).status();
   EXPECT_THAT(s.message(), HasSubstr("would wait forever"));
+  // A lone chief with ps tasks cannot keep its variables to itself either.
+  s = ChooseStrategyKind(chief, StrategyKind::kMirrored).status();
+  EXPECT_THAT(s.message(), HasSubstr("--strategy=mirrored keeps the variables "
+                                     "in this process"));
   const TfConfig workers = Config(
       {{"chief", {{0, "c:1"}}}, {"worker", {{0, "w:1"}}}}, TaskId{"chief", 0});
   s = ChooseStrategyKind(workers, StrategyKind::kMirrored).status();

@@ -5,7 +5,9 @@
 // its flags): plans the cluster, finds the ps_server and worker binaries,
 // makes the job dir, starts every task with its TF_CONFIG and flags, and
 // supervises them until the job ends (JobRunner). Ctrl-C and SIGTERM stop
-// the job in order.
+// the job in order: Launch installs process-wide handlers for them (and
+// ignores SIGPIPE) and leaves them in place, so it is meant for a program
+// whose work is the launch, as `launch` is.
 
 #include <string>
 #include <vector>

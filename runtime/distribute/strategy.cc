@@ -116,6 +116,17 @@ thread_local ReplicaContext* current_replica_context = nullptr;
 thread_local Strategy* scoped_strategy = nullptr;
 thread_local Strategy* set_strategy = nullptr;
 
+// How many Runs the calling thread is inside (it runs replica 0 of each).
+thread_local int runs_on_this_thread = 0;
+
+class RunOnThisThread {
+ public:
+  RunOnThisThread() { ++runs_on_this_thread; }
+  ~RunOnThisThread() { --runs_on_this_thread; }
+  RunOnThisThread(const RunOnThisThread&) = delete;
+  RunOnThisThread& operator=(const RunOnThisThread&) = delete;
+};
+
 // Puts the thread in `context`'s replica context while it lives.
 class InReplicaContext {
  public:
@@ -165,12 +176,22 @@ absl::Status Strategy::RequireCrossReplicaContext(
       replica->local_replica_id(), "'s function of ",
       replica->strategy().name(), "::Run: ", method,
       " is a cross-replica call; call it outside the replica function, or "
-      "from a MergeCall's merge_fn"));
+      "(except Run) from a MergeCall's merge_fn"));
 }
 
 absl::Status Strategy::Run(
     const std::function<absl::Status(ReplicaContext&)>& fn) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("Run"));
+  // A MergeCall's merge_fn runs on replica 0's thread, the one that called
+  // Run: a Run from there would wait for itself.
+  if (runs_on_this_thread > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name(),
+        "::Run called while this thread runs another Run's replicas (from a "
+        "MergeCall's merge_fn): Run is a cross-replica call; call it after "
+        "the Run in progress returns"));
+  }
+  RunOnThisThread running;
   absl::MutexLock lock(&run_mu_);
   group_.barrier().Reset();
   const int n = num_local_replicas();
@@ -416,11 +437,44 @@ absl::Status Strategy::Update(DistributedVariable& variable,
   return absl::OkStatus();
 }
 
+namespace {
+
+// A copy of `value` in host memory, wherever it lives: variables keep their
+// copies on the host and read what they are given there.
+absl::StatusOr<Tensor> HostCopy(const Tensor& value) {
+  if (value.is_null()) {
+    return absl::InvalidArgumentError("a null tensor has no values");
+  }
+  ASSIGN_OR_RETURN(Tensor host, Tensor::Create(value.dtype(), value.shape()));
+  RETURN_IF_ERROR(value.allocator()->CopyToHost(
+      value.raw_data(), host.raw_data(), value.bytes()));
+  return host;
+}
+
+// Writing every copy of a SUM sync-on-read variable would multiply what
+// ReadVar (the sum of the copies) gives.
+absl::Status CheckCrossReplicaWrite(const DistributedVariable& variable,
+                                    absl::string_view method) {
+  if (variable.options().synchronization != VariableSynchronization::kOnRead ||
+      variable.options().aggregation != VariableAggregation::kSum) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      method, " of variable \"", variable.name(),
+      "\": it is sync-on-read with aggregation SUM, whose value is the sum "
+      "of one copy per replica, so writing every copy would multiply it; "
+      "update it in replica context (ReplicaContext::AssignAdd)"));
+}
+
+}  // namespace
+
 absl::Status Strategy::Assign(DistributedVariable& variable,
                               const Tensor& value) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("Assign"));
+  RETURN_IF_ERROR(CheckCrossReplicaWrite(variable, "Assign"));
+  ASSIGN_OR_RETURN(Tensor host, HostCopy(value));
   for (int c = 0; c < variable.num_copies(); ++c) {
-    RETURN_IF_ERROR(variable.WriteCopy(c, value));
+    RETURN_IF_ERROR(variable.WriteCopy(c, host));
   }
   return absl::OkStatus();
 }
@@ -428,8 +482,10 @@ absl::Status Strategy::Assign(DistributedVariable& variable,
 absl::Status Strategy::AssignAdd(DistributedVariable& variable,
                                  const Tensor& delta) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("AssignAdd"));
+  RETURN_IF_ERROR(CheckCrossReplicaWrite(variable, "AssignAdd"));
+  ASSIGN_OR_RETURN(Tensor host, HostCopy(delta));
   for (int c = 0; c < variable.num_copies(); ++c) {
-    RETURN_IF_ERROR(variable.AddToCopy(c, delta));
+    RETURN_IF_ERROR(variable.AddToCopy(c, host));
   }
   return absl::OkStatus();
 }
@@ -437,9 +493,10 @@ absl::Status Strategy::AssignAdd(DistributedVariable& variable,
 absl::Status Strategy::AssignSub(DistributedVariable& variable,
                                  const Tensor& delta) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("AssignSub"));
+  RETURN_IF_ERROR(CheckCrossReplicaWrite(variable, "AssignSub"));
   // Subtracting is adding the negation, which is exact for both dtypes
   // except for the one int64 that has no negation.
-  ASSIGN_OR_RETURN(Tensor negated, delta.Clone());
+  ASSIGN_OR_RETURN(Tensor negated, HostCopy(delta));
   if (negated.dtype() == DType::kInt64) {
     for (int64_t& v : negated.flat<int64_t>()) {
       if (v == std::numeric_limits<int64_t>::min()) {
@@ -450,9 +507,7 @@ absl::Status Strategy::AssignSub(DistributedVariable& variable,
       v = -v;
     }
   } else {
-    ASSIGN_OR_RETURN(HostFloats values, HostFloats::Edit(negated));
-    for (float& v : values.mutable_values()) v = -v;
-    RETURN_IF_ERROR(values.Commit());
+    for (float& v : negated.flat<float>()) v = -v;
   }
   return AssignAdd(variable, negated);
 }

@@ -26,10 +26,11 @@
 //
 // Sync-on-read variables have one copy per replica under every strategy.
 // Methods other than Run are cross-replica context: call them from the
-// thread that owns the strategy (or a MergeCall's merge_fn). Called from
-// inside a replica function, Run, Reduce, BatchReduce, Broadcast, ReadVar,
-// Update, Assign*, ApplyGradient and CreateVariable return
-// FAILED_PRECONDITION naming the method, as TF raises.
+// thread that owns the strategy (or, except Run, a MergeCall's merge_fn).
+// Called from inside a replica function, Run, Reduce, BatchReduce,
+// Broadcast, ReadVar, Update, Assign*, ApplyGradient and CreateVariable
+// return FAILED_PRECONDITION naming the method, as TF raises; so does Run
+// from a merge_fn.
 
 #include <functional>
 #include <map>
@@ -193,7 +194,9 @@ class Strategy {
                       const std::function<absl::Status(Tensor&)>& fn);
   // TF's variable.assign / assign_add / assign_sub in cross-replica
   // context: every copy set to `value`, or `delta` (the variable's dtype and
-  // shape) added to or subtracted from every copy, without the optimizer.
+  // shape, in any device's memory) added to or subtracted from every copy,
+  // without the optimizer. FAILED_PRECONDITION for a SUM sync-on-read
+  // variable, whose copies ReadVar sums.
   // On parameter servers each is applied by the servers, atomically per
   // part, so concurrent pushes and other workers' updates are never lost.
   absl::Status Assign(DistributedVariable& variable, const Tensor& value);

@@ -522,6 +522,28 @@ TEST_F(StrategyTest, ReducesInt64AndToDestinations) {
           .ok());
 }
 
+// Cross-replica assigns take values from any device's memory; a SUM
+// sync-on-read variable refuses them (ReadVar sums its copies).
+TEST_F(StrategyTest, CrossReplicaAssignsWriteEveryCopyOnce) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(2);
+  DistributedVariable* w = *strategy->CreateVariable(SumVariable("w", {2}));
+  ASSERT_TRUE(strategy->Assign(*w, *Tensor::FromFloats({1, 2}, {2})).ok());
+  ASSERT_TRUE(
+      strategy->AssignSub(*w, *Tensor::FromFloats({0.5f, 0.5f}, {2})).ok());
+  for (int c = 0; c < w->num_copies(); ++c) {
+    Tensor copy = *w->ReadCopy(c);
+    EXPECT_EQ(copy.flat<float>()[0], 0.5f);
+    EXPECT_EQ(copy.flat<float>()[1], 1.5f);
+  }
+  VariableOptions metric = SumVariable("metric", {1});
+  metric.synchronization = VariableSynchronization::kOnRead;
+  DistributedVariable* m = *strategy->CreateVariable(metric);
+  absl::Status s = strategy->AssignAdd(*m, *Tensor::FromFloats({1}, {1}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("sync-on-read with aggregation SUM"));
+  EXPECT_EQ(strategy->ReadVar(*m)->flat<float>()[0], 0);
+}
+
 // A CrossDeviceOps of the user's own, as TF's
 // MirroredStrategy(cross_device_ops=...): here the chunked CPU all-reduce
 // that counts its all-reduces.
@@ -598,10 +620,17 @@ TEST_F(StrategyTest, CrossReplicaMethodsAreRefusedInReplicaContext) {
         absl::StrAppend(&mine, method, " ");
       }
     }
-    // In merge_fn the thread is in cross-replica context again.
+    // In merge_fn the thread is in cross-replica context again, but a Run
+    // there would wait for the Run in progress: refused.
     absl::StatusOr<int> merged = context.MergeCall<int>(
         1, [&](Strategy& cross, PerReplica<int>&) -> absl::StatusOr<int> {
           RETURN_IF_ERROR(cross.ReadVar(*w).status());
+          absl::Status nested =
+              cross.Run([](ReplicaContext&) { return absl::OkStatus(); });
+          if (nested.code() != absl::StatusCode::kFailedPrecondition) {
+            return absl::InternalError(
+                absl::StrCat("Run in merge_fn: ", nested.ToString()));
+          }
           return 0;
         });
     return merged.status();
