@@ -91,39 +91,20 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
       const ReduceOp op = options.aggregation == VariableAggregation::kSum
                               ? ReduceOp::kSum
                               : ReduceOp::kMean;
-      if (delta.dtype() == DType::kFloat32) {
-        RETURN_IF_ERROR(AllReduce(op, delta));
-        break;
+      if (delta.dtype() == DType::kInt64 && op == ReduceOp::kMean) {
+        // Every replica sees the same variable, so all return this error
+        // and nobody waits in a collective.
+        return absl::InvalidArgumentError(
+            absl::StrCat("variable \"", variable.name(),
+                         "\": MEAN aggregation of int64 values"));
       }
-      // int64 counters: summed exactly in a MergeCall, then over workers.
-      auto summed = MergeCall<std::shared_ptr<Tensor>>(
-          std::make_shared<Tensor>(std::move(delta)),
-          [op, &variable](Strategy& strategy,
-                          PerReplica<std::shared_ptr<Tensor>>& deltas)
-              -> absl::StatusOr<std::shared_ptr<Tensor>> {
-            if (op == ReduceOp::kMean) {
-              return absl::InvalidArgumentError(
-                  absl::StrCat("variable \"", variable.name(),
-                               "\": MEAN aggregation of int64 values"));
-            }
-            std::shared_ptr<Tensor> total = deltas[0];
-            for (int r = 1; r < deltas.num_replicas(); ++r) {
-              if (deltas[r]->num_elements() != total->num_elements()) {
-                return absl::InvalidArgumentError(
-                    absl::StrCat("variable \"", variable.name(), "\": replica ",
-                                 r, " adds ", DescribeTensor(*deltas[r]),
-                                 ", replica 0 ", DescribeTensor(*total)));
-              }
-              auto sum = total->flat<int64_t>();
-              auto add = deltas[r]->flat<int64_t>();
-              for (size_t i = 0; i < sum.size(); ++i) sum[i] += add[i];
-            }
-            RETURN_IF_ERROR(strategy.SumOverWorkers(*total));
-            return total;
-          });
-      if (!summed.ok()) return summed.status();
-      ASSIGN_OR_RETURN(Tensor copy, (*summed)->Clone());
-      delta = std::move(copy);
+      // float32 through the cross-device ops; int64 counters summed exactly
+      // (AllReduce), over every worker too.
+      if (absl::Status s = AllReduce(op, delta); !s.ok()) {
+        return absl::Status(
+            s.code(),
+            absl::StrCat("variable \"", variable.name(), "\": ", s.message()));
+      }
       break;
     }
     case VariableAggregation::kOnlyFirstReplica:
