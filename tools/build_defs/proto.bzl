@@ -24,9 +24,15 @@ def cc_grpc_proto_library(name, srcs, deps = [], services = True, visibility = N
     if services:
         outs += [s + ".grpc.pb.h" for s in stems] + [s + ".grpc.pb.cc" for s in stems]
 
+    # The .proto files import each other from the repository's root
+    # ("proto/variable.proto"). That root is "." in distrt's own workspace
+    # and "external/distrt" where another workspace uses distrt.
+    repository = native.repository_name().lstrip("@")
+    root = "external/" + repository if repository else "."
+    out_dir = "$(GENDIR)/" + root if repository else "$(GENDIR)"
     grpc_flags = ""
     if services:
-        grpc_flags = "--plugin=protoc-gen-grpc=%s --grpc_out=$(GENDIR) " % _GRPC_PLUGIN
+        grpc_flags = "--plugin=protoc-gen-grpc=%s --grpc_out=%s " % (_GRPC_PLUGIN, out_dir)
 
     native.filegroup(
         name = name + "_srcs",
@@ -37,7 +43,7 @@ def cc_grpc_proto_library(name, srcs, deps = [], services = True, visibility = N
         name = name + "_gen",
         srcs = srcs + [d + "_srcs" for d in deps],
         outs = outs,
-        cmd = ("%s -I. --cpp_out=$(GENDIR) " % _PROTOC) + grpc_flags +
+        cmd = ("%s -I%s --cpp_out=%s " % (_PROTOC, root, out_dir)) + grpc_flags +
               " ".join(["$(location %s)" % s for s in srcs]),
         message = "protoc %s" % " ".join(srcs),
     )
