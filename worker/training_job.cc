@@ -25,14 +25,12 @@
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
 #include "runtime/summary/event_file_writer.h"
-#include "runtime/training/checkpoint_policy.h"
 #include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
-#include "runtime/training/train_step.h"
+#include "runtime/training/training_loop.h"
 #include "runtime/util/status_macros.h"
 #include "worker/evaluation.h"
 #include "worker/job_model.h"
-#include "worker/progress_meter.h"
 #include "worker/training_metrics.h"
 
 namespace distrt {
@@ -310,54 +308,44 @@ absl::Status Train(Job& job, std::vector<Example> shard,
         absl::StrCat("--global_batch_size: ", distributed.status().message()));
   }
   std::unique_ptr<InputPipeline> pipeline = *std::move(distributed);
-  ASSIGN_OR_RETURN(int64_t step_limit, AgreeOnStepLimit(job, *pipeline));
+
+  TrainingLoopOptions loop;
+  loop.train_steps = o.train_steps;
+  ASSIGN_OR_RETURN(loop.max_steps, AgreeOnStepLimit(job, *pipeline));
+  loop.log_every = Secs(o.log_every_secs);
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
-  const bool checkpoints = job.role.is_chief && !o.checkpoint_dir.empty();
-  const absl::Time start = absl::Now();
-  ProgressMeter meter(o.train_steps, Secs(o.log_every_secs), start);
-  absl::StatusOr<int64_t> global_step =
-      job.variables->ReadGlobalStep(*job.strategy);
-  if (!global_step.ok()) return global_step.status();
-  job.log(absl::StrCat("training from global step ", *global_step, " on ",
-                       pipeline->examples_per_epoch(), " examples"));
-  CheckpointPolicy checkpoint_policy(o.checkpoint_every_steps,
-                                     Secs(o.checkpoint_every_secs),
-                                     *global_step, start);
-  for (int64_t steps = 0; steps < step_limit &&
-                          (o.train_steps == 0 || *global_step < o.train_steps);
-       ++steps) {
-    absl::StatusOr<InputStep> step = pipeline->Next();
-    if (absl::IsOutOfRange(step.status())) break;
-    if (!step.ok()) return step.status();
-    absl::StatusOr<StepResult> result =
-        TrainStep(*job.strategy, *job.model, *job.variables, step->replicas);
-    if (!result.ok()) return StepFailed(job, result.status());
-    meter.AddStep(result->examples, result->loss_sum);
-    global_step = job.variables->ReadGlobalStep(*job.strategy);
-    if (!global_step.ok()) return global_step.status();
-    if (o.metrics != nullptr)
-      o.metrics->AddStep(result->examples, *global_step);
-    if (std::optional<std::string> line =
-            meter.Line(*global_step, absl::Now())) {
-      job.log(*line);
-      RETURN_IF_ERROR(NoticeRestartedPsTasks(job));
-      RETURN_IF_ERROR(WriteSummaries(
-          job, *global_step,
-          {{"loss", meter.recent_loss()},
-           {"examples_per_sec", meter.ExamplesPerSecond(absl::Now())},
-           {"learning_rate", o.learning_rate}}));
-    }
-    if (checkpoints && checkpoint_policy.Due(*global_step, absl::Now())) {
-      RETURN_IF_ERROR(SaveCheckpoint(job, *global_step));
-      checkpoint_policy.Saved(*global_step, absl::Now());
-    }
+  if (job.role.is_chief && !o.checkpoint_dir.empty()) {
+    loop.checkpoint_every_steps = o.checkpoint_every_steps;
+    loop.checkpoint_every = Secs(o.checkpoint_every_secs);
+    loop.save_checkpoint = [&job](int64_t step) {
+      return SaveCheckpoint(job, step);
+    };
   }
-  const absl::Time end = absl::Now();
-  metrics->global_step = *global_step;
-  metrics->train_loss = meter.recent_loss();
-  metrics->examples_per_sec = meter.ExamplesPerSecond(end);
-  metrics->wall_secs = absl::ToDoubleSeconds(end - start);
+  loop.log = job.log;
+  loop.on_progress = [&job](int64_t global_step, const ProgressMeter& meter,
+                            absl::Time now) -> absl::Status {
+    RETURN_IF_ERROR(NoticeRestartedPsTasks(job));
+    return WriteSummaries(job, global_step,
+                          {{"loss", meter.recent_loss()},
+                           {"examples_per_sec", meter.ExamplesPerSecond(now)},
+                           {"learning_rate", job.options.learning_rate}});
+  };
+  if (o.metrics != nullptr) {
+    loop.on_step = [&o](const StepResult& step, int64_t global_step) {
+      o.metrics->AddStep(step.examples, global_step);
+    };
+  }
+  loop.explain_step_failure = [&job](const absl::Status& failure) {
+    return StepFailed(job, failure);
+  };
+  ASSIGN_OR_RETURN(TrainingLoopResult result,
+                   RunTrainingLoop(*job.strategy, *job.model, *job.variables,
+                                   *pipeline, loop));
+  metrics->global_step = result.global_step;
+  metrics->train_loss = result.train_loss;
+  metrics->examples_per_sec = result.examples_per_sec;
+  metrics->wall_secs = result.wall_secs;
   return absl::OkStatus();
 }
 

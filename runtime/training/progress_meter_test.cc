@@ -1,4 +1,4 @@
-#include "worker/progress_meter.h"
+#include "runtime/training/progress_meter.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

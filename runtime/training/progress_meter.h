@@ -1,5 +1,5 @@
-#ifndef DISTRT_WORKER_PROGRESS_METER_H_
-#define DISTRT_WORKER_PROGRESS_METER_H_
+#ifndef DISTRT_RUNTIME_TRAINING_PROGRESS_METER_H_
+#define DISTRT_RUNTIME_TRAINING_PROGRESS_METER_H_
 
 // ProgressMeter: the worker's "every few seconds, one line" progress
 // output. It accumulates steps, examples and loss since the last line and,
@@ -58,4 +58,4 @@ std::string FormatSeconds(double seconds);
 
 }  // namespace distrt
 
-#endif  // DISTRT_WORKER_PROGRESS_METER_H_
+#endif  // DISTRT_RUNTIME_TRAINING_PROGRESS_METER_H_

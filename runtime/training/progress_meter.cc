@@ -1,4 +1,4 @@
-#include "worker/progress_meter.h"
+#include "runtime/training/progress_meter.h"
 
 #include <cmath>
 

@@ -1,0 +1,67 @@
+#include "runtime/training/training_loop.h"
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/training/checkpoint_policy.h"
+#include "runtime/util/status_macros.h"
+
+namespace distrt {
+
+absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
+    Strategy& strategy, const Model& model, ModelVariables& variables,
+    InputPipeline& pipeline, const TrainingLoopOptions& options) {
+  const auto now = [&options] {
+    return options.now ? options.now() : absl::Now();
+  };
+  const auto log = [&options](absl::string_view line) {
+    if (options.log) options.log(line);
+  };
+  const absl::Time start = now();
+  ProgressMeter meter(options.train_steps, options.log_every, start);
+  ASSIGN_OR_RETURN(int64_t global_step, variables.ReadGlobalStep(strategy));
+  TrainingLoopResult result;
+  result.first_global_step = global_step;
+  log(absl::StrCat("training from global step ", global_step, " on ",
+                   pipeline.examples_per_epoch(), " examples"));
+  CheckpointPolicy checkpoints(options.checkpoint_every_steps,
+                               options.checkpoint_every, global_step, start);
+  while (result.steps < options.max_steps &&
+         (options.train_steps == 0 || global_step < options.train_steps)) {
+    absl::StatusOr<InputStep> step = pipeline.Next();
+    if (absl::IsOutOfRange(step.status())) break;  // the end of the data
+    RETURN_IF_ERROR(step.status());
+    absl::StatusOr<StepResult> done =
+        TrainStep(strategy, model, variables, step->replicas);
+    if (!done.ok()) {
+      return options.explain_step_failure
+                 ? options.explain_step_failure(done.status())
+                 : done.status();
+    }
+    ++result.steps;
+    result.examples += done->examples;
+    meter.AddStep(done->examples, done->loss_sum);
+    ASSIGN_OR_RETURN(global_step, variables.ReadGlobalStep(strategy));
+    if (options.on_step) options.on_step(*done, global_step);
+    const absl::Time time = now();
+    if (std::optional<std::string> line = meter.Line(global_step, time)) {
+      log(*line);
+      if (options.on_progress) {
+        RETURN_IF_ERROR(options.on_progress(global_step, meter, time));
+      }
+    }
+    if (options.save_checkpoint && checkpoints.Due(global_step, time)) {
+      RETURN_IF_ERROR(options.save_checkpoint(global_step));
+      checkpoints.Saved(global_step, time);
+    }
+  }
+  const absl::Time end = now();
+  result.global_step = global_step;
+  result.train_loss = meter.recent_loss();
+  result.examples_per_sec = meter.ExamplesPerSecond(end);
+  result.wall_secs = absl::ToDoubleSeconds(end - start);
+  return result;
+}
+
+}  // namespace distrt

@@ -1,0 +1,220 @@
+// RunTrainingLoop under ParameterServerStrategy with two in-process ps
+// tasks: where it stops (train_steps counted from the global step, the end
+// of the data, max_steps), when the chief's checkpoints fall due (by steps
+// and by time), what reaches the callbacks, and that a failed step's error
+// goes through explain_step_failure.
+
+#include "runtime/training/training_loop.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/device/local_devices.h"
+#include "runtime/distribute/distributed_dataset.h"
+#include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/input/example.h"
+#include "runtime/models/model_config.h"
+#include "runtime/ps/in_memory_parameter_servers.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int kFeatures = 10;
+constexpr int kExamples = 64;
+constexpr int kGlobalBatch = 8;
+
+// Sparse examples of a separable problem: label 1 for even first ids.
+std::vector<Example> Data() {
+  std::vector<Example> data(kExamples);
+  for (int i = 0; i < kExamples; ++i) {
+    data[i].ids = {i % kFeatures, (i * 7 + 3) % kFeatures};
+    if (data[i].ids[0] == data[i].ids[1]) data[i].ids.pop_back();
+    data[i].values.assign(data[i].ids.size(), 1.0f);
+    data[i].label = data[i].ids[0] % 2 == 0 ? 1.0f : 0.0f;
+  }
+  return data;
+}
+
+class TrainingLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    LocalDevicesOptions device_options;
+    device_options.num_cpu_devices = 2;
+    device_options.use_gpus = false;
+    devices_ =
+        std::make_unique<LocalDevices>(*CreateLocalDevices(device_options));
+    servers_ = *InMemoryParameterServers::Create(2);
+    strategy_ =
+        *ParameterServerStrategy::Create(devices_->pointers(), servers_.get());
+    ASSERT_TRUE(strategy_->Initialize().ok());
+    ModelConfig config;
+    config.name = "logreg";
+    config.num_features = kFeatures;
+    config.optimizer.learning_rate = 0.5f;
+    model_ = *CreateModel(config);
+    variables_.emplace(*ModelVariables::Create(*strategy_, *model_));
+  }
+
+  // The data as a dataset of `epochs` epochs (0: forever).
+  std::unique_ptr<InputPipeline> Dataset(std::vector<Example> data,
+                                         int64_t epochs) {
+    DistributeDatasetOptions options;
+    options.epochs = epochs;
+    return *DistributeDataset(*strategy_, std::move(data), kGlobalBatch,
+                              options);
+  }
+
+  absl::StatusOr<TrainingLoopResult> Run(InputPipeline& pipeline,
+                                         const TrainingLoopOptions& options) {
+    return RunTrainingLoop(*strategy_, *model_, *variables_, pipeline, options);
+  }
+
+  std::unique_ptr<LocalDevices> devices_;
+  std::unique_ptr<InMemoryParameterServers> servers_;
+  std::unique_ptr<ParameterServerStrategy> strategy_;
+  std::unique_ptr<Model> model_;
+  std::optional<ModelVariables> variables_;
+};
+
+TEST_F(TrainingLoopTest, StopsAtTrainStepsAndCheckpointsEveryNSteps) {
+  std::unique_ptr<InputPipeline> data = Dataset(Data(), /*epochs=*/0);
+  std::vector<std::string> lines;
+  std::vector<int64_t> saved, stepped, progressed;
+  std::vector<double> losses;
+  TrainingLoopOptions options;
+  options.train_steps = 7;
+  options.log_every = absl::ZeroDuration();  // a line every step
+  options.checkpoint_every_steps = 3;
+  options.save_checkpoint = [&](int64_t step) {
+    saved.push_back(step);
+    return absl::OkStatus();
+  };
+  options.log = [&](absl::string_view line) { lines.emplace_back(line); };
+  options.on_step = [&](const StepResult& step, int64_t global_step) {
+    EXPECT_EQ(step.examples, kGlobalBatch);
+    losses.push_back(step.mean_loss());
+    stepped.push_back(global_step);
+  };
+  options.on_progress = [&](int64_t global_step, const ProgressMeter& meter,
+                            absl::Time) {
+    EXPECT_EQ(meter.total_steps(), global_step);
+    progressed.push_back(global_step);
+    return absl::OkStatus();
+  };
+  absl::StatusOr<TrainingLoopResult> result = Run(*data, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->steps, 7);
+  EXPECT_EQ(result->examples, 7 * kGlobalBatch);
+  EXPECT_EQ(result->first_global_step, 0);
+  EXPECT_EQ(result->global_step, 7);
+  EXPECT_EQ(*variables_->ReadGlobalStep(*strategy_), 7);
+  EXPECT_THAT(saved, ElementsAre(3, 6));
+  EXPECT_THAT(stepped, ElementsAre(1, 2, 3, 4, 5, 6, 7));
+  EXPECT_EQ(progressed, stepped);
+  ASSERT_EQ(lines.size(), 8u);
+  EXPECT_EQ(lines[0], "training from global step 0 on 64 examples");
+  EXPECT_THAT(lines[7], HasSubstr("step 7/7: "));
+  // A line every step: the "current" loss is the last step's.
+  EXPECT_NEAR(result->train_loss, losses.back(), 1e-6);
+}
+
+TEST_F(TrainingLoopTest, CountsTrainStepsFromTheGlobalStepItFinds) {
+  std::unique_ptr<InputPipeline> data = Dataset(Data(), /*epochs=*/0);
+  TrainingLoopOptions options;
+  options.train_steps = 4;
+  ASSERT_EQ(Run(*data, options)->global_step, 4);
+  // A restarted task (or another worker) finds the job's global step.
+  options.train_steps = 6;
+  absl::StatusOr<TrainingLoopResult> resumed = Run(*data, options);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->first_global_step, 4);
+  EXPECT_EQ(resumed->steps, 2);
+  EXPECT_EQ(resumed->global_step, 6);
+  // Already there: no step at all.
+  EXPECT_EQ(Run(*data, options)->steps, 0);
+}
+
+TEST_F(TrainingLoopTest, EndsWithTheDataOrMaxSteps) {
+  std::unique_ptr<InputPipeline> one_epoch = Dataset(Data(), /*epochs=*/1);
+  absl::StatusOr<TrainingLoopResult> result = Run(*one_epoch, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->steps, kExamples / kGlobalBatch);
+
+  std::unique_ptr<InputPipeline> forever = Dataset(Data(), /*epochs=*/0);
+  TrainingLoopOptions options;
+  options.max_steps = 3;
+  result = Run(*forever, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->steps, 3);
+  EXPECT_EQ(result->global_step, kExamples / kGlobalBatch + 3);
+}
+
+TEST_F(TrainingLoopTest, CheckpointsByTimeOnItsClock) {
+  std::unique_ptr<InputPipeline> data = Dataset(Data(), /*epochs=*/0);
+  absl::Time clock = absl::UnixEpoch();
+  std::vector<int64_t> saved;
+  TrainingLoopOptions options;
+  options.train_steps = 10;
+  options.checkpoint_every = absl::Seconds(10);
+  // Each reading of the clock is 3 s after the one before: the loop reads
+  // it at the start and once a step.
+  options.now = [&] { return clock += absl::Seconds(3); };
+  options.save_checkpoint = [&](int64_t step) {
+    saved.push_back(step);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(Run(*data, options).ok());
+  // Start at 3 s; step n ends at 3 + 3n s: due at 15 s (step 4), then 27 s
+  // (step 8).
+  EXPECT_THAT(saved, ElementsAre(4, 8));
+}
+
+TEST_F(TrainingLoopTest, AFailedStepIsExplained) {
+  std::vector<Example> data = Data();
+  data[kGlobalBatch * 2].ids = {kFeatures + 40};  // in the third step
+  data[kGlobalBatch * 2].values = {1.0f};
+  std::unique_ptr<InputPipeline> pipeline = Dataset(std::move(data), 1);
+  int steps = 0;
+  TrainingLoopOptions options;
+  options.on_step = [&](const StepResult&, int64_t) { ++steps; };
+  options.explain_step_failure = [](const absl::Status& failure) {
+    return absl::UnavailableError(
+        absl::StrCat("explained: ", failure.message()));
+  };
+  absl::StatusOr<TrainingLoopResult> result = Run(*pipeline, options);
+  EXPECT_TRUE(absl::IsUnavailable(result.status())) << result.status();
+  EXPECT_THAT(result.status().message(), HasSubstr("explained: "));
+  EXPECT_THAT(result.status().message(), HasSubstr("50"));
+  EXPECT_EQ(steps, 2);
+}
+
+TEST_F(TrainingLoopTest, ACheckpointOrProgressErrorEndsTheLoop) {
+  std::unique_ptr<InputPipeline> data = Dataset(Data(), /*epochs=*/0);
+  TrainingLoopOptions options;
+  options.train_steps = 10;
+  options.checkpoint_every_steps = 2;
+  options.save_checkpoint = [](int64_t step) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot save ", step));
+  };
+  absl::StatusOr<TrainingLoopResult> result = Run(*data, options);
+  EXPECT_TRUE(absl::IsPermissionDenied(result.status())) << result.status();
+  EXPECT_EQ(result.status().message(), "cannot save 2");
+
+  options.save_checkpoint = nullptr;
+  options.log_every = absl::ZeroDuration();
+  options.on_progress = [](int64_t, const ProgressMeter&, absl::Time) {
+    return absl::DataLossError("summary file");
+  };
+  result = Run(*data, options);
+  EXPECT_TRUE(absl::IsDataLoss(result.status())) << result.status();
+  EXPECT_EQ(*variables_->ReadGlobalStep(*strategy_), 3);
+}
+
+}  // namespace
+}  // namespace distrt
