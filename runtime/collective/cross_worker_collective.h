@@ -29,6 +29,7 @@ class CrossWorkerCollective {
   // Replaces `values` with the element-wise sum of every rank's `values`.
   virtual absl::Status AllReduceSum(absl::Span<float> values) = 0;
   virtual absl::Status AllReduceSum(absl::Span<int64_t> values) = 0;
+  virtual absl::Status AllReduceSum(absl::Span<double> values) = 0;
   // Replaces `values` on every rank with those of rank `root`
   // (INVALID_ARGUMENT unless 0 <= root < size()).
   virtual absl::Status Broadcast(absl::Span<float> values, int root) = 0;

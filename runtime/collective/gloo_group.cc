@@ -285,6 +285,9 @@ absl::Status GlooGroup::AllReduceSum(absl::Span<float> values) {
 absl::Status GlooGroup::AllReduceSum(absl::Span<int64_t> values) {
   return AllReduceSumImpl(values);
 }
+absl::Status GlooGroup::AllReduceSum(absl::Span<double> values) {
+  return AllReduceSumImpl(values);
+}
 absl::Status GlooGroup::Broadcast(absl::Span<float> values, int root) {
   return BroadcastImpl(values, root);
 }

@@ -114,6 +114,7 @@ class GlooGroup : public CrossWorkerCollective {
 
   absl::Status AllReduceSum(absl::Span<float> values) override;
   absl::Status AllReduceSum(absl::Span<int64_t> values) override;
+  absl::Status AllReduceSum(absl::Span<double> values) override;
   absl::Status Broadcast(absl::Span<float> values, int root) override;
   absl::Status Broadcast(absl::Span<int64_t> values, int root) override;
   // Two collectives: the counts (an all-reduce), then Gloo's allgatherv.

@@ -100,6 +100,8 @@ absl::Status MultiWorkerMirroredStrategy::SumOverWorkers(Tensor& value) {
   absl::Status summed;
   if (value.dtype() == DType::kInt64) {
     summed = workers_->AllReduceSum(value.flat<int64_t>());
+  } else if (value.dtype() == DType::kFloat64) {
+    summed = workers_->AllReduceSum(value.flat<double>());
   } else {
     // Gloo reduces host memory: a GPU's value goes through the host.
     ASSIGN_OR_RETURN(HostFloats host, HostFloats::Edit(value));

@@ -201,6 +201,40 @@ TEST(MultiWorkerMirroredStrategyTest, Int64ReductionsSpanEveryWorker) {
   EXPECT_EQ(all_reduced, (std::vector<int64_t>{want, want}));
 }
 
+// float64 all-reduce and Reduce span every worker in double precision.
+TEST(MultiWorkerMirroredStrategyTest, Float64ReductionsSpanEveryWorker) {
+  std::vector<double> reduced(2, -1), all_reduced(2, -1);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        RETURN_IF_ERROR(strategy.Initialize());
+        ASSIGN_OR_RETURN(
+            PerReplica<Tensor> values,
+            strategy.RunWithResults(
+                [&](ReplicaContext& context) -> absl::StatusOr<Tensor> {
+                  const double mine =
+                      1.0 + 1e-12 * context.replica_id_in_sync_group();
+                  ASSIGN_OR_RETURN(Tensor value,
+                                   Tensor::FromValues<double>({mine}, {1}));
+                  ASSIGN_OR_RETURN(Tensor copy, value.Clone());
+                  RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, value));
+                  if (context.local_replica_id() == 0) {
+                    all_reduced[strategy.worker_rank()] =
+                        value.flat<double>()[0];
+                  }
+                  return copy;
+                }));
+        ASSIGN_OR_RETURN(Tensor sum, strategy.Reduce(ReduceOp::kSum, values));
+        reduced[strategy.worker_rank()] = sum.flat<double>()[0];
+        return absl::OkStatus();
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  // 4 + 1e-12 * (0 + 1 + 2 + 3): below float32's resolution at 4.
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_NEAR(reduced[w], 4 + 6e-12, 1e-14) << "worker " << w;
+    EXPECT_NEAR(all_reduced[w], 4 + 6e-12, 1e-14) << "worker " << w;
+  }
+}
+
 // Reading a sync-on-read variable (a metric) combines every worker's copies.
 TEST(MultiWorkerMirroredStrategyTest, SyncOnReadVariablesCombineAcrossWorkers) {
   std::vector<std::vector<float>> read(2);

@@ -16,10 +16,11 @@ int ReplicaContext::num_replicas_in_sync() const {
 }
 
 absl::Status ReplicaContext::AllReduce(ReduceOp op, Tensor& value) {
-  if (value.dtype() != DType::kInt64) {
+  if (value.dtype() == DType::kFloat32) {
     return ops_->AllReduce(*group_, replica_, op, value);
   }
-  // int64 (counts, ids): summed exactly in a MergeCall, then over workers.
+  // int64 (counts, ids) and float64 (metrics that need the precision):
+  // summed on the host in a MergeCall (int64 exactly), then over workers.
   ASSIGN_OR_RETURN(
       std::shared_ptr<const Tensor> reduced,
       MergeCall<const Tensor*>(
@@ -27,8 +28,8 @@ absl::Status ReplicaContext::AllReduce(ReduceOp op, Tensor& value) {
           [op](Strategy& strategy, PerReplica<const Tensor*>& values)
               -> absl::StatusOr<std::shared_ptr<const Tensor>> {
             ASSIGN_OR_RETURN(Tensor sum,
-                             strategy.ReduceInt64(op, values.Unwrap(),
-                                                  /*destination=*/nullptr));
+                             strategy.ReduceOnHost(op, values.Unwrap(),
+                                                   /*destination=*/nullptr));
             return std::make_shared<const Tensor>(std::move(sum));
           }));
   return CopyInto(*device(), *reduced, value);

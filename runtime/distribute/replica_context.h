@@ -72,10 +72,10 @@ class ReplicaContext {
   Device* device() const { return group_->device(replica_); }
   Strategy& strategy() const { return *strategy_; }
 
-  // Replaces `value` (float32 or int64, the same dtype and shape on every
-  // replica) with the sum or mean over every replica in sync: float32 with
-  // the strategy's CrossDeviceOps, int64 exactly (MEAN rounding toward
-  // zero).
+  // Replaces `value` (float32, int64 or float64, the same dtype and shape
+  // on every replica) with the sum or mean over every replica in sync:
+  // float32 with the strategy's CrossDeviceOps, int64 exactly (MEAN
+  // rounding toward zero) and float64 in double precision, on the host.
   absl::Status AllReduce(ReduceOp op, Tensor& value);
 
   // Every local replica pauses here; merge_fn(strategy, per_replica_values)

@@ -224,24 +224,39 @@ absl::Status Strategy::Run(
 
 namespace {
 
-bool AnyInt64(absl::Span<const Tensor* const> tensors) {
+// Whether any of `tensors` is of a dtype that CrossDeviceOps do not reduce
+// (they reduce float32): int64 and float64 are reduced on the host.
+bool AnyReducedOnHost(absl::Span<const Tensor* const> tensors) {
   for (const Tensor* t : tensors) {
-    if (t->dtype() == DType::kInt64) return true;
+    if (t->dtype() != DType::kFloat32) return true;
   }
   return false;
 }
 
+template <typename T>
+void AddInto(Tensor& sum, const Tensor& addend) {
+  auto to = sum.flat<T>();
+  auto from = addend.flat<T>();
+  for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+}
+
+template <typename T>
+void DivideBy(Tensor& value, int64_t n) {
+  for (T& v : value.flat<T>()) v /= static_cast<T>(n);
+}
+
 }  // namespace
 
-absl::StatusOr<Tensor> Strategy::ReduceInt64(
+absl::StatusOr<Tensor> Strategy::ReduceOnHost(
     ReduceOp op, absl::Span<const Tensor* const> per_replica,
     Device* destination) {
   if (per_replica.empty()) {
     return absl::InvalidArgumentError("reduce: no values");
   }
+  const DType dtype = per_replica[0]->dtype();
   for (size_t r = 0; r < per_replica.size(); ++r) {
     const Tensor& t = *per_replica[r];
-    if (t.is_null() || t.dtype() != DType::kInt64 ||
+    if (t.is_null() || t.dtype() != dtype || dtype == DType::kFloat32 ||
         t.shape() != per_replica[0]->shape()) {
       return absl::InvalidArgumentError(
           absl::StrCat("reduce: replica ", r, " has ", DescribeTensor(t),
@@ -249,21 +264,26 @@ absl::StatusOr<Tensor> Strategy::ReduceInt64(
                        " (all must be of one dtype and shape)"));
     }
   }
-  // Summed exactly on the host; values in device memory are read back.
-  ASSIGN_OR_RETURN(Tensor sum,
-                   Tensor::Zeros(DType::kInt64, per_replica[0]->shape()));
-  ASSIGN_OR_RETURN(Tensor one,
-                   Tensor::Create(DType::kInt64, per_replica[0]->shape()));
+  // Summed on the host (int64 exactly); values in device memory are read
+  // back.
+  ASSIGN_OR_RETURN(Tensor sum, Tensor::Zeros(dtype, per_replica[0]->shape()));
+  ASSIGN_OR_RETURN(Tensor one, Tensor::Create(dtype, per_replica[0]->shape()));
   for (const Tensor* t : per_replica) {
-    RETURN_IF_ERROR(t->allocator()->CopyToHost(
-        t->raw_data(), one.flat<int64_t>().data(), t->bytes()));
-    auto to = sum.flat<int64_t>();
-    auto from = one.flat<int64_t>();
-    for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+    RETURN_IF_ERROR(
+        t->allocator()->CopyToHost(t->raw_data(), one.raw_data(), t->bytes()));
+    if (dtype == DType::kInt64) {
+      AddInto<int64_t>(sum, one);
+    } else {
+      AddInto<double>(sum, one);
+    }
   }
   RETURN_IF_ERROR(SumOverWorkers(sum));
   if (op == ReduceOp::kMean) {
-    for (int64_t& v : sum.flat<int64_t>()) v /= num_replicas_in_sync();
+    if (dtype == DType::kInt64) {
+      DivideBy<int64_t>(sum, num_replicas_in_sync());
+    } else {
+      DivideBy<double>(sum, num_replicas_in_sync());
+    }
   }
   if (destination == nullptr || destination->type() == "CPU") return sum;
   return destination->CopyFrom(sum);
@@ -276,7 +296,7 @@ absl::StatusOr<Tensor> Strategy::Reduce(ReduceOp op,
   if (destination == nullptr) destination = devices_[0];
   std::vector<const Tensor*> tensors;
   for (const Tensor& t : value.Unwrap()) tensors.push_back(&t);
-  if (AnyInt64(tensors)) return ReduceInt64(op, tensors, destination);
+  if (AnyReducedOnHost(tensors)) return ReduceOnHost(op, tensors, destination);
   return cross_device_ops_->Reduce(op, tensors, destination);
 }
 
@@ -286,28 +306,29 @@ absl::StatusOr<std::vector<Tensor>> Strategy::BatchReduce(
   RETURN_IF_ERROR(RequireCrossReplicaContext("BatchReduce"));
   if (destination == nullptr) destination = devices_[0];
   std::vector<std::vector<const Tensor*>> tensors;
-  bool any_int64 = false;
+  bool any_on_host = false;
   for (const PerReplica<Tensor>* value : values) {
     tensors.emplace_back();
     for (const Tensor& t : value->Unwrap()) tensors.back().push_back(&t);
-    any_int64 = any_int64 || AnyInt64(tensors.back());
+    any_on_host = any_on_host || AnyReducedOnHost(tensors.back());
   }
-  if (!any_int64) {
+  if (!any_on_host) {
     return cross_device_ops_->BatchReduce(op, tensors, destination);
   }
-  // The int64 values one by one, the float32 ones together, in order.
+  // The int64 and float64 values one by one, the float32 ones together, in
+  // order.
   std::vector<std::vector<const Tensor*>> floats;
   for (const auto& per_replica : tensors) {
-    if (!AnyInt64(per_replica)) floats.push_back(per_replica);
+    if (!AnyReducedOnHost(per_replica)) floats.push_back(per_replica);
   }
   ASSIGN_OR_RETURN(std::vector<Tensor> float_results,
                    cross_device_ops_->BatchReduce(op, floats, destination));
   std::vector<Tensor> results;
   size_t next_float = 0;
   for (const auto& per_replica : tensors) {
-    if (AnyInt64(per_replica)) {
+    if (AnyReducedOnHost(per_replica)) {
       ASSIGN_OR_RETURN(Tensor reduced,
-                       ReduceInt64(op, per_replica, destination));
+                       ReduceOnHost(op, per_replica, destination));
       results.push_back(std::move(reduced));
     } else {
       results.push_back(std::move(float_results[next_float++]));
@@ -497,6 +518,12 @@ absl::Status Strategy::AssignSub(DistributedVariable& variable,
   // Subtracting is adding the negation, which is exact for both dtypes
   // except for the one int64 that has no negation.
   ASSIGN_OR_RETURN(Tensor negated, HostCopy(delta));
+  if (negated.dtype() != variable.options().spec.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AssignSub of variable \"", variable.name(), "\": the value is ",
+        DTypeName(negated.dtype()), ", the variable ",
+        DTypeName(variable.options().spec.dtype)));
+  }
   if (negated.dtype() == DType::kInt64) {
     for (int64_t& v : negated.flat<int64_t>()) {
       if (v == std::numeric_limits<int64_t>::min()) {

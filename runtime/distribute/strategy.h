@@ -147,11 +147,11 @@ class Strategy {
   auto RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
       typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>>;
 
-  // The sum or mean of the local replicas' tensors (float32 or int64, one
-  // dtype and shape) and, under MultiWorkerMirroredStrategy, of every other
-  // worker's (a collective), on `destination` (TF's reduce_to; null: the
-  // first device). MEAN divides by num_replicas_in_sync() (int64: rounding
-  // toward zero).
+  // The sum or mean of the local replicas' tensors (float32, int64 or
+  // float64, one dtype and shape) and, under MultiWorkerMirroredStrategy, of
+  // every other worker's (a collective), on `destination` (TF's reduce_to;
+  // null: the first device). MEAN divides by num_replicas_in_sync() (int64:
+  // rounding toward zero).
   absl::StatusOr<Tensor> Reduce(ReduceOp op, const PerReplica<Tensor>& value,
                                 Device* destination = nullptr);
   // Several reductions at once (TF's batch_reduce_to).
@@ -262,10 +262,10 @@ class Strategy {
 
   // "CPU:0..CPU:3" or "CPU:0" for the devices.
   std::string DescribeDevices() const;
-  // Reduce for int64 values (CrossDeviceOps reduce float32): summed exactly
-  // on the host, then over the workers, then put on `destination` (null:
-  // left in host memory).
-  absl::StatusOr<Tensor> ReduceInt64(
+  // Reduce for int64 and float64 values (CrossDeviceOps reduce float32):
+  // summed on the host (int64 exactly), then over the workers, then put on
+  // `destination` (null: left in host memory).
+  absl::StatusOr<Tensor> ReduceOnHost(
       ReduceOp op, absl::Span<const Tensor* const> per_replica,
       Device* destination);
   // FAILED_PRECONDITION naming `method` when the calling thread is in a
@@ -296,9 +296,10 @@ class Strategy {
   virtual absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates);
 
-  // Replaces `value` (float32 or int64, this worker's share) with its sum
-  // over num_workers(): the cross-worker step of the reductions that do not
-  // go through CrossDeviceOps (ReadVar, AssignAdd on int64). A collective:
+  // Replaces `value` (float32, int64 or float64, this worker's share) with
+  // its sum over num_workers(): the cross-worker step of the reductions that
+  // do not go through CrossDeviceOps (ReadVar, AssignAdd on int64, int64 and
+  // float64 reductions). A collective:
   // every worker calls it in step. Nothing to do with one worker.
   virtual absl::Status SumOverWorkers(Tensor& value) {
     return absl::OkStatus();

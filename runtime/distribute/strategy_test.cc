@@ -522,6 +522,84 @@ TEST_F(StrategyTest, ReducesInt64AndToDestinations) {
           .ok());
 }
 
+Tensor Float64s(std::vector<double> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  return *Tensor::FromValues<double>(values, {n});
+}
+
+// float64 values reduce in double precision (1 + 1e-12 is lost in float32),
+// alone and beside float32 and int64 values, and broadcast; variables stay
+// float32 or int64.
+TEST_F(StrategyTest, ReducesFloat64InDoublePrecision) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(3);
+  std::vector<Tensor> doubles;
+  for (int r = 0; r < 3; ++r)
+    doubles.push_back(Float64s({1.0 + 1e-12, static_cast<double>(r)}));
+  PerReplica<Tensor> per_replica(std::move(doubles));
+  Tensor sum = *strategy->Reduce(ReduceOp::kSum, per_replica);
+  ASSERT_EQ(sum.dtype(), DType::kFloat64);
+  EXPECT_EQ(sum.flat<double>()[0], 3 * (1.0 + 1e-12));
+  EXPECT_NE(sum.flat<double>()[0], 3.0);
+  EXPECT_EQ(sum.flat<double>()[1], 3.0);
+  Tensor mean =
+      *strategy->Reduce(ReduceOp::kMean, per_replica, strategy->devices()[1]);
+  EXPECT_DOUBLE_EQ(mean.flat<double>()[1], 1.0);
+
+  std::vector<Tensor> ints;
+  for (int64_t r = 0; r < 3; ++r) ints.push_back(Int64s({r}));
+  PerReplica<Tensor> int_values(std::move(ints));
+  std::vector<Tensor> floats;
+  for (int r = 0; r < 3; ++r) floats.push_back(*Tensor::FromFloats({2}, {1}));
+  PerReplica<Tensor> float_values(std::move(floats));
+  std::vector<Tensor> all = *strategy->BatchReduce(
+      ReduceOp::kSum, {&per_replica, &float_values, &int_values});
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].flat<double>()[1], 3.0);
+  EXPECT_EQ(all[1].flat<float>()[0], 6.0f);
+  EXPECT_EQ(all[2].flat<int64_t>()[0], 3);
+
+  Mirrored<Tensor> copies = *strategy->Broadcast(Float64s({0.1, 0.2}));
+  ASSERT_EQ(copies.num_replicas(), 3);
+  EXPECT_EQ(copies[2].flat<double>()[0], 0.1);
+
+  ASSERT_TRUE(strategy
+                  ->Run([](ReplicaContext& context) -> absl::Status {
+                    Tensor value = Float64s(
+                        {1e-12, static_cast<double>(
+                                    context.replica_id_in_sync_group())});
+                    RETURN_IF_ERROR(context.AllReduce(ReduceOp::kMean, value));
+                    if (value.dtype() != DType::kFloat64 ||
+                        value.flat<double>()[0] != 3e-12 / 3 ||
+                        value.flat<double>()[1] != 1.0) {
+                      return absl::InternalError("wrong float64 all-reduce");
+                    }
+                    return absl::OkStatus();
+                  })
+                  .ok());
+
+  // A mix of dtypes across replicas is refused, naming both.
+  std::vector<Tensor> mixed;
+  mixed.push_back(Float64s({1}));
+  mixed.push_back(Int64s({1}));
+  mixed.push_back(Float64s({1}));
+  absl::StatusOr<Tensor> refused =
+      strategy->Reduce(ReduceOp::kSum, PerReplica<Tensor>(std::move(mixed)));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("replica 1 has int64"));
+
+  VariableOptions variable = SumVariable("d", {2});
+  variable.spec.dtype = DType::kFloat64;
+  absl::StatusOr<DistributedVariable*> d = strategy->CreateVariable(variable);
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(d.status().message(), HasSubstr("float32 or int64"));
+  DistributedVariable* w = *strategy->CreateVariable(SumVariable("w", {2}));
+  absl::Status sub = strategy->AssignSub(*w, Float64s({1, 2}));
+  EXPECT_EQ(sub.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(sub.message(), HasSubstr("the value is float64"));
+  absl::Status assign = strategy->Assign(*w, Float64s({1, 2}));
+  EXPECT_EQ(assign.code(), absl::StatusCode::kInvalidArgument);
+}
+
 // Cross-replica assigns take values from any device's memory; a SUM
 // sync-on-read variable refuses them (ReadVar sums its copies).
 TEST_F(StrategyTest, CrossReplicaAssignsWriteEveryCopyOnce) {

@@ -34,6 +34,12 @@ absl::Status ValidateVariableSpec(const VariableSpec& spec) {
     return absl::InvalidArgumentError(absl::StrCat(
         "variable \"", spec.name, "\": ", elements.status().message()));
   }
+  if (spec.dtype == DType::kFloat64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable \"", spec.name,
+        "\": variables are float32 or int64; float64 is for reduced values "
+        "only"));
+  }
   if (spec.dtype == DType::kFloat32) {
     if (absl::Status s = ValidateInitializer(spec.initializer); !s.ok()) {
       return absl::InvalidArgumentError(

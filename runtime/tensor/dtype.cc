@@ -3,7 +3,15 @@
 namespace distrt {
 
 absl::string_view DTypeName(DType dtype) {
-  return dtype == DType::kFloat32 ? "float32" : "int64";
+  switch (dtype) {
+    case DType::kFloat32:
+      return "float32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kFloat64:
+      return "float64";
+  }
+  return "unknown";
 }
 
 int DTypeSize(DType dtype) { return dtype == DType::kFloat32 ? 4 : 8; }

@@ -66,18 +66,18 @@ absl::StatusOr<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape,
   return tensor;
 }
 
-absl::StatusOr<Tensor> Tensor::FromFloats(absl::Span<const float> values,
-                                          std::vector<int64_t> shape) {
-  absl::StatusOr<Tensor> tensor = Create(DType::kFloat32, std::move(shape));
+absl::StatusOr<Tensor> Tensor::FromHostBytes(DType dtype, const void* values,
+                                             size_t count,
+                                             std::vector<int64_t> shape) {
+  absl::StatusOr<Tensor> tensor = Create(dtype, std::move(shape));
   if (!tensor.ok()) return tensor;
-  if (tensor->num_elements() != static_cast<int64_t>(values.size())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(values.size(), " values for a tensor of shape ",
-                     ShapeString(tensor->shape()), " (", tensor->num_elements(),
-                     " elements)"));
+  if (tensor->num_elements() != static_cast<int64_t>(count)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        count, " values for a tensor of shape ", ShapeString(tensor->shape()),
+        " (", tensor->num_elements(), " elements)"));
   }
-  if (!values.empty()) {
-    std::memcpy(tensor->data_, values.data(), tensor->bytes());
+  if (count > 0) {
+    std::memcpy(tensor->data_, values, tensor->bytes());
   }
   return tensor;
 }

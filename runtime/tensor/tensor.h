@@ -1,7 +1,7 @@
 #ifndef DISTRT_RUNTIME_TENSOR_TENSOR_H_
 #define DISTRT_RUNTIME_TENSOR_TENSOR_H_
 
-// Tensor: a dense n-dimensional array of float32 or int64 elements in
+// Tensor: a dense n-dimensional array of float32, int64 or float64 elements in
 // row-major order, in a buffer owned through the allocator of the device it
 // lives on.
 //
@@ -45,7 +45,16 @@ class Tensor {
   // A float32 tensor holding `values` (as many as the shape's elements;
   // INVALID_ARGUMENT otherwise).
   static absl::StatusOr<Tensor> FromFloats(absl::Span<const float> values,
-                                           std::vector<int64_t> shape);
+                                           std::vector<int64_t> shape) {
+    return FromValues<float>(values, std::move(shape));
+  }
+  // The same for any element type (float, int64_t, double), in host memory.
+  template <typename T>
+  static absl::StatusOr<Tensor> FromValues(absl::Span<const T> values,
+                                           std::vector<int64_t> shape) {
+    return FromHostBytes(DTypeOf<T>(), values.data(), values.size(),
+                         std::move(shape));
+  }
 
   // An element-for-element copy in a new buffer from the same allocator.
   absl::StatusOr<Tensor> Clone() const;
@@ -77,6 +86,11 @@ class Tensor {
   const void* raw_data() const { return data_; }
 
  private:
+  // A host tensor of `count` elements of `dtype` copied from `values`.
+  static absl::StatusOr<Tensor> FromHostBytes(DType dtype, const void* values,
+                                              size_t count,
+                                              std::vector<int64_t> shape);
+
   Tensor(DType dtype, std::vector<int64_t> shape, int64_t num_elements,
          Allocator* allocator, void* data)
       : dtype_(dtype),

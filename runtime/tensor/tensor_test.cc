@@ -69,6 +69,22 @@ TEST(TensorTest, BadShapesAreErrors) {
               HasSubstr("3 values for a tensor of shape [2, 2]"));
 }
 
+TEST(TensorTest, HoldsInt64AndFloat64Values) {
+  absl::StatusOr<Tensor> d = Tensor::FromValues<double>({0.1, 1e300}, {2});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->dtype(), DType::kFloat64);
+  EXPECT_EQ(d->bytes(), 16u);
+  EXPECT_EQ(d->flat<double>()[0], 0.1);
+  EXPECT_EQ(d->flat<double>()[1], 1e300);
+  EXPECT_EQ(DTypeName(DType::kFloat64), "float64");
+  absl::StatusOr<Tensor> i =
+      Tensor::FromValues<int64_t>({int64_t{1} << 60}, {1, 1});
+  ASSERT_TRUE(i.ok()) << i.status();
+  EXPECT_EQ(i->flat<int64_t>()[0], int64_t{1} << 60);
+  EXPECT_THAT(Tensor::FromValues<double>({1, 2}, {3}).status().message(),
+              HasSubstr("2 values for a tensor of shape [3]"));
+}
+
 TEST(TensorDeathTest, WrongElementTypeAborts) {
   absl::StatusOr<Tensor> t = Tensor::Zeros(DType::kInt64, {2});
   ASSERT_TRUE(t.ok());
