@@ -12,10 +12,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
+#include "distribute/checkpoint_manager.h"
 #include "distribute/make_strategy.h"
 #include "distribute/ps_coordination.h"
 #include "distribute/worker_group.h"
-#include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/cluster/cluster_resolver.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/task_role.h"
@@ -53,6 +53,8 @@ struct Job {
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<Model> model;
   std::optional<ModelVariables> variables;
+  // The chief's, with --checkpoint_dir.
+  std::optional<CheckpointManager> checkpoints;
   // The chief's TensorBoard summaries; null without --log_dir.
   std::unique_ptr<EventFileWriter> summaries;
   // The chief's view of each ps task's incarnation (GetStatus), to notice
@@ -141,43 +143,16 @@ PsCoordination Coordination(const Job& job) {
   return PsCoordination(job.client.get(), std::move(options));
 }
 
-absl::Status SaveCheckpoint(Job& job, int64_t step);
-
 // With parameter servers, the chief checkpoints once before training when
 // --checkpoint_dir has no checkpoint yet, so that a ps task restarted at any
 // time has a shard to take back (else it would come back empty and every
 // worker's next request to it would fail).
 absl::Status SaveFirstCheckpoint(Job& job) {
-  if (job.options.checkpoint_dir.empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<std::string> index,
-                   ReadCheckpointIndex(job.options.checkpoint_dir));
-  if (!index.empty()) return absl::OkStatus();
+  if (!job.checkpoints.has_value()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(bool empty, job.checkpoints->Empty());
+  if (!empty) return absl::OkStatus();
   ASSIGN_OR_RETURN(int64_t step, job.variables->ReadGlobalStep(*job.strategy));
-  return SaveCheckpoint(job, step);
-}
-
-// The chief restores the latest checkpoint in --checkpoint_dir, if any:
-// through the ps tasks, or into this process's variables.
-absl::Status RestoreLatestCheckpoint(Job& job) {
-  const std::string& dir = job.options.checkpoint_dir;
-  // A restarted job is not finished (yet): evaluators wait again.
-  RETURN_IF_ERROR(RemoveFinalCheckpointMarker(dir));
-  ASSIGN_OR_RETURN(std::vector<std::string> index, ReadCheckpointIndex(dir));
-  if (index.empty()) return absl::OkStatus();
-  std::string checkpoint;
-  int64_t step = 0;
-  if (job.has_ps) {
-    ASSIGN_OR_RETURN(CheckpointRestored restored, job.client->Restore(dir));
-    checkpoint = restored.checkpoint;
-    step = restored.step;
-  } else {
-    ASSIGN_OR_RETURN(ModelCheckpointRestored restored,
-                     RestoreModelCheckpoint(*job.variables, dir));
-    checkpoint = restored.checkpoint;
-    step = restored.step;
-  }
-  job.log(absl::StrCat("restored ", checkpoint, " (step ", step, ")"));
-  return absl::OkStatus();
+  return job.checkpoints->Save(step).status();
 }
 
 // Multi-worker mirrored: every worker's mirrors start from the chief's
@@ -205,7 +180,13 @@ absl::Status SetUpVariables(Job& job) {
     job.log(absl::StrCat("variable ", line));
   }
   if (!job.options.checkpoint_dir.empty()) {
-    RETURN_IF_ERROR(RestoreLatestCheckpoint(job));
+    CheckpointManager::Options options;
+    options.directory = job.options.checkpoint_dir;
+    options.max_to_keep = job.options.keep_checkpoints;
+    options.log = job.log;
+    job.checkpoints.emplace(job.has_ps ? job.client.get() : nullptr,
+                            &*job.variables, std::move(options));
+    RETURN_IF_ERROR(job.checkpoints->RestoreLatest().status());
   }
   if (job.has_ps) {
     RETURN_IF_ERROR(Coordination(job).AnnounceChiefReady());
@@ -239,32 +220,6 @@ absl::Status NoticeRestartedPsTasks(Job& job) {
     job.ps_incarnations[i] = now;
     if (job.options.metrics != nullptr) job.options.metrics->AddPsRestart();
   }
-  return absl::OkStatus();
-}
-
-// The chief's checkpoint: every ps task's shard, or this process's
-// variables as one shard.
-absl::Status SaveCheckpoint(Job& job, int64_t step) {
-  std::string checkpoint;
-  int64_t bytes = 0;
-  if (job.has_ps) {
-    ASSIGN_OR_RETURN(CheckpointSaved saved,
-                     job.client->Save(job.options.checkpoint_dir, step,
-                                      job.options.keep_checkpoints));
-    checkpoint = saved.checkpoint;
-    bytes = saved.bytes;
-  } else {
-    ASSIGN_OR_RETURN(
-        ModelCheckpointSaved saved,
-        SaveModelCheckpoint(*job.variables, job.options.checkpoint_dir, step,
-                            job.options.keep_checkpoints));
-    checkpoint = saved.checkpoint;
-    bytes = saved.bytes;
-    for (const std::string& error : saved.cleanup_errors) {
-      job.log(absl::StrCat("warning: ", error));
-    }
-  }
-  job.log(absl::StrCat("saved ", checkpoint, " (", bytes, " bytes)"));
   return absl::OkStatus();
 }
 
@@ -315,11 +270,11 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   loop.log_every = Secs(o.log_every_secs);
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
-  if (job.role.is_chief && !o.checkpoint_dir.empty()) {
+  if (job.checkpoints.has_value()) {
     loop.checkpoint_every_steps = o.checkpoint_every_steps;
     loop.checkpoint_every = Secs(o.checkpoint_every_secs);
     loop.save_checkpoint = [&job](int64_t step) {
-      return SaveCheckpoint(job, step);
+      return job.checkpoints->Save(step).status();
     };
   }
   loop.log = job.log;
@@ -355,15 +310,7 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   ASSIGN_OR_RETURN(int64_t global_step,
                    job.variables->ReadGlobalStep(*job.strategy));
   metrics->global_step = global_step;
-  const std::string& root = job.options.checkpoint_dir;
-  const std::string name = CheckpointDirName(global_step);
-  ASSIGN_OR_RETURN(std::vector<std::string> index, ReadCheckpointIndex(root));
-  if (index.empty() || index.back() != name) {
-    RETURN_IF_ERROR(SaveCheckpoint(job, global_step));
-  }
-  RETURN_IF_ERROR(WriteFinalCheckpointMarker(root, name));
-  job.log(absl::StrCat("final checkpoint: ", name));
-  return absl::OkStatus();
+  return job.checkpoints->SaveFinal(global_step).status();
 }
 
 absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
@@ -479,7 +426,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   if (job.has_ps && job.role.is_chief) {
     RETURN_IF_ERROR(WaitForOtherWorkers(job));
   }
-  if (job.role.is_chief && !options.checkpoint_dir.empty()) {
+  if (job.checkpoints.has_value()) {
     RETURN_IF_ERROR(SaveFinalCheckpoint(job, &metrics));
   }
   if (job.role.is_chief && !options.eval_data.empty()) {

@@ -6,16 +6,22 @@
 
 namespace distrt {
 
-absl::StatusOr<ModelVariables> ModelVariables::Create(Strategy& strategy,
-                                                      const Model& model) {
-  ModelVariables result;
+namespace {
+
+absl::StatusOr<DistributedVariable*> CreateGlobalStep(Strategy& strategy) {
   VariableOptions step;
   step.spec.name = kGlobalStepName;
   step.spec.dtype = DType::kInt64;
   step.aggregation = VariableAggregation::kOnlyFirstReplica;
-  ASSIGN_OR_RETURN(DistributedVariable * global_step,
-                   strategy.CreateVariable(step));
-  result.global_step_ = global_step;
+  return strategy.CreateVariable(step);
+}
+
+}  // namespace
+
+absl::StatusOr<ModelVariables> ModelVariables::Create(Strategy& strategy,
+                                                      const Model& model) {
+  ModelVariables result;
+  ASSIGN_OR_RETURN(result.global_step_, CreateGlobalStep(strategy));
 
   for (const ModelVariable& v : model.variables()) {
     DistributedVariable* variable = nullptr;
@@ -34,6 +40,28 @@ absl::StatusOr<ModelVariables> ModelVariables::Create(Strategy& strategy,
       variable = made;
     }
     result.variables_.push_back(variable);
+    result.hash_tables_.push_back(table);
+  }
+  return result;
+}
+
+absl::StatusOr<ModelVariables> ModelVariables::FromVariables(
+    Strategy& strategy, std::vector<DistributedVariable*> variables,
+    std::vector<DistributedHashTable*> hash_tables) {
+  ModelVariables result;
+  ASSIGN_OR_RETURN(result.global_step_, CreateGlobalStep(strategy));
+  for (DistributedVariable* variable : variables) {
+    if (variable == nullptr) {
+      return absl::InvalidArgumentError("FromVariables: a variable is null");
+    }
+    result.variables_.push_back(variable);
+    result.hash_tables_.push_back(nullptr);
+  }
+  for (DistributedHashTable* table : hash_tables) {
+    if (table == nullptr) {
+      return absl::InvalidArgumentError("FromVariables: a hash table is null");
+    }
+    result.variables_.push_back(nullptr);
     result.hash_tables_.push_back(table);
   }
   return result;

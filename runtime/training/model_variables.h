@@ -28,6 +28,14 @@ class ModelVariables {
   // Creates (or finds, when they exist with the same specs) the variables.
   static absl::StatusOr<ModelVariables> Create(Strategy& strategy,
                                                const Model& model);
+  // The variables and hash tables a program created itself (with
+  // Strategy::CreateVariable / CreateHashTable, no Model), with the global
+  // step (created, or found), so that checkpoints (model_state.h,
+  // distribute/checkpoint_manager.h) and broadcasts take them as they take
+  // a model's. Variables come first, then tables; none may be null.
+  static absl::StatusOr<ModelVariables> FromVariables(
+      Strategy& strategy, std::vector<DistributedVariable*> variables,
+      std::vector<DistributedHashTable*> hash_tables = {});
 
   // Index-aligned with model.variables(): the variable (dense, row-sparse)
   // or the hash table (hash embedding); the other is null.
@@ -39,7 +47,8 @@ class ModelVariables {
   // The global step's value, in cross-replica context.
   absl::StatusOr<int64_t> ReadGlobalStep(Strategy& strategy) const;
 
-  // One line per variable: name, shape and placement, for the log.
+  // One line per variable of `model` (the one Create was given): name,
+  // shape and placement, for the log.
   std::vector<std::string> Describe(const Model& model) const;
 
  private:
