@@ -1,7 +1,8 @@
 // examples/custom_training_loop, a program on the library's public headers,
 // run as real multi-process jobs on 127.0.0.1: with parameter servers (2
 // ps_server processes, a chief and a worker) and multi-worker mirrored (a
-// chief and a worker). Both must fit the example's line.
+// chief and a worker). Both must fit the example's line, and the chief
+// leaves a final checkpoint that a later run restores.
 
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
 #include "tests/util/ps_processes.h"
@@ -36,7 +38,8 @@ std::unique_ptr<Subprocess> StartTask(const nlohmann::ordered_json& cluster,
   tf_config["cluster"] = cluster;
   tf_config["task"] = {{"type", type}, {"index", 0}};
   SubprocessOptions options;
-  options.argv = {kExample, "--steps=200", "--out=" + out};
+  options.argv = {kExample, "--steps=200", "--out=" + out,
+                  "--checkpoint_dir=" + out + ".ckpt"};
   options.env["TF_CONFIG"] = tf_config.dump();
   options.timeout = absl::Minutes(2);
   absl::StatusOr<std::unique_ptr<Subprocess>> process =
@@ -44,6 +47,8 @@ std::unique_ptr<Subprocess> StartTask(const nlohmann::ordered_json& cluster,
   EXPECT_TRUE(process.ok()) << process.status();
   return process.ok() ? *std::move(process) : nullptr;
 }
+
+std::vector<float> ReadWeights(const std::string& out);
 
 // Both tasks exit 0; the chief's weights, as it wrote them.
 std::vector<float> FinishAndReadWeights(Subprocess& chief, Subprocess& worker,
@@ -58,6 +63,11 @@ std::vector<float> FinishAndReadWeights(Subprocess& chief, Subprocess& worker,
   EXPECT_EQ(w->exit_code, 0) << w->stderr_text;
   *chief_stdout = c->stdout_text;
   *worker_stdout = w->stdout_text;
+  return ReadWeights(out);
+}
+
+// The weights the chief wrote to `out`.
+std::vector<float> ReadWeights(const std::string& out) {
   absl::StatusOr<std::string> text = ReadFileToString(out);
   EXPECT_TRUE(text.ok()) << text.status();
   std::vector<float> weights;
@@ -97,6 +107,43 @@ TEST(CustomTrainingLoopTest, TrainsWithParameterServers) {
   EXPECT_THAT(chief_stdout, HasSubstr("chief wrote"));
   EXPECT_THAT(worker_stdout, HasSubstr("worker 1 of 2"));
   EXPECT_THAT(worker_stdout, Not(HasSubstr("chief wrote")));
+  // Both workers' 200 steps, in the checkpoint the evaluators would take.
+  EXPECT_THAT(chief_stdout,
+              HasSubstr("final checkpoint: " + CheckpointDirName(400)));
+  EXPECT_THAT(*ReadFinalCheckpointMarker(out + ".ckpt"),
+              ::testing::Optional(CheckpointDirName(400)));
+}
+
+// Alone (no TF_CONFIG), a second run restores what the first saved: with no
+// steps of its own it ends with the first run's weights and global step.
+TEST(CustomTrainingLoopTest, ASecondRunRestoresTheCheckpoint) {
+  TestDir dir;
+  const std::string checkpoints = dir.path() + "/ckpt";
+  std::vector<std::string> outputs;
+  for (const char* steps : {"--steps=120", "--steps=0"}) {
+    SubprocessOptions options;
+    options.argv = {kExample, steps, "--out=" + dir.path() + "/weights.txt",
+                    "--checkpoint_dir=" + checkpoints};
+    options.timeout = absl::Minutes(1);
+    absl::StatusOr<SubprocessResult> run = RunSubprocess(options);
+    ASSERT_TRUE(run.ok()) << run.status();
+    ASSERT_EQ(run->exit_code, 0) << run->stderr_text;
+    outputs.push_back(run->stdout_text);
+  }
+  EXPECT_THAT(outputs[0], Not(HasSubstr("restored")));
+  EXPECT_THAT(outputs[0],
+              HasSubstr("final checkpoint: " + CheckpointDirName(120)));
+  EXPECT_THAT(outputs[1], HasSubstr("restored "));
+  EXPECT_THAT(outputs[1], HasSubstr("(step 120)"));
+  EXPECT_THAT(outputs[1],
+              HasSubstr("final checkpoint: " + CheckpointDirName(120)));
+  const auto weights = [](const std::string& text) {
+    const size_t at = text.find("weights ");
+    return at == std::string::npos ? text
+                                   : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_EQ(weights(outputs[1]), weights(outputs[0]));
+  ExpectTheExamplesLine(ReadWeights(dir.path() + "/weights.txt"));
 }
 
 TEST(CustomTrainingLoopTest, TrainsMultiWorkerMirrored) {
@@ -110,6 +157,7 @@ TEST(CustomTrainingLoopTest, TrainsMultiWorkerMirrored) {
   const std::string out = dir.path() + "/weights.txt";
   std::unique_ptr<Subprocess> chief = StartTask(cluster, "chief", out);
   std::unique_ptr<Subprocess> worker = StartTask(cluster, "worker", out);
+  // Each worker steps its own copy of the global step, in step.
   ASSERT_TRUE(chief && worker);
   std::string chief_stdout, worker_stdout;
   ExpectTheExamplesLine(FinishAndReadWeights(*chief, *worker, out,
@@ -117,12 +165,16 @@ TEST(CustomTrainingLoopTest, TrainsMultiWorkerMirrored) {
   // Global replica counts; both workers end with the same weights.
   EXPECT_THAT(chief_stdout, HasSubstr("4 replicas in sync, 16 examples each"));
   const auto final_line = [](const std::string& text) {
-    return text.substr(text.find("final: "));
+    const size_t at = text.find("final: ");
+    return text.substr(at, text.find('\n', at) - at);
   };
   ASSERT_THAT(worker_stdout, HasSubstr("final: "));
   ASSERT_THAT(chief_stdout, HasSubstr("final: "));
-  EXPECT_EQ(final_line(chief_stdout),
-            final_line(worker_stdout) + "chief wrote " + out + "\n");
+  EXPECT_EQ(final_line(chief_stdout), final_line(worker_stdout));
+  EXPECT_THAT(chief_stdout, HasSubstr("chief wrote " + out));
+  EXPECT_THAT(chief_stdout,
+              HasSubstr("final checkpoint: " + CheckpointDirName(200)));
+  EXPECT_THAT(worker_stdout, Not(HasSubstr("checkpoint")));
 }
 
 }  // namespace

@@ -3,13 +3,17 @@
 // (parameter servers, multi-worker mirrored, or mirrored alone), and fits
 // y = 3 x0 - 2 x1 + 0.5 with its own model code: each replica computes its
 // gradient, the replicas all-reduce it, and the strategy applies it where
-// the variables live. The chief writes the weights it ends with.
+// the variables live. With --checkpoint_dir the chief restores the latest
+// checkpoint first (the other workers then start from its values) and
+// checkpoints at the end, as TF's CheckpointManager; it writes the weights
+// it ends with to --out.
 //
-//   TF_CONFIG=... custom_training_loop --steps=200 --out=/tmp/weights.txt
+//   TF_CONFIG=... custom_training_loop --steps=200 --out=/tmp/weights.txt \
+//       --checkpoint_dir=/tmp/ckpt
 //
-// It uses the public headers only: distribute/make_strategy.h, the
-// strategies' Strategy / ReplicaContext, the context functions and
-// runtime/device.
+// It uses the public headers only: distribute/ (the strategy factory, the
+// checkpoints, the chief's handshake with ps tasks), the strategies'
+// Strategy / ReplicaContext, the context functions and runtime/device.
 
 #include <cmath>
 #include <cstdio>
@@ -21,11 +25,15 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "distribute/checkpoint_manager.h"
 #include "distribute/make_strategy.h"
+#include "distribute/ps_coordination.h"
 #include "runtime/cluster/cluster_resolver.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
 #include "runtime/distribute/strategy.h"
+#include "runtime/training/model_state.h"
+#include "runtime/training/model_variables.h"
 #include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/status_macros.h"
 
@@ -33,6 +41,9 @@ ABSL_FLAG(int, steps, 200, "Training steps.");
 ABSL_FLAG(int, global_batch_size, 64, "Examples per step, over all replicas.");
 ABSL_FLAG(int, replicas, 2, "CPU replicas in this process.");
 ABSL_FLAG(std::string, out, "", "Where the chief writes the final weights.");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "The chief restores the latest checkpoint here and saves one at "
+          "the end; none if empty.");
 
 namespace distrt::example {
 namespace {
@@ -93,10 +104,41 @@ absl::Status Train() {
     return absl::InternalError("the scope did not set the strategy");
   }
 
+  // With ps tasks, the other workers find the variables the chief made
+  // (and restored) rather than racing it.
+  std::optional<PsCoordination> coordination;
+  if (resolved.ps_client != nullptr) {
+    coordination.emplace(resolved.ps_client.get(), PsCoordination::Options());
+    if (!strategy.should_init()) {
+      RETURN_IF_ERROR(coordination->WaitForChiefReady());
+    }
+  }
   ASSIGN_OR_RETURN(DistributedVariable * w,
                    strategy.CreateVariable(Parameter("w", {2})));
   ASSIGN_OR_RETURN(DistributedVariable * b,
                    strategy.CreateVariable(Parameter("b", {1})));
+  ASSIGN_OR_RETURN(ModelVariables variables,
+                   ModelVariables::FromVariables(strategy, {w, b}));
+  std::optional<CheckpointManager> checkpoints;
+  if (strategy.should_checkpoint() &&
+      !absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
+    CheckpointManager::Options options;
+    options.directory = absl::GetFlag(FLAGS_checkpoint_dir);
+    options.log = [](absl::string_view line) {
+      std::printf("%s\n", std::string(line).c_str());
+    };
+    checkpoints.emplace(resolved.ps_client.get(), &variables, options);
+    RETURN_IF_ERROR(checkpoints->RestoreLatest().status());
+  }
+  if (coordination.has_value() && strategy.should_init()) {
+    RETURN_IF_ERROR(coordination->AnnounceChiefReady());
+  }
+  // Multi-worker mirrored: every worker's mirrors start from the chief's.
+  if (resolved.workers != nullptr) {
+    RETURN_IF_ERROR(BroadcastModelState(resolved.workers->collective(),
+                                        variables, /*root=*/0));
+  }
+  ASSIGN_OR_RETURN(Tensor one, Tensor::FromValues<int64_t>({1}, {}));
   const int global_batch = absl::GetFlag(FLAGS_global_batch_size);
   ASSIGN_OR_RETURN(
       int64_t per_replica,
@@ -152,14 +194,29 @@ absl::Status Train() {
         total.flat<float>()[0] /
         static_cast<float>(per_replica * strategy.num_replicas_in_sync());
     if (step % 50 == 0) std::printf("step %d: loss %.6f\n", step, last_loss);
+    RETURN_IF_ERROR(strategy.AssignAdd(variables.global_step(), one));
   }
 
+  // With ps tasks, the chief reads the weights and checkpoints them once
+  // every other worker has made its last update.
+  if (coordination.has_value()) {
+    if (strategy.should_init()) {
+      RETURN_IF_ERROR(coordination->WaitForWorkersDone(
+          strategy.input_context().num_input_pipelines - 1));
+    } else {
+      RETURN_IF_ERROR(coordination->ReportWorkerDone());
+    }
+  }
   ASSIGN_OR_RETURN(Tensor wv, strategy.ReadVar(*w));
   ASSIGN_OR_RETURN(Tensor bv, strategy.ReadVar(*b));
   const std::string weights =
       absl::StrFormat("%.4f %.4f %.4f", wv.flat<float>()[0],
                       wv.flat<float>()[1], bv.flat<float>()[0]);
   std::printf("final: loss %.6f weights %s\n", last_loss, weights.c_str());
+  if (checkpoints.has_value()) {
+    ASSIGN_OR_RETURN(int64_t global_step, variables.ReadGlobalStep(strategy));
+    RETURN_IF_ERROR(checkpoints->SaveFinal(global_step).status());
+  }
   const std::string out = absl::GetFlag(FLAGS_out);
   if (strategy.should_checkpoint() && !out.empty()) {
     const std::string text = weights + "\n";
