@@ -24,6 +24,8 @@ packages=(
   liblinear-tools        # bench/: time_to_accuracy's baseline (liblinear-train)
   python3-grpcio python3-protobuf            # cross-language client test
   python3-yaml           # Kubernetes manifests test (deploy/kubernetes)
+  libtorch-dev           # TorchScript models (runtime/torchscript): load, autograd
+  python3-torch          # writes TorchScript modules (examples, tests)
 )
 
 missing=()

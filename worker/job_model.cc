@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/torchscript/torchscript_model.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -42,6 +43,18 @@ absl::Status CheckLabelForModel(const ModelConfig& config, float label) {
         absl::StrCat("label ", label, " is not 0 or 1 (", config.name,
                      " is a binary classifier)"));
   }
+  if (config.name == "torchscript" && config.loss == "sigmoid_cross_entropy" &&
+      label != 0.0f && label != 1.0f) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "label ", label, " is not 0 or 1 (--loss=sigmoid_cross_entropy)"));
+  }
+  if (config.name == "torchscript" && config.loss == "softmax_cross_entropy" &&
+      (!(label >= 0.0f && label < static_cast<float>(config.num_classes)) ||
+       label != std::floor(label))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "label ", label, " is not a class id in [0, ", config.num_classes,
+        ") (the module's outputs, --loss=softmax_cross_entropy)"));
+  }
   if (config.name == "mlp" &&
       (!(label >= 0.0f && label < static_cast<float>(config.num_classes)) ||
        label != std::floor(label))) {
@@ -75,6 +88,40 @@ absl::Status InferShapes(const std::vector<Example>& all,
         "--train_data holds no features; check the files and --data_format");
   }
   return absl::OkStatus();
+}
+
+// A built-in model, or the user's TorchScript module.
+absl::StatusOr<std::unique_ptr<Model>> CreateJobModel(ModelConfig* config) {
+  const bool torchscript = config->name == "torchscript";
+  if (!torchscript) {
+    if (!config->torchscript_file.empty() || !config->loss.empty()) {
+      return absl::InvalidArgumentError(
+          "--torchscript_file and --loss are for --model=torchscript");
+    }
+    return CreateModel(*config);
+  }
+  if (config->torchscript_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--model=torchscript needs --torchscript_file: the file "
+        "torch.jit.script(model).save(path) wrote");
+  }
+  absl::StatusOr<TorchScriptLoss> loss = ParseTorchScriptLoss(config->loss);
+  if (!loss.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--loss",
+        config->loss.empty() ? " is required with --model=torchscript" : "",
+        ": ", loss.status().message()));
+  }
+  TorchScriptModelConfig torchscript_config;
+  torchscript_config.path = config->torchscript_file;
+  torchscript_config.loss = *loss;
+  torchscript_config.num_features = config->num_features;
+  torchscript_config.optimizer = config->optimizer;
+  torchscript_config.partition = config->partition;
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                   LoadTorchScriptModel(torchscript_config));
+  config->num_classes = model->outputs_per_example();
+  return model;
 }
 
 absl::StatusOr<std::vector<std::string>> ExpandFlagFiles(
@@ -115,7 +162,9 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
     job.all_examples = std::move(read);
     RETURN_IF_ERROR(InferShapes(job.all_examples, options.model, &config));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, CreateModel(config));
+  config.torchscript_file = options.torchscript_file;
+  config.loss = options.loss;
+  ASSIGN_OR_RETURN(std::unique_ptr<Model> model, CreateJobModel(&config));
   job.model = std::move(model);
   RETURN_IF_ERROR(FitExamplesToModel(config, "--train_data", job.train_files,
                                      &job.all_examples));

@@ -179,6 +179,7 @@ absl::Status SetUpVariables(Job& job) {
   for (const std::string& line : job.variables->Describe(*job.model)) {
     job.log(absl::StrCat("variable ", line));
   }
+  std::optional<CheckpointManager::Restored> restored;
   if (!job.options.checkpoint_dir.empty()) {
     CheckpointManager::Options options;
     options.directory = job.options.checkpoint_dir;
@@ -186,7 +187,13 @@ absl::Status SetUpVariables(Job& job) {
     options.log = job.log;
     job.checkpoints.emplace(job.has_ps ? job.client.get() : nullptr,
                             &*job.variables, std::move(options));
-    RETURN_IF_ERROR(job.checkpoints->RestoreLatest().status());
+    ASSIGN_OR_RETURN(restored, job.checkpoints->RestoreLatest());
+  }
+  // A model whose variables start from given values (a TorchScript
+  // module's) gets them now, unless a checkpoint took their place.
+  if (!restored.has_value()) {
+    RETURN_IF_ERROR(
+        job.variables->AssignInitialValues(*job.strategy, *job.model));
   }
   if (job.has_ps) {
     RETURN_IF_ERROR(Coordination(job).AnnounceChiefReady());

@@ -34,7 +34,15 @@
 #include "worker/training_metrics.h"
 #include "worker/worker_options.h"
 
-ABSL_FLAG(std::string, model, "logreg", "linear, logreg, mlp or wide_deep.");
+ABSL_FLAG(std::string, model, "logreg",
+          "linear, logreg, mlp, wide_deep, or torchscript (a PyTorch module "
+          "of your own: --torchscript_file and --loss).");
+ABSL_FLAG(std::string, torchscript_file, "",
+          "--model=torchscript: the file torch.jit.script(model).save() "
+          "wrote (docs/torchscript.md).");
+ABSL_FLAG(std::string, loss, "",
+          "--model=torchscript: softmax_cross_entropy, sigmoid_cross_entropy "
+          "or mean_squared_error.");
 ABSL_FLAG(std::string, train_data, "",
           "Training files: comma-separated files, globs or directories.");
 ABSL_FLAG(std::string, eval_data, "",
@@ -123,6 +131,8 @@ namespace {
 WorkerOptions OptionsFromFlags() {
   WorkerOptions o;
   o.model = absl::GetFlag(FLAGS_model);
+  o.torchscript_file = absl::GetFlag(FLAGS_torchscript_file);
+  o.loss = absl::GetFlag(FLAGS_loss);
   o.train_data = absl::GetFlag(FLAGS_train_data);
   o.eval_data = absl::GetFlag(FLAGS_eval_data);
   o.data_format = absl::GetFlag(FLAGS_data_format);

@@ -25,6 +25,10 @@ class TrainingMetrics;
 
 struct WorkerOptions {
   std::string model = "logreg";
+  // --model=torchscript: the module torch.jit.save wrote, and the loss it
+  // trains with (runtime/torchscript/torchscript_model.h).
+  std::string torchscript_file;
+  std::string loss;
   // Files, globs or directories, comma-separated.
   std::string train_data;
   std::string eval_data;

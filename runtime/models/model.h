@@ -43,6 +43,12 @@ struct ModelVariable {
   VariableSpec spec;            // kDense and kRowSparse
   PartitionPolicy partition;    // kRowSparse (and large kDense) on ps tasks
   HashEmbeddingSpec hash_spec;  // kHashEmbedding
+  // kDense and kRowSparse: the values the variable starts from, when they
+  // are not a function of spec.initializer (a TorchScript module's saved
+  // parameters): every element, row-major. The chief assigns them after
+  // creating the variables unless it restored a checkpoint
+  // (runtime/training/model_variables.h, AssignInitialValues).
+  std::vector<float> initial_values;
 
   const std::string& name() const {
     return kind == Kind::kHashEmbedding ? hash_spec.name : spec.name;

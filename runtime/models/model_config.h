@@ -39,6 +39,11 @@ struct ModelConfig {
   // least 256 KiB, as many as that allows (a ps task holds at most one).
   PartitionPolicy partition =
       PartitionPolicy::MinSize(256 << 10, /*max_shards=*/0);
+  // name "torchscript" (a user's module, loaded by runtime/torchscript
+  // rather than CreateModel): its file and loss; num_classes is then its
+  // outputs per example.
+  std::string torchscript_file;
+  std::string loss;
 };
 
 // The names CreateModel knows, sorted.

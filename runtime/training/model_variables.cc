@@ -67,6 +67,22 @@ absl::StatusOr<ModelVariables> ModelVariables::FromVariables(
   return result;
 }
 
+absl::Status ModelVariables::AssignInitialValues(Strategy& strategy,
+                                                 const Model& model) const {
+  for (int i = 0; i < size(); ++i) {
+    const ModelVariable& v = model.variables()[i];
+    if (v.initial_values.empty() || variables_[i] == nullptr) continue;
+    absl::StatusOr<Tensor> value =
+        Tensor::FromFloats(v.initial_values, v.spec.shape);
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "initial values of ", v.name(), ": ", value.status().message()));
+    }
+    RETURN_IF_ERROR(strategy.Assign(*variables_[i], *value));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> ModelVariables::ReadGlobalStep(
     Strategy& strategy) const {
   ASSIGN_OR_RETURN(Tensor value, strategy.ReadVar(*global_step_));

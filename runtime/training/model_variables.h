@@ -44,6 +44,14 @@ class ModelVariables {
   int size() const { return static_cast<int>(variables_.size()); }
   DistributedVariable& global_step() const { return *global_step_; }
 
+  // Assigns the values the model gives its variables to start from
+  // (ModelVariable::initial_values, e.g. a TorchScript module's saved
+  // parameters), in cross-replica context: the chief does, after creating
+  // the variables, unless it restored a checkpoint. Variables without them
+  // keep their initializer's values. `model` is the one Create was given.
+  absl::Status AssignInitialValues(Strategy& strategy,
+                                   const Model& model) const;
+
   // The global step's value, in cross-replica context.
   absl::StatusOr<int64_t> ReadGlobalStep(Strategy& strategy) const;
 

@@ -1,0 +1,67 @@
+#ifndef DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_MODEL_H_
+#define DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_MODEL_H_
+
+// TorchScriptModel: a model written in PyTorch and saved with
+// torch.jit.script(model).save(path), trained by the strategies like a
+// built-in model (docs/torchscript.md). Its parameters become the model's
+// variables, named after them ("fc1.weight") and starting from the values
+// saved in the file (ModelVariable::initial_values); the strategy places
+// them, runs the optimizers, checkpoints them. Each step hands the module
+// this replica's variable values, runs forward(x) with x a float32
+// [batch, num_features] tensor, applies the loss (summed over the batch),
+// and autograd gives the gradients.
+//
+// LibTorch (Debian's libtorch-dev) is behind this header: nothing that
+// includes it includes torch, so only this library's one source file pays
+// torch's compile time.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/models/model.h"
+#include "runtime/optimizer/optimizer.h"
+#include "runtime/ps/placement.h"
+
+namespace distrt {
+
+// What the module's output is trained against (--loss).
+enum class TorchScriptLoss {
+  // Labels are class ids 0..outputs-1; outputs >= 2 logits per example.
+  kSoftmaxCrossEntropy,
+  // Labels are 0 or 1; one logit per example.
+  kSigmoidCrossEntropy,
+  // Labels are real values; one output per example.
+  kMeanSquaredError,
+};
+
+// "softmax_cross_entropy", "sigmoid_cross_entropy", "mean_squared_error";
+// INVALID_ARGUMENT listing them otherwise.
+absl::StatusOr<TorchScriptLoss> ParseTorchScriptLoss(absl::string_view name);
+absl::string_view TorchScriptLossName(TorchScriptLoss loss);
+
+struct TorchScriptModelConfig {
+  // The file torch.jit.save wrote.
+  std::string path;
+  TorchScriptLoss loss = TorchScriptLoss::kSoftmaxCrossEntropy;
+  // Columns of x; >= 1.
+  int64_t num_features = 0;
+  // Applied to every parameter.
+  OptimizerConfig optimizer;
+  // Of large parameters on ps tasks (partitioned by rows along dim 0).
+  PartitionPolicy partition =
+      PartitionPolicy::MinSize(256 << 10, /*max_shards=*/0);
+};
+
+// Loads the module and checks it: every parameter float32, forward taking
+// x of [1, num_features] and returning [1, outputs] with outputs that fit
+// the loss. INVALID_ARGUMENT naming the file and what is wrong (an unreadable
+// file, a module that is not TorchScript, a forward that fails).
+absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
+    const TorchScriptModelConfig& config);
+
+}  // namespace distrt
+
+#endif  // DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_MODEL_H_

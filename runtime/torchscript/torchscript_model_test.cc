@@ -1,0 +1,218 @@
+// TorchScriptModel against PyTorch itself: make_test_modules.py saved the
+// modules and what PyTorch computes for them on a fixed batch (loss,
+// predictions, gradients of every parameter), and the adapter must agree,
+// also from several threads at once. Bad modules and batches are errors
+// that say what is wrong.
+
+#include "runtime/torchscript/torchscript_model.h"
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/input/batch.h"
+#include "runtime/util/file_system.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kDir[] = "runtime/torchscript/testdata/";
+
+nlohmann::json Expected() {
+  return nlohmann::json::parse(
+      *ReadFileToString(std::string(kDir) + "expected.json"));
+}
+
+absl::StatusOr<std::unique_ptr<Model>> Load(const std::string& module,
+                                            TorchScriptLoss loss,
+                                            int64_t num_features = 4) {
+  TorchScriptModelConfig config;
+  config.path = std::string(kDir) + module + ".pt";
+  config.loss = loss;
+  config.num_features = num_features;
+  return LoadTorchScriptModel(config);
+}
+
+Batch MakeBatch(const nlohmann::json& x, const std::vector<float>& labels) {
+  Batch batch;
+  batch.size = static_cast<int64_t>(x.size());
+  batch.num_dense = 4;
+  for (const auto& row : x) {
+    for (float v : row.get<std::vector<float>>()) batch.dense.push_back(v);
+  }
+  batch.labels = labels;
+  batch.offsets.assign(batch.size + 1, 0);
+  return batch;
+}
+
+// The model's variables at the values the file holds.
+std::vector<VariableSlice> InitialValues(const Model& model) {
+  std::vector<VariableSlice> values;
+  for (const ModelVariable& v : model.variables()) {
+    values.push_back({v.initial_values, {}, {}});
+  }
+  return values;
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
+                const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5) << what << " element " << i;
+  }
+}
+
+class AgreesWithPyTorch : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AgreesWithPyTorch, LossPredictionsAndGradients) {
+  const nlohmann::json all = Expected();
+  const nlohmann::json& want = all[GetParam()];
+  const TorchScriptLoss loss = *ParseTorchScriptLoss(GetParam());
+  absl::StatusOr<std::unique_ptr<Model>> model = Load(
+      loss == TorchScriptLoss::kSoftmaxCrossEntropy ? "mlp3" : "mlp1", loss);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->name(), "torchscript");
+  EXPECT_EQ((*model)->outputs_per_example(),
+            loss == TorchScriptLoss::kSoftmaxCrossEntropy ? 3 : 1);
+
+  // Variables named after the parameters, holding the saved values.
+  std::vector<std::string> names;
+  for (const ModelVariable& v : (*model)->variables()) {
+    names.push_back(v.name());
+    EXPECT_EQ(v.kind, ModelVariable::Kind::kDense);
+    EXPECT_EQ(v.spec.dtype, DType::kFloat32);
+    ExpectNear(v.initial_values,
+               want["values"][v.name()].get<std::vector<float>>(), v.name());
+  }
+  EXPECT_THAT(names, ::testing::ElementsAre("fc1.weight", "fc1.bias",
+                                            "fc2.weight", "fc2.bias"));
+  EXPECT_EQ((*model)->variables()[0].spec.shape, (std::vector<int64_t>{8, 4}));
+
+  const Batch batch =
+      MakeBatch(all["x"], want["labels"].get<std::vector<float>>());
+  const std::vector<VariableSlice> values = InitialValues(**model);
+  ModelStepResult result;
+  ASSERT_TRUE((*model)->Compute(batch, values, true, &result).ok());
+  EXPECT_NEAR(result.loss_sum, want["loss_sum"].get<double>(), 1e-5);
+  ExpectNear(result.predictions, want["predictions"].get<std::vector<float>>(),
+             "predictions");
+  ASSERT_EQ(result.gradients.size(), 4u);
+  for (size_t i = 0; i < names.size(); ++i) {
+    ExpectNear(result.gradients[i].dense,
+               want["gradients"][names[i]].get<std::vector<float>>(),
+               names[i] + " gradient");
+  }
+
+  // Without gradients: the same loss, no gradients.
+  ModelStepResult evaluation;
+  ASSERT_TRUE((*model)->Compute(batch, values, false, &evaluation).ok());
+  EXPECT_NEAR(evaluation.loss_sum, result.loss_sum, 1e-6);
+  EXPECT_TRUE(evaluation.gradients.empty());
+
+  // Replicas compute at once, each with values of its own.
+  std::vector<std::vector<VariableSlice>> scaled(4, values);
+  std::vector<ModelStepResult> alone(4), together(4);
+  for (int r = 0; r < 4; ++r) {
+    for (VariableSlice& slice : scaled[r]) {
+      for (float& v : slice.dense) v *= 1.0f + 0.1f * r;
+    }
+    ASSERT_TRUE((*model)->Compute(batch, scaled[r], true, &alone[r]).ok());
+  }
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> statuses(4);
+  for (int r = 0; r < 4; ++r) {
+    threads.emplace_back([&, r] {
+      for (int repeat = 0; repeat < 5 && statuses[r].ok(); ++repeat) {
+        statuses[r] = (*model)->Compute(batch, scaled[r], true, &together[r]);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_TRUE(statuses[r].ok()) << statuses[r];
+    EXPECT_EQ(together[r].loss_sum, alone[r].loss_sum) << "replica " << r;
+    EXPECT_EQ(together[r].gradients[0].dense, alone[r].gradients[0].dense);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Losses, AgreesWithPyTorch,
+                         ::testing::Values("softmax_cross_entropy",
+                                           "sigmoid_cross_entropy",
+                                           "mean_squared_error"));
+
+TEST(TorchScriptModelTest, AParameterForwardDoesNotUseHasZeroGradient) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Load("unused", TorchScriptLoss::kMeanSquaredError);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const Batch batch = MakeBatch(Expected()["x"], {1, 2, 3});
+  ModelStepResult result;
+  ASSERT_TRUE(
+      (*model)->Compute(batch, InitialValues(**model), true, &result).ok());
+  ASSERT_EQ(result.gradients.size(), 3u);
+  // A module's own parameters come before its submodules'.
+  EXPECT_EQ((*model)->variables()[0].name(), "unused");
+  EXPECT_EQ(result.gradients[0].dense, (std::vector<float>{0, 0}));
+  EXPECT_NE(result.gradients[1].dense, (std::vector<float>{0, 0, 0, 0}));
+}
+
+TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
+  const std::map<std::string, std::string> cases = {
+      {"not_torchscript", "not a TorchScript file"},
+      {"missing", "not a TorchScript file"},
+      {"double", "parameter fc.weight is Double; parameters must be float32"},
+      {"flat", "returned shape [1]; it must return [batch, outputs]"},
+      {"no_parameters", "no parameters to train"},
+  };
+  for (const auto& [module, message] : cases) {
+    absl::StatusOr<std::unique_ptr<Model>> model =
+        Load(module, TorchScriptLoss::kMeanSquaredError);
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument)
+        << module;
+    EXPECT_THAT(model.status().message(), HasSubstr(message)) << module;
+    EXPECT_THAT(model.status().message(),
+                HasSubstr("--torchscript_file=runtime/torchscript/testdata/" +
+                          module + ".pt"));
+  }
+  // Outputs that do not fit the loss, and x of the wrong width.
+  EXPECT_THAT(
+      Load("mlp3", TorchScriptLoss::kSigmoidCrossEntropy).status().message(),
+      HasSubstr("sigmoid_cross_entropy needs 1 output per example; "
+                "forward returns 3"));
+  EXPECT_THAT(
+      Load("mlp1", TorchScriptLoss::kSoftmaxCrossEntropy).status().message(),
+      HasSubstr("softmax_cross_entropy needs at least 2 outputs"));
+  absl::StatusOr<std::unique_ptr<Model>> wide =
+      Load("mlp1", TorchScriptLoss::kMeanSquaredError, /*num_features=*/5);
+  EXPECT_THAT(wide.status().message(),
+              HasSubstr("forward(x) of x float32 [1, 5] failed"));
+  EXPECT_THAT(ParseTorchScriptLoss("hinge").status().message(),
+              HasSubstr("expected softmax_cross_entropy"));
+}
+
+TEST(TorchScriptModelTest, BadBatchesAreErrors) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Load("mlp3", TorchScriptLoss::kSoftmaxCrossEntropy);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<VariableSlice> values = InitialValues(**model);
+  ModelStepResult result;
+  absl::Status s = (*model)->Compute(MakeBatch(Expected()["x"], {0, 3, 1}),
+                                     values, true, &result);
+  EXPECT_THAT(s.message(), HasSubstr("class ids in [0, 3)"));
+  s = (*model)->Compute(MakeBatch(Expected()["x"], {0, 0.5f, 1}), values, true,
+                        &result);
+  EXPECT_THAT(s.message(), HasSubstr("class ids in [0, 3)"));
+  std::vector<VariableSlice> short_values = values;
+  short_values[1].dense.pop_back();
+  s = (*model)->Compute(MakeBatch(Expected()["x"], {0, 1, 2}), short_values,
+                        true, &result);
+  EXPECT_THAT(s.message(), HasSubstr("7 values for fc1.bias, which has 8"));
+}
+
+}  // namespace
+}  // namespace distrt

@@ -1,0 +1,67 @@
+#ifndef DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_PLUGIN_API_H_
+#define DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_PLUGIN_API_H_
+
+// The C interface between TorchScriptModel (in every worker, free of
+// LibTorch) and libdistrt_torchscript.so, the plugin that links LibTorch
+// and is loaded (dlopen) only when a job asks for --model=torchscript.
+// LibTorch takes about a second to load, which every worker, evaluator and
+// test process would otherwise pay at start-up. Plain C types only, so the
+// two sides share no C++ ABI beyond this header.
+
+#include <stdint.h>
+
+extern "C" {
+
+// The losses, as TorchScriptLoss numbers them.
+enum DistrtTorchScriptLoss {
+  kDistrtSoftmaxCrossEntropy = 0,
+  kDistrtSigmoidCrossEntropy = 1,
+  kDistrtMeanSquaredError = 2,
+};
+
+struct DistrtTorchScriptParameter {
+  const char* name;      // "fc1.weight"
+  int rank;              // shape's length
+  const int64_t* shape;  // rank entries
+  int64_t numel;
+  const float* values;  // numel, as saved in the file
+  // 0 unless float32: then the rest is unset and `dtype` names it.
+  int is_float32;
+  const char* dtype;
+};
+
+struct DistrtTorchScriptModuleInfo {
+  int num_parameters;
+  const DistrtTorchScriptParameter* parameters;
+  int outputs;  // forward's columns
+};
+
+struct DistrtTorchScriptApi {
+  // kDistrtTorchScriptApiVersion; a plugin of another version is refused.
+  int version;
+  // Loads the module at `path` and runs forward on x of [1, num_features]
+  // to learn its outputs. Returns the module, or null with *error set (a
+  // message for free_error). `info` stays valid until free_module.
+  void* (*load)(const char* path, int64_t num_features,
+                DistrtTorchScriptModuleInfo* info, char** error);
+  // One step: x [batch, num_features] and labels [batch]; parameter i's
+  // values at parameters[i]. Writes the summed loss, predictions (batch *
+  // outputs: softmax probabilities, sigmoid probabilities, or the values)
+  // and, with with_gradients, gradients[i] (parameter i's numel). Returns
+  // 0, or -1 with *error set. Safe to call from several threads at once.
+  int (*step)(void* module, int loss, const float* x, int64_t batch,
+              const float* labels, const float* const* parameters,
+              int with_gradients, double* loss_sum, float* predictions,
+              float* const* gradients, char** error);
+  void (*free_module)(void* module);
+  void (*free_error)(char* error);
+};
+
+// The one symbol the plugin exports.
+const DistrtTorchScriptApi* distrt_torchscript_api(void);
+
+}  // extern "C"
+
+inline constexpr int kDistrtTorchScriptApiVersion = 1;
+
+#endif  // DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_PLUGIN_API_H_
