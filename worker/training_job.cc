@@ -190,10 +190,16 @@ absl::Status SetUpVariables(Job& job) {
     ASSIGN_OR_RETURN(restored, job.checkpoints->RestoreLatest());
   }
   // A model whose variables start from given values (a TorchScript
-  // module's) gets them now, unless a checkpoint took their place.
+  // module's) gets them now, unless a checkpoint took their place or they
+  // were trained already (a restarted chief, without --checkpoint_dir,
+  // finds the ps tasks' variables past step 0).
   if (!restored.has_value()) {
-    RETURN_IF_ERROR(
-        job.variables->AssignInitialValues(*job.strategy, *job.model));
+    ASSIGN_OR_RETURN(int64_t step,
+                     job.variables->ReadGlobalStep(*job.strategy));
+    if (step == 0) {
+      RETURN_IF_ERROR(
+          job.variables->AssignInitialValues(*job.strategy, *job.model));
+    }
   }
   if (job.has_ps) {
     RETURN_IF_ERROR(Coordination(job).AnnounceChiefReady());

@@ -46,7 +46,8 @@ struct ModelVariable {
   // kDense and kRowSparse: the values the variable starts from, when they
   // are not a function of spec.initializer (a TorchScript module's saved
   // parameters): every element, row-major. The chief assigns them after
-  // creating the variables unless it restored a checkpoint
+  // creating the variables unless it restored a checkpoint or the job is
+  // past global step 0
   // (runtime/training/model_variables.h, AssignInitialValues).
   std::vector<float> initial_values;
 

@@ -123,6 +123,12 @@ class TorchScriptModel : public Model {
                          const DenseGradientBuffer* dense_gradients,
                          ModelStepResult* result) const override {
     if (absl::Status s = CheckInputs(batch, values); !s.ok()) return s;
+    if (batch.size == 0) {
+      // A replica without examples this step (the last, short one) still
+      // takes part in the gradient all-reduce, with zeros; the module is
+      // not run (batch norm, for one, refuses an empty batch in training).
+      return EmptyStep(device, with_gradients, dense_gradients, result);
+    }
     std::vector<const float*> parameters;
     for (const VariableSlice& slice : values) {
       parameters.push_back(slice.dense.data());
@@ -165,6 +171,31 @@ class TorchScriptModel : public Model {
   }
 
  private:
+  absl::Status EmptyStep(Device& device, bool with_gradients,
+                         const DenseGradientBuffer* dense_gradients,
+                         ModelStepResult* result) const {
+    result->loss_sum = 0;
+    result->predictions.clear();
+    result->gradients.clear();
+    if (!with_gradients) return absl::OkStatus();
+    result->gradients.resize(variables_.size());
+    for (size_t i = 0; i < variables_.size(); ++i) {
+      const size_t n = variables_[i].initial_values.size();
+      if (dense_gradients == nullptr) {
+        result->gradients[i].dense.assign(n, 0.0f);
+        continue;
+      }
+      const std::vector<float> zeros(n, 0.0f);
+      if (absl::Status s = device.allocator()->CopyFromHost(
+              zeros.data(), dense_gradients->base + dense_gradients->offsets[i],
+              n * sizeof(float));
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // What LibTorch would otherwise meet as out-of-range memory or a class id
   // beyond the logits.
   absl::Status CheckInputs(const Batch& batch,

@@ -161,6 +161,45 @@ TEST(TorchScriptModelTest, AParameterForwardDoesNotUseHasZeroGradient) {
   EXPECT_NE(result.gradients[1].dense, (std::vector<float>{0, 0, 0, 0}));
 }
 
+TEST(TorchScriptModelTest, AFrozenParameterIsNoVariableAndKeepsItsValue) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Load("frozen", TorchScriptLoss::kMeanSquaredError);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<std::string> names;
+  for (const ModelVariable& v : (*model)->variables())
+    names.push_back(v.name());
+  EXPECT_THAT(names, ::testing::ElementsAre("fc.weight", "fc.bias"));
+  const nlohmann::json all = Expected();
+  const nlohmann::json& want = all["frozen"];
+  const Batch batch =
+      MakeBatch(all["x"], want["labels"].get<std::vector<float>>());
+  ModelStepResult result;
+  ASSERT_TRUE(
+      (*model)->Compute(batch, InitialValues(**model), true, &result).ok());
+  // PyTorch's loss with the frozen scale (2) applied.
+  EXPECT_NEAR(result.loss_sum, want["loss_sum"].get<double>(), 1e-5);
+  ExpectNear(result.gradients[1].dense,
+             want["gradients"]["fc.bias"].get<std::vector<float>>(),
+             "fc.bias gradient");
+}
+
+// A replica with no examples this step (the last, short one) gives zero
+// gradients without running the module.
+TEST(TorchScriptModelTest, AnEmptyBatchGivesZeroGradients) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Load("mlp3", TorchScriptLoss::kSoftmaxCrossEntropy);
+  ASSERT_TRUE(model.ok()) << model.status();
+  Batch empty;
+  empty.offsets = {0};
+  ModelStepResult result;
+  ASSERT_TRUE(
+      (*model)->Compute(empty, InitialValues(**model), true, &result).ok());
+  EXPECT_EQ(result.loss_sum, 0);
+  EXPECT_TRUE(result.predictions.empty());
+  ASSERT_EQ(result.gradients.size(), 4u);
+  EXPECT_EQ(result.gradients[0].dense, std::vector<float>(32, 0.0f));
+}
+
 TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
   const std::map<std::string, std::string> cases = {
       {"not_torchscript", "not a TorchScript file"},

@@ -18,9 +18,11 @@
 
 namespace {
 
+// A message for the caller to free_error; null when out of memory (the
+// caller then reports an unknown error).
 char* Error(const std::string& message) {
   char* copy = static_cast<char*>(std::malloc(message.size() + 1));
-  std::memcpy(copy, message.c_str(), message.size() + 1);
+  if (copy != nullptr) std::memcpy(copy, message.c_str(), message.size() + 1);
   return copy;
 }
 
@@ -45,14 +47,18 @@ std::string ShapeString(c10::IntArrayRef sizes) {
 // thread at once, and a module's parameters are its state.
 struct Instance {
   torch::jit::Module module;
-  std::vector<torch::Tensor> parameters;  // named_parameters() order
+  // The trainable parameters, in named_parameters() order.
+  std::vector<torch::Tensor> parameters;
 };
 
 struct Module {
   torch::jit::Module prototype;
   int64_t num_features = 0;
   int outputs = 0;
-  // What DistrtTorchScriptModuleInfo points into.
+  // named_parameters() positions of the trainable parameters (those with
+  // requires_grad in the file: a frozen one keeps its saved values).
+  std::vector<size_t> trainable;
+  // What DistrtTorchScriptModuleInfo points into: the trainable parameters.
   std::vector<std::string> names;
   std::vector<std::string> dtypes;
   std::vector<std::vector<int64_t>> shapes;
@@ -62,14 +68,15 @@ struct Module {
   std::mutex mu;
   std::vector<std::unique_ptr<Instance>> free;
 
+  // A copy of the module for one step; throws what LibTorch throws.
   std::unique_ptr<Instance> Acquire() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!free.empty()) {
-        std::unique_ptr<Instance> instance = std::move(free.back());
-        free.pop_back();
-        return instance;
-      }
+    // Also serialises clone(), which registers the copy's class in the
+    // compilation unit all copies share, without a lock of its own.
+    std::lock_guard<std::mutex> lock(mu);
+    if (!free.empty()) {
+      std::unique_ptr<Instance> instance = std::move(free.back());
+      free.pop_back();
+      return instance;
     }
     auto instance = std::make_unique<Instance>();
     {
@@ -78,9 +85,13 @@ struct Module {
       torch::NoGradGuard no_grad;
       instance->module = prototype.clone();
     }
+    std::vector<torch::Tensor> all;
     for (const auto& p : instance->module.named_parameters(/*recurse=*/true)) {
-      p.value.set_requires_grad(true);
-      instance->parameters.push_back(p.value);
+      all.push_back(p.value);
+    }
+    for (size_t i : trainable) {
+      all[i].set_requires_grad(true);
+      instance->parameters.push_back(all[i]);
     }
     return instance;
   }
@@ -102,9 +113,18 @@ void* Load(const char* path, int64_t num_features,
         "one): " +
         Describe(e));
     return nullptr;
+  } catch (...) {
+    *error = Error("not a TorchScript file");
+    return nullptr;
   }
   try {
+    size_t position = 0;
     for (const auto& p : module->prototype.named_parameters(true)) {
+      if (!p.value.requires_grad()) {  // frozen: not a variable
+        ++position;
+        continue;
+      }
+      module->trainable.push_back(position++);
       module->names.push_back(p.name);
       module->shapes.emplace_back(p.value.sizes().begin(),
                                   p.value.sizes().end());
@@ -144,6 +164,10 @@ void* Load(const char* path, int64_t num_features,
     *error = Error("forward(x) of x float32 [1, " +
                    std::to_string(num_features) + "] failed: " + Describe(e));
     return nullptr;
+  } catch (...) {
+    *error = Error("forward(x) of x float32 [1, " +
+                   std::to_string(num_features) + "] failed");
+    return nullptr;
   }
   info->num_parameters = static_cast<int>(module->parameters.size());
   info->parameters = module->parameters.data();
@@ -164,8 +188,8 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
     torch::NoGradGuard no_grad;
     for (size_t i = 0; i < instance.parameters.size(); ++i) {
       torch::Tensor& p = instance.parameters[i];
-      std::memcpy(p.data_ptr<float>(), parameters[i],
-                  p.numel() * sizeof(float));
+      p.copy_(torch::from_blob(const_cast<float*>(parameters[i]), p.sizes(),
+                               torch::kFloat32));
       p.mutable_grad() = torch::Tensor();
     }
   }
@@ -226,16 +250,21 @@ int StepApi(void* handle, int loss_kind, const float* x, int64_t batch,
             int with_gradients, double* loss_sum, float* predictions,
             float* const* gradients, char** error) {
   Module& module = *static_cast<Module*>(handle);
-  std::unique_ptr<Instance> instance = module.Acquire();
+  // No exception may leave this extern "C" function: it would abort.
+  std::unique_ptr<Instance> instance;
   int result = -1;
   try {
+    instance = module.Acquire();
     result = Step(module, *instance, loss_kind, x, batch, labels, parameters,
                   with_gradients, loss_sum, predictions, gradients, error);
   } catch (const std::exception& e) {
     *error = Error("a step failed: " + Describe(e));
     result = -1;
+  } catch (...) {
+    *error = Error("a step failed");
+    result = -1;
   }
-  module.Release(std::move(instance));
+  if (instance != nullptr) module.Release(std::move(instance));
   return result;
 }
 

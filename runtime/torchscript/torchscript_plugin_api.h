@@ -24,12 +24,13 @@ struct DistrtTorchScriptParameter {
   int rank;              // shape's length
   const int64_t* shape;  // rank entries
   int64_t numel;
-  const float* values;  // numel, as saved in the file
-  // 0 unless float32: then the rest is unset and `dtype` names it.
-  int is_float32;
+  const float* values;  // numel, as saved in the file; null unless float32
+  int is_float32;       // 1 for float32; else `dtype` names the type
   const char* dtype;
 };
 
+// The trainable parameters (requires_grad in the file), in
+// named_parameters() order; frozen ones keep their saved values.
 struct DistrtTorchScriptModuleInfo {
   int num_parameters;
   const DistrtTorchScriptParameter* parameters;

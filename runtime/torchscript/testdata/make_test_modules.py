@@ -32,6 +32,18 @@ class Unused(torch.nn.Module):
         return self.used(x)
 
 
+class Frozen(torch.nn.Module):
+    """A parameter frozen with requires_grad=False: not a variable."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 1)
+        self.scale = torch.nn.Parameter(torch.tensor([2.0]),
+                                        requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * self.scale
+
+
 class Double(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -85,9 +97,11 @@ def expected(module, loss_name, labels):
         "loss_sum": loss.item(),
         "predictions": predictions.detach().flatten().tolist(),
         "gradients": {n: p.grad.flatten().tolist()
-                      for n, p in module.named_parameters()},
+                      for n, p in module.named_parameters()
+                      if p.requires_grad},
         "values": {n: p.detach().flatten().tolist()
-                   for n, p in module.named_parameters()},
+                   for n, p in module.named_parameters()
+                   if p.requires_grad},
     }
 
 
@@ -95,13 +109,15 @@ def main():
     out_dir = sys.argv[1]
     torch.manual_seed(7)
     modules = {"mlp3": Mlp(3), "mlp1": Mlp(1), "unused": Unused(),
-               "double": Double(), "flat": Flat(),
+               "double": Double(), "flat": Flat(), "frozen": Frozen(),
                "no_parameters": NoParameters()}
     for name, module in modules.items():
         torch.jit.script(module).save(os.path.join(out_dir, name + ".pt"))
     result = {"x": X}
     for loss_name, (module_name, labels) in LOSSES.items():
         result[loss_name] = expected(modules[module_name], loss_name, labels)
+    result["frozen"] = expected(modules["frozen"], "mean_squared_error",
+                                [1.0, 2.0, 3.0])
     with open(os.path.join(out_dir, "expected.json"), "w") as f:
         json.dump(result, f)
     with open(os.path.join(out_dir, "not_torchscript.pt"), "w") as f:
