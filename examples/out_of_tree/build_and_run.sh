@@ -53,6 +53,9 @@ line=""
 read -r -t 30 -u "$ps_out" line || true
 ps_port="$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' <<< "$line")"
 [[ -n "$ps_port" ]] || { echo "ps_server did not start within 30 s: $line"; exit 1; }
+# The rest of its output, read so that a full pipe never blocks it.
+cat <&"$ps_out" > /dev/null &
+pids+=($!)
 TF_CONFIG="{\"cluster\":{\"chief\":[\"127.0.0.1:1\"],\"ps\":[\"127.0.0.1:$ps_port\"]},\"task\":{\"type\":\"chief\",\"index\":0}}" \
   timeout 120 "$bin/cluster_sum"
 
