@@ -48,8 +48,9 @@ class ModelVariables {
   // (ModelVariable::initial_values, e.g. a TorchScript module's saved
   // parameters), in cross-replica context: the chief does, after creating
   // the variables, unless it restored a checkpoint or the global step is
-  // past 0 (the variables on the ps tasks were trained already). Variables without them
-  // keep their initializer's values. `model` is the one Create was given.
+  // past 0 (the variables on the ps tasks were trained already). Variables
+  // without them keep their initializer's values. `model` is the one Create was
+  // given.
   absl::Status AssignInitialValues(Strategy& strategy,
                                    const Model& model) const;
 
