@@ -35,32 +35,36 @@ bool IsSparseModel(absl::string_view model) {
   return model == "logreg" || model == "wide_deep";
 }
 
+absl::Status CheckBinaryLabel(float label, absl::string_view why) {
+  if (label == 0.0f || label == 1.0f) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("label ", label, " is not 0 or 1 (", why, ")"));
+}
+
+absl::Status CheckClassId(float label, int num_classes, absl::string_view why) {
+  if (label >= 0.0f && label < static_cast<float>(num_classes) &&
+      label == std::floor(label)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "label ", label, " is not a class id in [0, ", num_classes, ")", why));
+}
+
 // Whether the model trains on `label` (readers let only finite labels
 // through). The models check their batches the same way (model_inputs.h).
 absl::Status CheckLabelForModel(const ModelConfig& config, float label) {
-  if (IsSparseModel(config.name) && label != 0.0f && label != 1.0f) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("label ", label, " is not 0 or 1 (", config.name,
-                     " is a binary classifier)"));
+  if (IsSparseModel(config.name)) {
+    return CheckBinaryLabel(
+        label, absl::StrCat(config.name, " is a binary classifier"));
   }
-  if (config.name == "torchscript" && config.loss == "sigmoid_cross_entropy" &&
-      label != 0.0f && label != 1.0f) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "label ", label, " is not 0 or 1 (--loss=sigmoid_cross_entropy)"));
+  if (config.name == "mlp") return CheckClassId(label, config.num_classes, "");
+  if (config.name == "torchscript" && config.loss == "sigmoid_cross_entropy") {
+    return CheckBinaryLabel(label, "--loss=sigmoid_cross_entropy");
   }
-  if (config.name == "torchscript" && config.loss == "softmax_cross_entropy" &&
-      (!(label >= 0.0f && label < static_cast<float>(config.num_classes)) ||
-       label != std::floor(label))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "label ", label, " is not a class id in [0, ", config.num_classes,
-        ") (the module's outputs, --loss=softmax_cross_entropy)"));
-  }
-  if (config.name == "mlp" &&
-      (!(label >= 0.0f && label < static_cast<float>(config.num_classes)) ||
-       label != std::floor(label))) {
-    return absl::InvalidArgumentError(absl::StrCat("label ", label,
-                                                   " is not a class id in [0, ",
-                                                   config.num_classes, ")"));
+  if (config.name == "torchscript" && config.loss == "softmax_cross_entropy") {
+    return CheckClassId(
+        label, config.num_classes,
+        " (the module's outputs, --loss=softmax_cross_entropy)");
   }
   return absl::OkStatus();
 }

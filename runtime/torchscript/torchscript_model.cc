@@ -79,6 +79,13 @@ absl::StatusOr<const DistrtTorchScriptApi*> Plugin() {
   return *plugin;
 }
 
+// The plugin's error message, freed.
+std::string TakeError(const DistrtTorchScriptApi* api, char* error) {
+  std::string message = error != nullptr ? error : "unknown error";
+  api->free_error(error);
+  return message;
+}
+
 class TorchScriptModel : public Model {
  public:
   TorchScriptModel(TorchScriptModelConfig config,
@@ -123,16 +130,11 @@ class TorchScriptModel : public Model {
                          const DenseGradientBuffer* dense_gradients,
                          ModelStepResult* result) const override {
     if (absl::Status s = CheckInputs(batch, values); !s.ok()) return s;
-    if (batch.size == 0) {
-      // A replica without examples this step (the last, short one) still
-      // takes part in the gradient all-reduce, with zeros; the module is
-      // not run (batch norm, for one, refuses an empty batch in training).
-      return EmptyStep(device, with_gradients, dense_gradients, result);
-    }
     std::vector<const float*> parameters;
     for (const VariableSlice& slice : values) {
       parameters.push_back(slice.dense.data());
     }
+    result->loss_sum = 0;
     result->predictions.assign(batch.size * outputs_per_example(), 0.0f);
     result->gradients.clear();
     std::vector<float*> gradients;
@@ -143,15 +145,18 @@ class TorchScriptModel : public Model {
         gradients.push_back(result->gradients[i].dense.data());
       }
     }
+    // A replica without examples this step (the last, short one) still
+    // takes part in the gradient all-reduce, with the zeros above; the
+    // module is not run (batch norm, for one, refuses an empty batch in
+    // training).
     char* error = nullptr;
-    if (api_->step(module_, static_cast<int>(config_.loss), batch.dense.data(),
+    if (batch.size > 0 &&
+        api_->step(module_, static_cast<int>(config_.loss), batch.dense.data(),
                    batch.size, batch.labels.data(), parameters.data(),
                    with_gradients ? 1 : 0, &result->loss_sum,
                    result->predictions.data(), gradients.data(), &error) != 0) {
-      const std::string message = error != nullptr ? error : "unknown error";
-      api_->free_error(error);
-      return absl::InvalidArgumentError(
-          absl::StrCat("torchscript model ", config_.path, ": ", message));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "torchscript model ", config_.path, ": ", TakeError(api_, error)));
     }
     if (!with_gradients || dense_gradients == nullptr) {
       return absl::OkStatus();
@@ -171,31 +176,6 @@ class TorchScriptModel : public Model {
   }
 
  private:
-  absl::Status EmptyStep(Device& device, bool with_gradients,
-                         const DenseGradientBuffer* dense_gradients,
-                         ModelStepResult* result) const {
-    result->loss_sum = 0;
-    result->predictions.clear();
-    result->gradients.clear();
-    if (!with_gradients) return absl::OkStatus();
-    result->gradients.resize(variables_.size());
-    for (size_t i = 0; i < variables_.size(); ++i) {
-      const size_t n = variables_[i].initial_values.size();
-      if (dense_gradients == nullptr) {
-        result->gradients[i].dense.assign(n, 0.0f);
-        continue;
-      }
-      const std::vector<float> zeros(n, 0.0f);
-      if (absl::Status s = device.allocator()->CopyFromHost(
-              zeros.data(), dense_gradients->base + dense_gradients->offsets[i],
-              n * sizeof(float));
-          !s.ok()) {
-        return s;
-      }
-    }
-    return absl::OkStatus();
-  }
-
   // What LibTorch would otherwise meet as out-of-range memory or a class id
   // beyond the logits.
   absl::Status CheckInputs(const Batch& batch,
@@ -290,9 +270,8 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
   void* module =
       (*api)->load(config.path.c_str(), config.num_features, &info, &error);
   if (module == nullptr) {
-    const std::string message = error != nullptr ? error : "unknown error";
-    (*api)->free_error(error);
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", message));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", TakeError(*api, error)));
   }
   // Freed with the model, or here on any error below.
   struct Owner {
