@@ -154,8 +154,9 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
   ASSIGN_OR_RETURN(JobModel built, BuildJobModel(options));
   e.built = std::move(built);
   e.built.all_examples.clear();  // only the shapes were needed
-  ASSIGN_OR_RETURN(std::vector<Example> eval_examples,
-                   ReadEvalData(options, e.built));
+  ASSIGN_OR_RETURN(
+      std::vector<Example> eval_examples,
+      ReadEvalData(options, e.built.config, e.built.format, *e.built.model));
   e.eval_examples = std::move(eval_examples);
   log(absl::StrCat("model ", options.model, " with ",
                    e.built.config.num_features, " features; ",

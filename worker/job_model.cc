@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/torchscript/torchscript_model.h"
+#include "runtime/models/model_registry.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -31,8 +32,19 @@ InputShard WholeInput(std::vector<std::string> files) {
   return all;
 }
 
-bool IsSparseModel(absl::string_view model) {
-  return model == "logreg" || model == "wide_deep";
+// Whether the model takes the examples' sparse features as they are (ids
+// naming rows of its sparse variables), rather than as a dense row of
+// num_features.
+bool TakesSparseFeatures(const Model& model) {
+  for (const ModelVariable& v : model.variables()) {
+    if (v.kind != ModelVariable::Kind::kDense) return true;
+  }
+  return false;
+}
+
+// The built-in sparse models, before they exist (for inferring shapes).
+bool IsBuiltInSparseModel(absl::string_view name) {
+  return name == "logreg" || name == "wide_deep";
 }
 
 absl::Status CheckBinaryLabel(float label, absl::string_view why) {
@@ -51,34 +63,38 @@ absl::Status CheckClassId(float label, int num_classes, absl::string_view why) {
 }
 
 // Whether the model trains on `label` (readers let only finite labels
-// through). The models check their batches the same way (model_inputs.h).
-absl::Status CheckLabelForModel(const ModelConfig& config, float label) {
-  if (IsSparseModel(config.name)) {
-    return CheckBinaryLabel(
-        label, absl::StrCat(config.name, " is a binary classifier"));
-  }
-  if (config.name == "mlp") return CheckClassId(label, config.num_classes, "");
-  if (config.name == "torchscript" && config.loss == "sigmoid_cross_entropy") {
-    return CheckBinaryLabel(label, "--loss=sigmoid_cross_entropy");
-  }
-  if (config.name == "torchscript" && config.loss == "softmax_cross_entropy") {
-    return CheckClassId(
-        label, config.num_classes,
-        " (the module's outputs, --loss=softmax_cross_entropy)");
+// through): what its output takes. The models check their batches the same
+// way (model_inputs.h).
+absl::Status CheckLabelForModel(const ModelConfig& config, const Model& model,
+                                float label) {
+  const bool torchscript = config.name == "torchscript";
+  switch (model.output()) {
+    case ModelOutput::kBinary:
+      return CheckBinaryLabel(
+          label, torchscript
+                     ? std::string("--loss=sigmoid_cross_entropy")
+                     : absl::StrCat(config.name, " is a binary classifier"));
+    case ModelOutput::kMulticlass:
+      return CheckClassId(
+          label, model.outputs_per_example(),
+          torchscript ? " (the module's outputs, --loss=softmax_cross_entropy)"
+                      : "");
+    case ModelOutput::kRegression:
+      break;
   }
   return absl::OkStatus();
 }
 
 // Feature and class counts from all of the training data, so every task
 // derives the same model whatever its shard.
-absl::Status InferShapes(const std::vector<Example>& all,
-                         const std::string& model, ModelConfig* config) {
+absl::Status InferShapes(const std::vector<Example>& all, ModelConfig* config) {
+  const std::string& model = config->name;
   int64_t features = 0;
   float max_label = 0;
   for (const Example& e : all) {
     // Dense models take LIBSVM rows too (FitExamplesToModel).
     if (!e.ids.empty()) features = std::max(features, e.ids.back() + 1);
-    if (!IsSparseModel(model)) {
+    if (!IsBuiltInSparseModel(model)) {
       features = std::max<int64_t>(features, e.dense.size());
     }
     max_label = std::max(max_label, e.label);
@@ -95,36 +111,19 @@ absl::Status InferShapes(const std::vector<Example>& all,
 }
 
 // A built-in model, or the user's TorchScript module.
+// The model --model names, from ModelRegistry: a built-in, the user's
+// TorchScript module, or one a program linked in.
 absl::StatusOr<std::unique_ptr<Model>> CreateJobModel(ModelConfig* config) {
-  const bool torchscript = config->name == "torchscript";
-  if (!torchscript) {
-    if (!config->torchscript_file.empty() || !config->loss.empty()) {
-      return absl::InvalidArgumentError(
-          "--torchscript_file and --loss are for --model=torchscript");
-    }
-    return CreateModel(*config);
-  }
-  if (config->torchscript_file.empty()) {
+  if (config->name != "torchscript" &&
+      (!config->torchscript_file.empty() || !config->loss.empty())) {
     return absl::InvalidArgumentError(
-        "--model=torchscript needs --torchscript_file: the file "
-        "torch.jit.script(model).save(path) wrote");
+        "--torchscript_file and --loss are for --model=torchscript");
   }
-  absl::StatusOr<TorchScriptLoss> loss = ParseTorchScriptLoss(config->loss);
-  if (!loss.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--loss",
-        config->loss.empty() ? " is required with --model=torchscript" : "",
-        ": ", loss.status().message()));
-  }
-  TorchScriptModelConfig torchscript_config;
-  torchscript_config.path = config->torchscript_file;
-  torchscript_config.loss = *loss;
-  torchscript_config.num_features = config->num_features;
-  torchscript_config.optimizer = config->optimizer;
-  torchscript_config.partition = config->partition;
   ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                   LoadTorchScriptModel(torchscript_config));
-  config->num_classes = model->outputs_per_example();
+                   ModelRegistry::Global().Create(*config));
+  if (model->output() == ModelOutput::kMulticlass) {
+    config->num_classes = model->outputs_per_example();
+  }
   return model;
 }
 
@@ -164,21 +163,34 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
     ASSIGN_OR_RETURN(std::vector<Example> read,
                      ReadInputShard(WholeInput(job.train_files), job.format));
     job.all_examples = std::move(read);
-    RETURN_IF_ERROR(InferShapes(job.all_examples, options.model, &config));
+    RETURN_IF_ERROR(InferShapes(job.all_examples, &config));
   }
   config.torchscript_file = options.torchscript_file;
   config.loss = options.loss;
+  // Replicas step at once; together their threads fill the cores.
+  const int cores =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  config.threads_per_replica =
+      std::max(1, cores / std::max(1, options.num_cpu_replicas));
   ASSIGN_OR_RETURN(std::unique_ptr<Model> model, CreateJobModel(&config));
   job.model = std::move(model);
-  RETURN_IF_ERROR(FitExamplesToModel(config, "--train_data", job.train_files,
-                                     &job.all_examples));
+  if (config.name == "torchscript" && TakesSparseFeatures(*job.model) &&
+      format.format == InputFormat::kCsv) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--torchscript_file=", config.torchscript_file,
+        ": the module has embedding tables, which are looked up by feature "
+        "id; CSV rows have no ids (give LIBSVM data)"));
+  }
+  RETURN_IF_ERROR(FitExamplesToModel(config, *job.model, "--train_data",
+                                     job.train_files, &job.all_examples));
   return job;
 }
 
-absl::Status FitExamplesToModel(const ModelConfig& config,
+absl::Status FitExamplesToModel(const ModelConfig& config, const Model& model,
                                 absl::string_view what,
                                 const std::vector<std::string>& files,
                                 std::vector<Example>* examples) {
+  const bool sparse = TakesSparseFeatures(model);
   for (size_t i = 0; i < examples->size(); ++i) {
     Example& e = (*examples)[i];
     const auto refused = [&](absl::string_view why) {
@@ -189,10 +201,10 @@ absl::Status FitExamplesToModel(const ModelConfig& config,
           located ? absl::StrCat(files[e.file], ":", e.line, ": ", why)
                   : absl::StrCat(what, ": example ", i, ": ", why));
     };
-    if (absl::Status s = CheckLabelForModel(config, e.label); !s.ok()) {
+    if (absl::Status s = CheckLabelForModel(config, model, e.label); !s.ok()) {
       return refused(s.message());
     }
-    if (IsSparseModel(config.name) || !e.dense.empty() || e.ids.empty()) {
+    if (sparse || !e.dense.empty() || e.ids.empty()) {
       continue;
     }
     if (e.ids.back() >= config.num_features) {
@@ -216,18 +228,30 @@ absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat("--devices: ", s.message()));
   }
   device_options.num_cpu_devices = options.num_cpu_replicas;
-  return CreateLocalDevices(device_options);
+  if (options.model != "torchscript" || !device_options.use_gpus) {
+    return CreateLocalDevices(device_options);
+  }
+  // --devices=auto: LibTorch computes on the host (ValidateOptions refuses
+  // --devices=gpu), so GPUs would only add copies.
+  device_options.use_gpus = false;
+  ASSIGN_OR_RETURN(LocalDevices devices, CreateLocalDevices(device_options));
+  devices.description = absl::StrCat(
+      "--model=torchscript computes on CPU devices (Debian's LibTorch has no "
+      "CUDA); ",
+      devices.description);
+  return devices;
 }
 
-absl::StatusOr<std::vector<Example>> ReadEvalData(const WorkerOptions& options,
-                                                  const JobModel& job) {
+absl::StatusOr<std::vector<Example>> ReadEvalData(
+    const WorkerOptions& options, const ModelConfig& config,
+    const InputFormatOptions& format, const Model& model) {
   ASSIGN_OR_RETURN(std::vector<std::string> files,
                    ExpandFlagFiles("--eval_data", options.eval_data));
   absl::StatusOr<std::vector<Example>> examples =
-      ReadInputShard(WholeInput(files), job.format);
+      ReadInputShard(WholeInput(files), format);
   if (!examples.ok()) return examples.status();
   RETURN_IF_ERROR(
-      FitExamplesToModel(job.config, "--eval_data", files, &*examples));
+      FitExamplesToModel(config, model, "--eval_data", files, &*examples));
   return examples;
 }
 

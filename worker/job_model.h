@@ -36,22 +36,25 @@ struct JobModel {
 // Errors name the flag or the file (and line) at fault.
 absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options);
 
-// Makes examples fit the model: the dense models (linear, mlp) read LIBSVM
-// files too, so an example given with sparse features becomes a dense row of
-// config.num_features. Checks each label is one the model takes (0 or 1 for
-// logreg and wide_deep, a class id for mlp), so that bad data is reported
+// Makes examples fit the model: a model with only dense variables (linear,
+// mlp, a TorchScript module without embedding tables) reads LIBSVM files
+// too, so an example given with sparse features becomes a dense row of
+// config.num_features. Checks each label is one the model's output takes (0
+// or 1 for a binary classifier, a class id for a multiclass one), so that
+// bad data is reported
 // before training starts. INVALID_ARGUMENT naming the example's file and line
 // (its Example::file indexes `files`; `what`, the flag, when it has none)
 // for a feature id beyond that or such a label.
-absl::Status FitExamplesToModel(const ModelConfig& config,
+absl::Status FitExamplesToModel(const ModelConfig& config, const Model& model,
                                 absl::string_view what,
                                 const std::vector<std::string>& files,
                                 std::vector<Example>* examples);
 
-// Every example of --eval_data, in the training data's format, fitted to
-// the model.
-absl::StatusOr<std::vector<Example>> ReadEvalData(const WorkerOptions& options,
-                                                  const JobModel& job);
+// Every example of --eval_data, in the training data's `format`, fitted to
+// `model` (made from `config`).
+absl::StatusOr<std::vector<Example>> ReadEvalData(
+    const WorkerOptions& options, const ModelConfig& config,
+    const InputFormatOptions& format, const Model& model);
 
 // --num_cpu_replicas CPU devices, or the GPUs with --devices=auto when they
 // are usable (saying why not otherwise, in the devices' description).

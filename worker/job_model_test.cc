@@ -40,7 +40,8 @@ TEST(JobModelTest, DenseModelsTakeLibsvmRowsAsDenseRows) {
   std::ofstream(eval) << "1 2:3\n0 5:1\n";
   WorkerOptions options = OptionsFor("mlp", train);
   options.eval_data = eval;
-  absl::StatusOr<std::vector<Example>> examples = ReadEvalData(options, *job);
+  absl::StatusOr<std::vector<Example>> examples =
+      ReadEvalData(options, job->config, job->format, *job->model);
   EXPECT_EQ(examples.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(examples.status().message(),
               HasSubstr(eval + ":2: feature id 5 (1-based) but the model "

@@ -396,7 +396,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     ASSIGN_OR_RETURN(std::vector<Example> read,
                      ReadInputShard(shard, built.format));
     examples = std::move(read);
-    RETURN_IF_ERROR(FitExamplesToModel(built.config, "--train_data",
+    RETURN_IF_ERROR(FitExamplesToModel(built.config, *job.model, "--train_data",
                                        shard.files, &examples));
   }
   log(absl::StrCat("model ", options.model, " with ", config.num_features,
@@ -421,7 +421,9 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   // other tasks are not kept waiting for it, and a failure frees them.
   std::vector<Example> eval_examples;
   if (job.role.is_chief && !options.eval_data.empty()) {
-    ASSIGN_OR_RETURN(std::vector<Example> read, ReadEvalData(options, built));
+    ASSIGN_OR_RETURN(
+        std::vector<Example> read,
+        ReadEvalData(options, built.config, built.format, *job.model));
     eval_examples = std::move(read);
   }
   FinalMetrics metrics;

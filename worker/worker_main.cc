@@ -35,8 +35,9 @@
 #include "worker/worker_options.h"
 
 ABSL_FLAG(std::string, model, "logreg",
-          "linear, logreg, mlp, wide_deep, or torchscript (a PyTorch module "
-          "of your own: --torchscript_file and --loss).");
+          "linear, logreg, mlp, wide_deep, torchscript (a PyTorch module "
+          "of your own: --torchscript_file and --loss), or a model a build "
+          "of the worker registered (runtime/models/model_registry.h).");
 ABSL_FLAG(std::string, torchscript_file, "",
           "--model=torchscript: the file torch.jit.script(model).save() "
           "wrote (docs/torchscript.md).");

@@ -52,6 +52,13 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (absl::Status s = ParseDeviceSelection(o.devices, &devices); !s.ok()) {
     return Bad("devices", s.message());
   }
+  if (o.model == "torchscript" && devices.require_gpus) {
+    return Bad("devices",
+               absl::StrCat("\"", o.devices,
+                            "\" with --model=torchscript: TorchScript models "
+                            "compute on CPU devices (Debian's LibTorch is "
+                            "built without CUDA); use --devices=cpu or auto"));
+  }
   if (o.num_features < 0) return Bad("num_features", "must not be negative");
   if (o.num_classes < 0) return Bad("num_classes", "must not be negative");
   if (!o.data_format.empty() && o.data_format != "libsvm" &&

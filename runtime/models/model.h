@@ -128,6 +128,16 @@ class Model {
                        bool with_gradients, ModelStepResult* result) const;
 };
 
+// For a model that computes its gradients on the host (a TorchScript
+// module, a user's model) when ComputeOn is given a DenseGradientBuffer:
+// copies each dense gradient of `gradients` (host memory, one per variable
+// of `variables`) to its place in `buffer` on `device`, and empties it
+// there, as ComputeOn documents.
+absl::Status MoveDenseGradientsTo(Device& device,
+                                  const DenseGradientBuffer& buffer,
+                                  absl::Span<const ModelVariable> variables,
+                                  std::vector<VariableSlice>* gradients);
+
 }  // namespace distrt
 
 #endif  // DISTRT_RUNTIME_MODELS_MODEL_H_

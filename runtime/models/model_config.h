@@ -20,7 +20,8 @@
 namespace distrt {
 
 struct ModelConfig {
-  // One of ModelNames(): "linear", "logreg", "mlp", "wide_deep".
+  // A name in ModelRegistry: one of ModelNames() ("linear", "logreg",
+  // "mlp", "wide_deep"), "torchscript", or a model a program registered.
   std::string name;
   // Dense features per example (linear, mlp), or the size of the sparse
   // feature id space (logreg, wide_deep): ids are in [0, num_features).
@@ -44,9 +45,13 @@ struct ModelConfig {
   // outputs per example.
   std::string torchscript_file;
   std::string loss;
+  // For a model computing with a thread pool of its own (TorchScript): the
+  // threads each replica may use; 0 leaves the pool's default.
+  int threads_per_replica = 0;
 };
 
-// The names CreateModel knows, sorted.
+// The names CreateModel knows, sorted: the built-in models. ModelRegistry
+// (model_registry.h) holds them and every other model a job can name.
 std::vector<std::string> ModelNames();
 
 // The model `config` names. Fields a model does not use are ignored.

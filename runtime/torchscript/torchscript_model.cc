@@ -5,15 +5,21 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/models/model_inputs.h"
+#include "runtime/models/model_registry.h"
+#include "runtime/models/model_variables.h"
 #include "runtime/torchscript/torchscript_plugin_api.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -88,13 +94,18 @@ std::string TakeError(const DistrtTorchScriptApi* api, char* error) {
 
 class TorchScriptModel : public Model {
  public:
+  // `variables`: the module's parameters, then one hash embedding per
+  // entry of `embedding_dims`.
   TorchScriptModel(TorchScriptModelConfig config,
                    const DistrtTorchScriptApi* api, void* module,
-                   std::vector<ModelVariable> variables, int outputs)
+                   std::vector<ModelVariable> variables,
+                   std::vector<int64_t> embedding_dims, int outputs)
       : config_(std::move(config)),
         api_(api),
         module_(module),
         variables_(std::move(variables)),
+        embedding_dims_(std::move(embedding_dims)),
+        num_parameters_(variables_.size() - embedding_dims_.size()),
         outputs_(outputs) {}
   ~TorchScriptModel() override { api_->free_module(module_); }
 
@@ -117,10 +128,17 @@ class TorchScriptModel : public Model {
     return config_.loss == TorchScriptLoss::kSoftmaxCrossEntropy ? outputs_ : 1;
   }
 
+  // Every table is looked up with all of an example's feature ids.
   absl::Status SparseIds(
       const Batch& batch,
       std::vector<std::vector<int64_t>>* ids) const override {
     ids->assign(variables_.size(), {});
+    if (embedding_dims_.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(CheckSparseIds(batch));
+    const std::vector<int64_t> distinct = DistinctFeatureIds(batch);
+    for (size_t i = num_parameters_; i < variables_.size(); ++i) {
+      (*ids)[i] = distinct;
+    }
     return absl::OkStatus();
   }
 
@@ -131,8 +149,19 @@ class TorchScriptModel : public Model {
                          ModelStepResult* result) const override {
     if (absl::Status s = CheckInputs(batch, values); !s.ok()) return s;
     std::vector<const float*> parameters;
-    for (const VariableSlice& slice : values) {
-      parameters.push_back(slice.dense.data());
+    for (size_t i = 0; i < num_parameters_; ++i) {
+      parameters.push_back(values[i].dense.data());
+    }
+    std::vector<std::vector<float>> pooled(embedding_dims_.size());
+    std::vector<std::vector<float>> pooled_gradients(embedding_dims_.size());
+    std::vector<const float*> embeddings;
+    std::vector<float*> embedding_gradients;
+    for (size_t t = 0; t < embedding_dims_.size(); ++t) {
+      RETURN_IF_ERROR(Pool(batch, embedding_dims_[t],
+                           values[num_parameters_ + t], &pooled[t]));
+      pooled_gradients[t].assign(pooled[t].size(), 0.0f);
+      embeddings.push_back(pooled[t].data());
+      embedding_gradients.push_back(pooled_gradients[t].data());
     }
     result->loss_sum = 0;
     result->predictions.assign(batch.size * outputs_per_example(), 0.0f);
@@ -140,7 +169,7 @@ class TorchScriptModel : public Model {
     std::vector<float*> gradients;
     if (with_gradients) {
       result->gradients.resize(variables_.size());
-      for (size_t i = 0; i < variables_.size(); ++i) {
+      for (size_t i = 0; i < num_parameters_; ++i) {
         result->gradients[i].dense.assign(values[i].dense.size(), 0.0f);
         gradients.push_back(result->gradients[i].dense.data());
       }
@@ -153,53 +182,93 @@ class TorchScriptModel : public Model {
     if (batch.size > 0 &&
         api_->step(module_, static_cast<int>(config_.loss), batch.dense.data(),
                    batch.size, batch.labels.data(), parameters.data(),
-                   with_gradients ? 1 : 0, &result->loss_sum,
-                   result->predictions.data(), gradients.data(), &error) != 0) {
+                   embeddings.data(), with_gradients ? 1 : 0, &result->loss_sum,
+                   result->predictions.data(), gradients.data(),
+                   embedding_gradients.data(), &error) != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "torchscript model ", config_.path, ": ", TakeError(api_, error)));
     }
-    if (!with_gradients || dense_gradients == nullptr) {
-      return absl::OkStatus();
+    if (!with_gradients) return absl::OkStatus();
+    for (size_t t = 0; t < embedding_dims_.size(); ++t) {
+      const size_t v = num_parameters_ + t;
+      Scatter(batch, embedding_dims_[t], values[v], pooled_gradients[t],
+              &result->gradients[v]);
     }
-    // The caller wants the gradients in one buffer in the device's memory.
-    for (size_t i = 0; i < variables_.size(); ++i) {
-      std::vector<float>& grad = result->gradients[i].dense;
-      if (absl::Status s = device.allocator()->CopyFromHost(
-              grad.data(), dense_gradients->base + dense_gradients->offsets[i],
-              grad.size() * sizeof(float));
-          !s.ok()) {
-        return s;
+    if (dense_gradients == nullptr) return absl::OkStatus();
+    return MoveDenseGradientsTo(device, *dense_gradients, variables_,
+                                &result->gradients);
+  }
+
+ private:
+  // Feature ids index hash tables: any id >= 0.
+  static absl::Status CheckSparseIds(const Batch& batch) {
+    return CheckSparseFeatures(batch, std::numeric_limits<int64_t>::max());
+  }
+
+  // Row k of `slice` for `id`, which SparseIds asked for.
+  static absl::StatusOr<int64_t> RowOf(const VariableSlice& slice, int64_t id) {
+    auto it = std::lower_bound(slice.ids.begin(), slice.ids.end(), id);
+    if (it == slice.ids.end() || *it != id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("torchscript model: no embedding row for id ", id));
+    }
+    return it - slice.ids.begin();
+  }
+
+  // out[b] = sum over example b's features of value * the row of its id.
+  static absl::Status Pool(const Batch& batch, int64_t dim,
+                           const VariableSlice& table,
+                           std::vector<float>* out) {
+    out->assign(batch.size * dim, 0.0f);
+    for (int64_t b = 0; b < batch.size; ++b) {
+      float* pooled = out->data() + b * dim;
+      for (int64_t k = batch.offsets[b]; k < batch.offsets[b + 1]; ++k) {
+        ASSIGN_OR_RETURN(const int64_t row, RowOf(table, batch.ids[k]));
+        const float* values = table.rows.data() + row * dim;
+        const float weight = batch.values[k];
+        for (int64_t d = 0; d < dim; ++d) pooled[d] += weight * values[d];
       }
-      grad.clear();
     }
     return absl::OkStatus();
   }
 
- private:
+  // Pool's gradient: each feature's row gets value * its example's pooled
+  // gradient. Every id was found by Pool.
+  static void Scatter(const Batch& batch, int64_t dim,
+                      const VariableSlice& table,
+                      const std::vector<float>& pooled_gradients,
+                      VariableSlice* gradient) {
+    gradient->ids = table.ids;
+    gradient->rows.assign(table.rows.size(), 0.0f);
+    for (int64_t b = 0; b < batch.size; ++b) {
+      const float* pooled = pooled_gradients.data() + b * dim;
+      for (int64_t k = batch.offsets[b]; k < batch.offsets[b + 1]; ++k) {
+        const int64_t row = *RowOf(table, batch.ids[k]);
+        float* rows = gradient->rows.data() + row * dim;
+        const float weight = batch.values[k];
+        for (int64_t d = 0; d < dim; ++d) rows[d] += weight * pooled[d];
+      }
+    }
+  }
+
   // What LibTorch would otherwise meet as out-of-range memory or a class id
   // beyond the logits.
   absl::Status CheckInputs(const Batch& batch,
                            absl::Span<const VariableSlice> values) const {
-    if (values.size() != variables_.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "torchscript model: ", values.size(), " variable values for ",
-          variables_.size(), " variables"));
-    }
-    for (size_t i = 0; i < variables_.size(); ++i) {
-      const size_t want = variables_[i].initial_values.size();
-      if (values[i].dense.size() != want) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "torchscript model: ", values[i].dense.size(), " values for ",
-            variables_[i].name(), ", which has ", want));
-      }
+    if (absl::Status s = CheckValues(variables_, values); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("torchscript model: ", s.message()));
     }
     const int64_t n = config_.num_features;
-    if (batch.size > 0 &&
+    if (embedding_dims_.empty() && batch.size > 0 &&
         (batch.num_dense != n ||
          static_cast<int64_t>(batch.dense.size()) != batch.size * n)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "torchscript model: examples have ", batch.num_dense,
           " dense features, the model takes ", n, " (--num_features)"));
+    }
+    if (!embedding_dims_.empty() && batch.size > 0) {
+      RETURN_IF_ERROR(CheckSparseIds(batch));
     }
     if (static_cast<int64_t>(batch.labels.size()) != batch.size) {
       return absl::InvalidArgumentError(
@@ -224,6 +293,9 @@ class TorchScriptModel : public Model {
   const DistrtTorchScriptApi* const api_;
   void* const module_;
   const std::vector<ModelVariable> variables_;
+  const std::vector<int64_t> embedding_dims_;
+  // The module's parameters: variables_[0, num_parameters_).
+  const size_t num_parameters_;
   const int outputs_;
 };
 
@@ -241,6 +313,10 @@ absl::StatusOr<TorchScriptLoss> ParseTorchScriptLoss(absl::string_view name) {
       "unknown loss \"", name,
       "\" (expected softmax_cross_entropy, sigmoid_cross_entropy or "
       "mean_squared_error)"));
+}
+
+std::string TorchScriptEmbeddingName(int index) {
+  return absl::StrCat("embedding.", index);
 }
 
 absl::string_view TorchScriptLossName(TorchScriptLoss loss) {
@@ -267,8 +343,8 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
   if (!api.ok()) return api.status();
   DistrtTorchScriptModuleInfo info{};
   char* error = nullptr;
-  void* module =
-      (*api)->load(config.path.c_str(), config.num_features, &info, &error);
+  void* module = (*api)->load(config.path.c_str(), config.num_features,
+                              config.intra_op_threads, &info, &error);
   if (module == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": ", TakeError(*api, error)));
@@ -299,6 +375,18 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
     v.initial_values.assign(p.values, p.values + p.numel);
     variables.push_back(std::move(v));
   }
+  std::vector<int64_t> embedding_dims(
+      info.embedding_dims, info.embedding_dims + info.num_embeddings);
+  ModelVariableOptions options;
+  options.optimizer = config.optimizer;
+  options.partition = config.partition;
+  for (int t = 0; t < info.num_embeddings; ++t) {
+    variables.push_back(
+        HashEmbeddingVariable(TorchScriptEmbeddingName(t), embedding_dims[t],
+                              UniformInitializer(-0.05f, 0.05f), options));
+  }
+  // Seeds the tables' initializers (the parameters start from the file).
+  SeedInitializers(config.seed, &variables);
   if (variables.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": the module has no parameters to train"));
@@ -317,9 +405,37 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
                      " needs 1 output per example; forward returns ", outputs));
   }
   auto model = std::make_unique<TorchScriptModel>(
-      config, *api, module, std::move(variables), outputs);
+      config, *api, module, std::move(variables), std::move(embedding_dims),
+      outputs);
   owner.module = nullptr;
   return model;
 }
+
+absl::StatusOr<std::unique_ptr<Model>> CreateTorchScriptModel(
+    const ModelConfig& config) {
+  if (config.torchscript_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--model=torchscript needs --torchscript_file: the file "
+        "torch.jit.script(model).save(path) wrote");
+  }
+  absl::StatusOr<TorchScriptLoss> loss = ParseTorchScriptLoss(config.loss);
+  if (!loss.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--loss",
+        config.loss.empty() ? " is required with --model=torchscript" : "",
+        ": ", loss.status().message()));
+  }
+  TorchScriptModelConfig torchscript;
+  torchscript.path = config.torchscript_file;
+  torchscript.loss = *loss;
+  torchscript.num_features = config.num_features;
+  torchscript.optimizer = config.optimizer;
+  torchscript.partition = config.partition;
+  torchscript.seed = config.seed;
+  torchscript.intra_op_threads = config.threads_per_replica;
+  return LoadTorchScriptModel(torchscript);
+}
+
+DISTRT_REGISTER_MODEL("torchscript", &CreateTorchScriptModel);
 
 }  // namespace distrt

@@ -207,6 +207,10 @@ TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
       {"double", "parameter fc.weight is Double; parameters must be float32"},
       {"flat", "returned shape [1]; it must return [batch, outputs]"},
       {"no_parameters", "no parameters to train"},
+      {"bad_embedding_dims", "embedding_dims() has a width of 0"},
+      {"batch_norm",
+       "forward changes the buffer(s) bn.running_mean, bn.running_var, "
+       "bn.num_batches_tracked in training"},
   };
   for (const auto& [module, message] : cases) {
     absl::StatusOr<std::unique_ptr<Model>> model =
@@ -229,9 +233,84 @@ TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
   absl::StatusOr<std::unique_ptr<Model>> wide =
       Load("mlp1", TorchScriptLoss::kMeanSquaredError, /*num_features=*/5);
   EXPECT_THAT(wide.status().message(),
-              HasSubstr("forward(x) of x float32 [1, 5] failed"));
+              HasSubstr("forward of x float32 [1, 5] failed"));
   EXPECT_THAT(ParseTorchScriptLoss("hinge").status().message(),
               HasSubstr("expected softmax_cross_entropy"));
+}
+
+// Buffers forward only reads stay as saved in every replica's copy.
+TEST(TorchScriptModelTest, AConstantBufferIsAllowed) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Load("constant_buffer", TorchScriptLoss::kSoftmaxCrossEntropy);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->variables().size(), 2u);  // fc's; not the buffer
+}
+
+// Embedding tables: the adapter's gather of a batch's rows and scatter of
+// their gradients against PyTorch's embedding_bag (mode "sum", weighted).
+TEST(TorchScriptModelTest, EmbeddingTablesAgreeWithPyTorch) {
+  const nlohmann::json want = Expected()["wide_deep"];
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Load("wide_deep", TorchScriptLoss::kSigmoidCrossEntropy);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<ModelVariable>& variables = (*model)->variables();
+  ASSERT_EQ(variables.size(), 4u);
+  EXPECT_EQ(variables[2].name(), "embedding.0");
+  EXPECT_EQ(variables[2].kind, ModelVariable::Kind::kHashEmbedding);
+  EXPECT_EQ(variables[2].hash_spec.dim, 1);
+  EXPECT_EQ(variables[3].name(), "embedding.1");
+  EXPECT_EQ(variables[3].hash_spec.dim, 3);
+  // Seeded, so that every task creates the same tables.
+  EXPECT_NE(variables[2].hash_spec.initializer.seed,
+            variables[3].hash_spec.initializer.seed);
+
+  Batch batch;
+  batch.size = static_cast<int64_t>(want["examples"].size());
+  batch.offsets.push_back(0);
+  for (const auto& example : want["examples"]) {
+    for (const auto& feature : example) {
+      batch.ids.push_back(feature[0].get<int64_t>());
+      batch.values.push_back(feature[1].get<float>());
+    }
+    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
+  }
+  batch.labels = want["labels"].get<std::vector<float>>();
+
+  std::vector<std::vector<int64_t>> ids;
+  ASSERT_TRUE((*model)->SparseIds(batch, &ids).ok());
+  const std::vector<int64_t> batch_ids =
+      want["ids"].get<std::vector<int64_t>>();
+  EXPECT_TRUE(ids[0].empty());
+  EXPECT_EQ(ids[2], batch_ids);
+  EXPECT_EQ(ids[3], batch_ids);
+
+  std::vector<VariableSlice> values = InitialValues(**model);
+  for (int t = 0; t < 2; ++t) {
+    values[2 + t].ids = batch_ids;
+    values[2 + t].rows = want["tables"][t].get<std::vector<float>>();
+  }
+  ModelStepResult result;
+  ASSERT_TRUE((*model)->Compute(batch, values, true, &result).ok());
+  EXPECT_NEAR(result.loss_sum, want["loss_sum"].get<double>(), 1e-5);
+  ExpectNear(result.predictions, want["predictions"].get<std::vector<float>>(),
+             "predictions");
+  ExpectNear(result.gradients[0].dense,
+             want["gradients"]["fc.weight"].get<std::vector<float>>(),
+             "fc.weight gradient");
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(result.gradients[2 + t].ids, batch_ids);
+    ExpectNear(result.gradients[2 + t].rows,
+               want["table_gradients"][t].get<std::vector<float>>(),
+               "table " + std::to_string(t) + " gradient");
+  }
+
+  // A row the batch needs but the values lack, and a negative id.
+  values[3].ids.pop_back();
+  values[3].rows.resize(values[3].rows.size() - 3);
+  EXPECT_THAT((*model)->Compute(batch, values, true, &result).message(),
+              HasSubstr("no embedding row for id 42"));
+  batch.ids[0] = -1;
+  EXPECT_FALSE((*model)->SparseIds(batch, &ids).ok());
 }
 
 TEST(TorchScriptModelTest, BadBatchesAreErrors) {
@@ -250,7 +329,8 @@ TEST(TorchScriptModelTest, BadBatchesAreErrors) {
   short_values[1].dense.pop_back();
   s = (*model)->Compute(MakeBatch(Expected()["x"], {0, 1, 2}), short_values,
                         true, &result);
-  EXPECT_THAT(s.message(), HasSubstr("7 values for fc1.bias, which has 8"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("\"fc1.bias\": got 7 values, its shape has 8"));
 }
 
 }  // namespace

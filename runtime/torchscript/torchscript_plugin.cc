@@ -11,7 +11,9 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/torchscript/torchscript_plugin_api.h"
@@ -54,6 +56,8 @@ struct Instance {
 struct Module {
   torch::jit::Module prototype;
   int64_t num_features = 0;
+  // Of the embedding tables; empty for a module that takes x.
+  std::vector<int64_t> embedding_dims;
   int outputs = 0;
   // named_parameters() positions of the trainable parameters (those with
   // requires_grad in the file: a frozen one keeps its saved values).
@@ -99,13 +103,93 @@ struct Module {
     std::lock_guard<std::mutex> lock(mu);
     free.push_back(std::move(instance));
   }
+
+  // forward's arguments: x [batch, num_features], or the list of the
+  // tables' [batch, dim] inputs.
+  std::vector<c10::IValue> Inputs(torch::Tensor x,
+                                  const std::vector<torch::Tensor>& tables) {
+    if (embedding_dims.empty()) return {std::move(x)};
+    c10::List<torch::Tensor> list;
+    for (const torch::Tensor& t : tables) list.push_back(t);
+    return {c10::IValue(std::move(list))};
+  }
+
+  // What forward was given, for messages.
+  std::string InputsDescription(int64_t batch) const {
+    if (embedding_dims.empty()) {
+      return "x float32 [" + std::to_string(batch) + ", " +
+             std::to_string(num_features) + "]";
+    }
+    std::string text = "embeddings [";
+    for (size_t t = 0; t < embedding_dims.size(); ++t) {
+      text += (t ? ", [" : "[") + std::to_string(batch) + ", " +
+              std::to_string(embedding_dims[t]) + "]";
+    }
+    return text + "]";
+  }
 };
 
-void* Load(const char* path, int64_t num_features,
+// The module's embedding tables: what its exported embedding_dims()
+// returns, each in [1, 2^20]; none without that method. Throws what LibTorch
+// throws, or std::invalid_argument.
+std::vector<int64_t> EmbeddingDims(torch::jit::Module& module) {
+  c10::optional<torch::jit::Method> method =
+      module.find_method("embedding_dims");
+  if (!method.has_value()) return {};
+  c10::IValue value = (*method)(std::vector<c10::IValue>{});
+  if (!value.isIntList()) {
+    throw std::invalid_argument(
+        "embedding_dims() must return List[int], the width of each table");
+  }
+  std::vector<int64_t> dims = value.toIntVector();
+  if (dims.empty()) {
+    throw std::invalid_argument(
+        "embedding_dims() returned no tables; leave it out for a module "
+        "that takes x");
+  }
+  for (int64_t dim : dims) {
+    if (dim < 1 || dim > (int64_t{1} << 20)) {
+      throw std::invalid_argument("embedding_dims() has a width of " +
+                                  std::to_string(dim) +
+                                  "; each must be in [1, 1048576]");
+    }
+  }
+  return dims;
+}
+
+// The buffers (batch norm's running statistics, say) that a forward in
+// training mode changes, by name. Parameters are what distrt trains and
+// shares; such buffers would drift apart in every replica's copy and be
+// lost with the process, so modules with them are refused.
+std::vector<std::string> BuffersForwardChanges(Module& module) {
+  torch::NoGradGuard no_grad;
+  torch::jit::Module copy = module.prototype.clone();
+  std::vector<std::pair<std::string, torch::Tensor>> before;
+  for (const auto& b : copy.named_buffers(/*recurse=*/true)) {
+    before.emplace_back(b.name, b.value.clone());
+  }
+  if (before.empty()) return {};
+  copy.train(true);
+  // Two examples: batch norm refuses one in training.
+  std::vector<torch::Tensor> tables;
+  for (int64_t dim : module.embedding_dims) {
+    tables.push_back(torch::randn({2, dim}));
+  }
+  copy.forward(module.Inputs(torch::randn({2, module.num_features}), tables));
+  std::vector<std::string> changed;
+  size_t i = 0;
+  for (const auto& b : copy.named_buffers(/*recurse=*/true)) {
+    if (!b.value.equal(before[i++].second)) changed.push_back(b.name);
+  }
+  return changed;
+}
+
+void* Load(const char* path, int64_t num_features, int threads,
            DistrtTorchScriptModuleInfo* info, char** error) {
   auto module = std::make_unique<Module>();
   module->num_features = num_features;
   try {
+    if (threads >= 1) at::set_num_threads(threads);
     module->prototype = torch::jit::load(path);
   } catch (const std::exception& e) {
     *error = Error(
@@ -149,28 +233,55 @@ void* Load(const char* path, int64_t num_features,
       p.dtype = module->dtypes[i].c_str();
       module->parameters.push_back(p);
     }
+    module->embedding_dims = EmbeddingDims(module->prototype);
+  } catch (const std::exception& e) {
+    *error = Error(Describe(e));
+    return nullptr;
+  }
+  try {
     torch::NoGradGuard no_grad;
     module->prototype.eval();
+    std::vector<torch::Tensor> tables;
+    for (int64_t dim : module->embedding_dims) {
+      tables.push_back(torch::zeros({1, dim}));
+    }
     torch::Tensor out =
-        module->prototype.forward({torch::zeros({1, num_features})}).toTensor();
+        module->prototype
+            .forward(module->Inputs(torch::zeros({1, num_features}), tables))
+            .toTensor();
     if (out.dim() != 2 || out.size(0) != 1) {
-      *error = Error("forward(x) of x [1, " + std::to_string(num_features) +
-                     "] returned shape " + ShapeString(out.sizes()) +
+      *error = Error("forward of " + module->InputsDescription(1) +
+                     " returned shape " + ShapeString(out.sizes()) +
                      "; it must return [batch, outputs]");
       return nullptr;
     }
     module->outputs = static_cast<int>(out.size(1));
+    std::vector<std::string> changed = BuffersForwardChanges(*module);
+    if (!changed.empty()) {
+      std::string names;
+      for (const std::string& name : changed) {
+        names += (names.empty() ? "" : ", ") + name;
+      }
+      *error =
+          Error("forward changes the buffer(s) " + names +
+                " in training (batch norm's running statistics, say); distrt "
+                "trains parameters only, so such a module is refused: use "
+                "track_running_stats=False, or a layer without state such as "
+                "LayerNorm (docs/torchscript.md)");
+      return nullptr;
+    }
   } catch (const std::exception& e) {
-    *error = Error("forward(x) of x float32 [1, " +
-                   std::to_string(num_features) + "] failed: " + Describe(e));
+    *error = Error("forward of " + module->InputsDescription(1) +
+                   " failed: " + Describe(e));
     return nullptr;
   } catch (...) {
-    *error = Error("forward(x) of x float32 [1, " +
-                   std::to_string(num_features) + "] failed");
+    *error = Error("forward of " + module->InputsDescription(1) + " failed");
     return nullptr;
   }
   info->num_parameters = static_cast<int>(module->parameters.size());
   info->parameters = module->parameters.data();
+  info->num_embeddings = static_cast<int>(module->embedding_dims.size());
+  info->embedding_dims = module->embedding_dims.data();
   info->outputs = module->outputs;
   return module.release();
 }
@@ -178,10 +289,23 @@ void* Load(const char* path, int64_t num_features,
 // The step with a module instance of its own; throws what LibTorch throws.
 int Step(Module& module, Instance& instance, int loss_kind, const float* x,
          int64_t batch, const float* labels, const float* const* parameters,
-         int with_gradients, double* loss_sum, float* predictions_out,
-         float* const* gradients, char** error) {
-  torch::Tensor input = torch::from_blob(
-      const_cast<float*>(x), {batch, module.num_features}, torch::kFloat32);
+         const float* const* embeddings, int with_gradients, double* loss_sum,
+         float* predictions_out, float* const* gradients,
+         float* const* embedding_gradients, char** error) {
+  torch::Tensor input;
+  std::vector<torch::Tensor> tables;
+  if (module.embedding_dims.empty()) {
+    input = torch::from_blob(const_cast<float*>(x),
+                             {batch, module.num_features}, torch::kFloat32);
+  }
+  for (size_t t = 0; t < module.embedding_dims.size(); ++t) {
+    // Leaves, so that backward gives the loss's gradient for each pooled
+    // row, which the caller scatters to the table's rows.
+    tables.push_back(torch::from_blob(const_cast<float*>(embeddings[t]),
+                                      {batch, module.embedding_dims[t]},
+                                      torch::kFloat32)
+                         .requires_grad_(with_gradients != 0));
+  }
   torch::Tensor targets =
       torch::from_blob(const_cast<float*>(labels), {batch}, torch::kFloat32);
   {
@@ -197,7 +321,8 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
   instance.module.train(with_gradients != 0);
   std::optional<torch::NoGradGuard> no_grad;
   if (!with_gradients) no_grad.emplace();
-  torch::Tensor out = instance.module.forward({input}).toTensor();
+  torch::Tensor out =
+      instance.module.forward(module.Inputs(input, tables)).toTensor();
   if (out.dim() != 2 || out.size(0) != batch || out.size(1) != module.outputs) {
     *error = Error("forward returned shape " + ShapeString(out.sizes()) +
                    " for a batch of " + std::to_string(batch) + "; expected [" +
@@ -242,13 +367,24 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
     torch::Tensor g = grad.contiguous();
     std::memcpy(gradients[i], g.data_ptr<float>(), n * sizeof(float));
   }
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const torch::Tensor& grad = tables[t].grad();
+    const int64_t n = tables[t].numel();
+    if (!grad.defined()) {  // a table forward does not use
+      std::memset(embedding_gradients[t], 0, n * sizeof(float));
+      continue;
+    }
+    torch::Tensor g = grad.contiguous();
+    std::memcpy(embedding_gradients[t], g.data_ptr<float>(), n * sizeof(float));
+  }
   return 0;
 }
 
 int StepApi(void* handle, int loss_kind, const float* x, int64_t batch,
             const float* labels, const float* const* parameters,
-            int with_gradients, double* loss_sum, float* predictions,
-            float* const* gradients, char** error) {
+            const float* const* embeddings, int with_gradients,
+            double* loss_sum, float* predictions, float* const* gradients,
+            float* const* embedding_gradients, char** error) {
   Module& module = *static_cast<Module*>(handle);
   // No exception may leave this extern "C" function: it would abort.
   std::unique_ptr<Instance> instance;
@@ -256,7 +392,8 @@ int StepApi(void* handle, int loss_kind, const float* x, int64_t batch,
   try {
     instance = module.Acquire();
     result = Step(module, *instance, loss_kind, x, batch, labels, parameters,
-                  with_gradients, loss_sum, predictions, gradients, error);
+                  embeddings, with_gradients, loss_sum, predictions, gradients,
+                  embedding_gradients, error);
   } catch (const std::exception& e) {
     *error = Error("a step failed: " + Describe(e));
     result = -1;

@@ -30,30 +30,41 @@ struct DistrtTorchScriptParameter {
 };
 
 // The trainable parameters (requires_grad in the file), in
-// named_parameters() order; frozen ones keep their saved values.
+// named_parameters() order; frozen ones keep their saved values. A module
+// with embedding tables (an exported embedding_dims() -> List[int]) has
+// their widths; its forward takes the tables' pooled rows instead of x.
 struct DistrtTorchScriptModuleInfo {
   int num_parameters;
   const DistrtTorchScriptParameter* parameters;
-  int outputs;  // forward's columns
+  int num_embeddings;
+  const int64_t* embedding_dims;  // num_embeddings entries
+  int outputs;                    // forward's columns
 };
 
 struct DistrtTorchScriptApi {
   // kDistrtTorchScriptApiVersion; a plugin of another version is refused.
   int version;
-  // Loads the module at `path` and runs forward on x of [1, num_features]
-  // to learn its outputs. Returns the module, or null with *error set (a
-  // message for free_error). `info` stays valid until free_module.
-  void* (*load)(const char* path, int64_t num_features,
+  // Loads the module at `path`, sets LibTorch's intra-op threads (a
+  // process-wide setting) to `threads` when it is >= 1, and runs forward
+  // on x of [1, num_features] (or on one zero row per embedding table) to
+  // learn its outputs; a module whose buffers forward changes in training
+  // is refused, naming the buffer. Returns the module, or null with *error
+  // set (a message for free_error). `info` stays valid until free_module.
+  void* (*load)(const char* path, int64_t num_features, int threads,
                 DistrtTorchScriptModuleInfo* info, char** error);
-  // One step: x [batch, num_features] and labels [batch]; parameter i's
-  // values at parameters[i]. Writes the summed loss, predictions (batch *
-  // outputs: softmax probabilities, sigmoid probabilities, or the values)
-  // and, with with_gradients, gradients[i] (parameter i's numel). Returns
-  // 0, or -1 with *error set. Safe to call from several threads at once.
+  // One step: x [batch, num_features] (ignored by a module with embedding
+  // tables, which gets embeddings[t] of [batch, embedding_dims[t]] instead)
+  // and labels [batch]; parameter i's values at parameters[i]. Writes the
+  // summed loss, predictions (batch * outputs: softmax probabilities,
+  // sigmoid probabilities, or the values) and, with with_gradients,
+  // gradients[i] (parameter i's numel) and embedding_gradients[t] (the
+  // loss's gradient with respect to embeddings[t]). Returns 0, or -1 with
+  // *error set. Safe to call from several threads at once.
   int (*step)(void* module, int loss, const float* x, int64_t batch,
               const float* labels, const float* const* parameters,
-              int with_gradients, double* loss_sum, float* predictions,
-              float* const* gradients, char** error);
+              const float* const* embeddings, int with_gradients,
+              double* loss_sum, float* predictions, float* const* gradients,
+              float* const* embedding_gradients, char** error);
   void (*free_module)(void* module);
   void (*free_error)(char* error);
 };
@@ -63,6 +74,6 @@ const DistrtTorchScriptApi* distrt_torchscript_api(void);
 
 }  // extern "C"
 
-inline constexpr int kDistrtTorchScriptApiVersion = 1;
+inline constexpr int kDistrtTorchScriptApiVersion = 2;
 
 #endif  // DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_PLUGIN_API_H_

@@ -8,6 +8,8 @@ import json
 import os
 import sys
 
+from typing import List
+
 import torch
 
 
@@ -63,6 +65,55 @@ class Flat(torch.nn.Module):
         return self.fc(x).squeeze(1)
 
 
+class WideDeep(torch.nn.Module):
+    """Embedding tables: a wide one of dim 1 and a deep one of dim 3."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 1)
+
+    @torch.jit.export
+    def embedding_dims(self) -> List[int]:
+        return [1, 3]
+
+    def forward(self, embeddings: List[torch.Tensor]) -> torch.Tensor:
+        return embeddings[0] + self.fc(torch.tanh(embeddings[1]))
+
+
+class BadEmbeddingDims(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    @torch.jit.export
+    def embedding_dims(self) -> List[int]:
+        return [2, 0]
+
+    def forward(self, embeddings: List[torch.Tensor]) -> torch.Tensor:
+        return self.fc(embeddings[0])
+
+
+class BatchNorm(torch.nn.Module):
+    """Batch norm's running statistics: buffers forward changes."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+        self.bn = torch.nn.BatchNorm1d(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(self.fc(x))
+
+
+class ConstantBuffer(torch.nn.Module):
+    """A buffer forward only reads: allowed, kept as saved."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+        self.register_buffer("offset", torch.tensor([0.5, -0.5]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) + self.offset
+
+
 class NoParameters(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x
@@ -105,12 +156,55 @@ def expected(module, loss_name, labels):
     }
 
 
+# A sparse batch: example i's features are (id, value) pairs.
+SPARSE = [[(3, 1.0), (10, 0.5)], [(10, 2.0)], [(7, -1.0), (3, 1.0), (42, 1.5)]]
+SPARSE_LABELS = [1.0, 0.0, 1.0]
+
+
+def expected_embeddings(module):
+    """Each table's rows for the batch's ids (random), and PyTorch's loss and
+    gradients, pooling with its own embedding_bag (mode "sum", per-sample
+    weights), independent of the adapter's gather and scatter."""
+    ids = sorted({i for example in SPARSE for i, _ in example})
+    flat_ids = torch.tensor([i for ex in SPARSE for i, _ in ex])
+    weights = torch.tensor([v for ex in SPARSE for _, v in ex])
+    offsets = torch.tensor([0] + [len(ex) for ex in SPARSE][:-1]).cumsum(0)
+    position = {i: k for k, i in enumerate(ids)}
+    local = torch.tensor([position[int(i)] for i in flat_ids])
+    tables = [torch.randn(len(ids), dim, requires_grad=True)
+              for dim in module.embedding_dims()]
+    pooled = [torch.nn.functional.embedding_bag(
+        local, t, offsets, mode="sum", per_sample_weights=weights)
+        for t in tables]
+    out = module(pooled)
+    y = torch.tensor(SPARSE_LABELS)
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(
+        out.squeeze(1), y, reduction="sum")
+    module.zero_grad()
+    loss.backward()
+    return {
+        "examples": SPARSE,
+        "labels": SPARSE_LABELS,
+        "ids": ids,
+        "tables": [t.detach().flatten().tolist() for t in tables],
+        "table_gradients": [t.grad.flatten().tolist() for t in tables],
+        "loss_sum": loss.item(),
+        "predictions": torch.sigmoid(out.squeeze(1)).detach().tolist(),
+        "gradients": {n: p.grad.flatten().tolist()
+                      for n, p in module.named_parameters()},
+        "values": {n: p.detach().flatten().tolist()
+                   for n, p in module.named_parameters()},
+    }
+
+
 def main():
     out_dir = sys.argv[1]
     torch.manual_seed(7)
     modules = {"mlp3": Mlp(3), "mlp1": Mlp(1), "unused": Unused(),
                "double": Double(), "flat": Flat(), "frozen": Frozen(),
-               "no_parameters": NoParameters()}
+               "no_parameters": NoParameters(), "wide_deep": WideDeep(),
+               "bad_embedding_dims": BadEmbeddingDims(),
+               "batch_norm": BatchNorm(), "constant_buffer": ConstantBuffer()}
     for name, module in modules.items():
         torch.jit.script(module).save(os.path.join(out_dir, name + ".pt"))
     result = {"x": X}
@@ -118,6 +212,7 @@ def main():
         result[loss_name] = expected(modules[module_name], loss_name, labels)
     result["frozen"] = expected(modules["frozen"], "mean_squared_error",
                                 [1.0, 2.0, 3.0])
+    result["wide_deep"] = expected_embeddings(modules["wide_deep"])
     with open(os.path.join(out_dir, "expected.json"), "w") as f:
         json.dump(result, f)
     with open(os.path.join(out_dir, "not_torchscript.pt"), "w") as f:

@@ -1,7 +1,7 @@
 """A PyTorch model of your own, saved as TorchScript for distrt to train
 (docs/torchscript.md):
 
-  /usr/bin/python3 examples/torchscript/mlp.py --features=20 --classes=4 \
+  /usr/bin/python3 examples/torch/mlp.py --features=20 --classes=4 \
       --out=/tmp/mlp.pt
   bazel-bin/deploy/launch --ps=2 --workers=2 --chief -- \
       --model=torchscript --torchscript_file=/tmp/mlp.pt \
