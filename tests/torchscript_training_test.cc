@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -218,6 +219,61 @@ TEST_F(TorchScriptTrainingTest, EmbeddingTablesLiveOnThePsTasks) {
       Sample(ps, "distrt_rpc_requests_total{method=\"PushHash\",code=\"OK\"}");
   ASSERT_GE(pushes, 1500);
   EXPECT_LT(pushed_bytes / pushes, 0.3 * both_tables_bytes) << ps;
+}
+
+// A module whose forward raises on one example deep in the data: the chief
+// fails naming the error and the step, and the ps task, which got every
+// earlier step's update and none of the failed one's, keeps serving them.
+TEST_F(TorchScriptTrainingTest, AForwardThatRaisesFailsTheTaskNotThePsTask) {
+  std::string rows;
+  for (int i = 0; i < 2000; ++i) {
+    rows += i == 1200
+                ? "1 4:5000\n"
+                : absl::StrCat(i % 2, " 1:0.5 2:-0.25 3:", i % 7, " 4:0.3\n");
+  }
+  const std::string data = dir_.WriteFile("raises.svm", rows);
+  absl::StatusOr<PsProcess> ps = StartPsProcess(0, 1);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  nlohmann::json tf_config;
+  tf_config["cluster"] = {{"chief", {"127.0.0.1:1"}}, {"ps", {ps->address()}}};
+  tf_config["task"] = {{"type", "chief"}, {"index", 0}};
+  SubprocessOptions chief;
+  chief.argv = {kWorkerBinary,
+                "--model=torchscript",
+                "--torchscript_file=runtime/torchscript/testdata/raises.pt",
+                "--loss=softmax_cross_entropy",
+                "--train_data=" + data,
+                "--global_batch_size=4",
+                "--train_steps=5000",
+                "--wait_secs=60"};
+  chief.env["TF_CONFIG"] = tf_config.dump();
+  chief.timeout = absl::Minutes(2);
+  absl::StatusOr<SubprocessResult> failed = RunSubprocess(chief);
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  EXPECT_NE(failed->exit_code, 0);
+  EXPECT_THAT(failed->stderr_text,
+              HasSubstr("an example with a feature beyond 1000"));
+  EXPECT_THAT(failed->stderr_text, HasSubstr("the training step after global "
+                                             "step "));
+
+  // The ps task still serves the module's trained values.
+  SubprocessOptions pull;
+  pull.argv = {"client/distctl", "pull", "fc.weight"};
+  pull.env["TF_CONFIG"] = tf_config.dump();
+  pull.timeout = absl::Minutes(1);
+  absl::StatusOr<SubprocessResult> values = RunSubprocess(pull);
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(values->exit_code, 0) << values->stderr_text;
+  EXPECT_THAT(values->stdout_text, HasSubstr("fc.weight"));
+  EXPECT_THAT(values->stdout_text, ::testing::Not(HasSubstr("nan")));
+  SubprocessOptions shutdown = pull;
+  shutdown.argv = {"client/distctl", "shutdown"};
+  absl::StatusOr<SubprocessResult> stopped = RunSubprocess(shutdown);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->exit_code, 0) << stopped->stderr_text;
+  absl::StatusOr<SubprocessResult> exited =
+      ps->process->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exited.ok()) << exited.status();
 }
 
 TEST_F(TorchScriptTrainingTest, BadFlagsAreRefusedBeforeTraining) {

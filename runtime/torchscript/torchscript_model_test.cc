@@ -15,6 +15,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "runtime/input/batch.h"
+#include "runtime/models/mlp_model.h"
+#include "runtime/models/model_variables.h"
 #include "runtime/util/file_system.h"
 
 namespace distrt {
@@ -146,6 +148,93 @@ INSTANTIATE_TEST_SUITE_P(Losses, AgreesWithPyTorch,
                                            "sigmoid_cross_entropy",
                                            "mean_squared_error"));
 
+// [rows, cols] row-major as [cols, rows]: torch.nn.Linear's weight is
+// [out, in], the built-in models' kernels [in, out].
+std::vector<float> Transposed(const std::vector<float>& m, int64_t rows,
+                              int64_t cols) {
+  std::vector<float> t(m.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+  }
+  return t;
+}
+
+void ExpectRelativelyNear(const std::vector<float>& got,
+                          const std::vector<float>& want,
+                          const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5 * std::max(1.0f, std::abs(want[i])))
+        << what << " element " << i;
+  }
+}
+
+// A TorchScript module of the built-in mlp's architecture, given the same
+// weights, gives the same loss, predictions and gradients, and after steps
+// of gradient descent on one device the same weights.
+TEST(TorchScriptModelTest, EquivalentToTheBuiltInMlp) {
+  absl::StatusOr<std::unique_ptr<Model>> torch =
+      Load("relu_mlp", TorchScriptLoss::kSoftmaxCrossEntropy);
+  ASSERT_TRUE(torch.ok()) << torch.status();
+  const MlpModel builtin(/*num_features=*/4, /*num_classes=*/3,
+                         /*hidden_units=*/{8}, ModelVariableOptions());
+  // (fc1.weight, fc1.bias, fc2.weight, fc2.bias) against (dense_0/kernel,
+  // dense_0/bias, logits/kernel, logits/bias); the weights' [out, in].
+  const std::vector<std::pair<int64_t, int64_t>> weight_shapes = {{8, 4},
+                                                                  {3, 8}};
+  std::vector<VariableSlice> torch_values = InitialValues(**torch);
+  const auto as_builtin = [&](const std::vector<VariableSlice>& values) {
+    std::vector<VariableSlice> out = values;
+    for (int layer = 0; layer < 2; ++layer) {
+      const auto [rows, cols] = weight_shapes[layer];
+      out[2 * layer].dense = Transposed(values[2 * layer].dense, rows, cols);
+    }
+    return out;
+  };
+  ASSERT_EQ(builtin.variables().size(), torch_values.size());
+  const Batch batch = MakeBatch(Expected()["x"], {2, 0, 1});
+
+  // Each trained on its own by plain gradient descent on the mean loss.
+  constexpr float kLearningRate = 0.5f;
+  const auto descend = [&](const std::vector<VariableSlice>& gradients,
+                           std::vector<VariableSlice>* values) {
+    for (size_t v = 0; v < values->size(); ++v) {
+      for (size_t k = 0; k < (*values)[v].dense.size(); ++k) {
+        (*values)[v].dense[k] -=
+            kLearningRate * gradients[v].dense[k] / batch.size;
+      }
+    }
+  };
+  std::vector<VariableSlice> builtin_values = as_builtin(torch_values);
+  for (int step = 0; step < 20; ++step) {
+    ModelStepResult t, b;
+    ASSERT_TRUE((*torch)->Compute(batch, torch_values, true, &t).ok());
+    ASSERT_TRUE(builtin.Compute(batch, builtin_values, true, &b).ok());
+    const std::string at = " at step " + std::to_string(step);
+    EXPECT_NEAR(t.loss_sum, b.loss_sum, 1e-5 * std::max(1.0, b.loss_sum)) << at;
+    ExpectRelativelyNear(t.predictions, b.predictions, "predictions" + at);
+    const std::vector<VariableSlice> t_as_builtin = as_builtin(t.gradients);
+    for (size_t v = 0; v < b.gradients.size(); ++v) {
+      ExpectRelativelyNear(t_as_builtin[v].dense, b.gradients[v].dense,
+                           builtin.variables()[v].name() + " gradient" + at);
+    }
+    descend(t.gradients, &torch_values);
+    descend(b.gradients, &builtin_values);
+    if (HasFailure()) return;
+  }
+  const std::vector<VariableSlice> trained = as_builtin(torch_values);
+  for (size_t v = 0; v < trained.size(); ++v) {
+    ExpectRelativelyNear(trained[v].dense, builtin_values[v].dense,
+                         builtin.variables()[v].name() + " after 20 steps");
+  }
+  // The loss fell: the steps trained both.
+  ModelStepResult first, last;
+  ASSERT_TRUE(
+      (*torch)->Compute(batch, InitialValues(**torch), false, &first).ok());
+  ASSERT_TRUE((*torch)->Compute(batch, torch_values, false, &last).ok());
+  EXPECT_LT(last.loss_sum, first.loss_sum);
+}
+
 TEST(TorchScriptModelTest, AParameterForwardDoesNotUseHasZeroGradient) {
   absl::StatusOr<std::unique_ptr<Model>> model =
       Load("unused", TorchScriptLoss::kMeanSquaredError);
@@ -204,6 +293,9 @@ TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
   const std::map<std::string, std::string> cases = {
       {"not_torchscript", "not a TorchScript file"},
       {"missing", "not a TorchScript file"},
+      {"newer",
+       "written by a newer PyTorch than this LibTorch (1.13) can read; save "
+       "the module with that PyTorch version"},
       {"double", "parameter fc.weight is Double; parameters must be float32"},
       {"flat", "returned shape [1]; it must return [batch, outputs]"},
       {"no_parameters", "no parameters to train"},

@@ -3,6 +3,7 @@
 
 #include <torch/script.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -192,10 +193,20 @@ void* Load(const char* path, int64_t num_features, int threads,
     if (threads >= 1) at::set_num_threads(threads);
     module->prototype = torch::jit::load(path);
   } catch (const std::exception& e) {
+    const std::string why = Describe(e);
+    if (why.find("maximum supported version") != std::string::npos) {
+      *error = Error("written by a newer PyTorch than this LibTorch (" +
+                     std::to_string(TORCH_VERSION_MAJOR) + "." +
+                     std::to_string(TORCH_VERSION_MINOR) +
+                     ") can read; save the module with that PyTorch "
+                     "version (Debian's python3-torch): " +
+                     why);
+      return nullptr;
+    }
     *error = Error(
         "not a TorchScript file (torch.jit.script(model).save(path) writes "
         "one): " +
-        Describe(e));
+        why);
     return nullptr;
   } catch (...) {
     *error = Error("not a TorchScript file");

@@ -35,9 +35,17 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
     absl::StatusOr<StepResult> done =
         TrainStep(strategy, model, variables, step->replicas);
     if (!done.ok()) {
-      return options.explain_step_failure
-                 ? options.explain_step_failure(done.status())
-                 : done.status();
+      const absl::Status failed =
+          options.explain_step_failure
+              ? options.explain_step_failure(done.status())
+              : done.status();
+      // Which step: where to look in the data, and what the ps tasks hold
+      // (every update of the steps before it; none of this one's).
+      return absl::Status(
+          failed.code(),
+          absl::StrCat("the training step after global step ", global_step,
+                       " (this task's step ", result.steps + 1,
+                       ") failed: ", failed.message()));
     }
     ++result.steps;
     result.examples += done->examples;

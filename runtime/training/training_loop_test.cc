@@ -189,7 +189,9 @@ TEST_F(TrainingLoopTest, AFailedStepIsExplained) {
   };
   absl::StatusOr<TrainingLoopResult> result = Run(*pipeline, options);
   EXPECT_TRUE(absl::IsUnavailable(result.status())) << result.status();
-  EXPECT_THAT(result.status().message(), HasSubstr("explained: "));
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("the training step after global step 2 (this task's "
+                        "step 3) failed: explained: "));
   EXPECT_THAT(result.status().message(), HasSubstr("50"));
   EXPECT_EQ(steps, 2);
 }

@@ -7,6 +7,7 @@ adapter is checked against PyTorch itself.
 import json
 import os
 import sys
+import zipfile
 
 from typing import List
 
@@ -21,6 +22,29 @@ class Mlp(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(torch.tanh(self.fc1(x)))
+
+
+class ReluMlp(torch.nn.Module):
+    """The built-in mlp's architecture (ReLU hidden layer, logits)."""
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 8)
+        self.fc2 = torch.nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class Raises(torch.nn.Module):
+    """Fails in forward on an example with a feature beyond 1000."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool((x.abs() > 1000.0).any()):
+            raise ValueError("an example with a feature beyond 1000")
+        return self.fc(x)
 
 
 class Unused(torch.nn.Module):
@@ -204,7 +228,8 @@ def main():
                "double": Double(), "flat": Flat(), "frozen": Frozen(),
                "no_parameters": NoParameters(), "wide_deep": WideDeep(),
                "bad_embedding_dims": BadEmbeddingDims(),
-               "batch_norm": BatchNorm(), "constant_buffer": ConstantBuffer()}
+               "batch_norm": BatchNorm(), "constant_buffer": ConstantBuffer(),
+               "relu_mlp": ReluMlp(), "raises": Raises()}
     for name, module in modules.items():
         torch.jit.script(module).save(os.path.join(out_dir, name + ".pt"))
     result = {"x": X}
@@ -217,6 +242,19 @@ def main():
         json.dump(result, f)
     with open(os.path.join(out_dir, "not_torchscript.pt"), "w") as f:
         f.write("not a zip archive\n")
+    write_as_newer(os.path.join(out_dir, "mlp1.pt"),
+                   os.path.join(out_dir, "newer.pt"))
+
+
+def write_as_newer(src, dst):
+    """`src` as a newer PyTorch would write it: its archive's format version
+    raised beyond what this PyTorch (and so LibTorch 1.13) reads."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("/version"):
+                data = b"99\n"
+            zout.writestr(item, data)
 
 
 if __name__ == "__main__":
