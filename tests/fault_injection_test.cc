@@ -186,6 +186,43 @@ TEST_F(FaultInjectionTest, RestartedChiefContinuesTheGlobalStep) {
   EXPECT_GE(metrics["global_step"].get<int64_t>(), 2500);
 }
 
+// A user's PyTorch module with embedding tables on the ps tasks
+// (examples/torch/wide_deep.py): a ps task and the chief killed together
+// after a checkpoint. The ps task comes back holding its shard (dense
+// parameters and table rows), the chief from the checkpoint, and the job
+// finishes.
+TEST_F(FaultInjectionTest, TorchScriptJobSurvivesAKilledPsTaskAndChief) {
+  std::vector<std::string> flags = TrainingFlags();
+  flags[0] = "--model=torchscript";
+  flags.insert(flags.end(),
+               {"--torchscript_file=examples/torch/wide_deep_16.pt",
+                "--loss=sigmoid_cross_entropy", "--optimizer=adagrad",
+                "--learning_rate=0.1"});
+  std::unique_ptr<Subprocess> launch = StartJob(
+      "torch", {"--ps=2", "--workers=1", "--chief", "--max_restarts=2"}, flags);
+  ASSERT_NE(launch, nullptr);
+  // launch starts the ps tasks, then the chief.
+  const int ps1 = PidOf(
+      ReadUntilLineWith(*launch, "launch: started ps:1 at ", kLineTimeout));
+  const int chief = PidOf(
+      ReadUntilLineWith(*launch, "launch: started chief:0 at ", kLineTimeout));
+  ReadUntilSavedAtLeast(*launch, 300);
+  ASSERT_EQ(kill(ps1, SIGKILL), 0);
+  ASSERT_EQ(kill(chief, SIGKILL), 0);
+
+  absl::StatusOr<SubprocessResult> result = launch->Wait(absl::Minutes(3));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string& out = result->stdout_text;
+  ASSERT_EQ(result->exit_code, 0) << out;
+  EXPECT_THAT(out, HasSubstr("launch: restarted ps:1"));
+  EXPECT_THAT(out, HasSubstr("launch: restarted chief:0"));
+  EXPECT_THAT(out, HasSubstr("[ps:1] ps_server: took back this task's shard"));
+  EXPECT_THAT(out, HasSubstr("[chief:0] restored "));
+  const nlohmann::json metrics = ReadJson(JobDir("torch") + "/metrics.json");
+  EXPECT_GE(metrics["global_step"].get<int64_t>(), 2500);
+  EXPECT_GE(metrics["eval_accuracy"].get<double>(), 0.75) << metrics.dump();
+}
+
 TEST_F(FaultInjectionTest, StoppedPsTaskFailsTheJobWithAClearError) {
   std::vector<std::string> flags = TrainingFlags();
   flags[3] = "--train_steps=100000000";
