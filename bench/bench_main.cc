@@ -32,6 +32,7 @@
 #include "bench/ps_memory_bench.h"
 #include "bench/sparse_bench.h"
 #include "bench/time_to_accuracy_bench.h"
+#include "bench/torchscript_bench.h"
 #include "runtime/util/malloc_tuning.h"
 
 ABSL_FLAG(bool, quick, false,
@@ -42,7 +43,7 @@ ABSL_FLAG(std::string, json, "",
           "relative to where `bazel run` was started)");
 ABSL_FLAG(std::vector<std::string>, only, {},
           "run only these families (dense, sparse, allreduce, end_to_end, "
-          "time_to_accuracy, ps_memory)");
+          "time_to_accuracy, ps_memory, torchscript)");
 
 namespace distrt::bench {
 namespace {
@@ -59,6 +60,7 @@ constexpr Family kFamilies[] = {
     {"end_to_end", RunEndToEndBench},
     {"time_to_accuracy", RunTimeToAccuracyBench},
     {"ps_memory", RunPsMemoryBench},
+    {"torchscript", RunTorchScriptBench},
 };
 
 // `bazel run` starts us in the runfiles tree; a relative --json means the
