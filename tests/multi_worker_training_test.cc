@@ -145,6 +145,22 @@ std::map<std::string, std::vector<float>> ReadWeights(const std::string& root) {
   return weights;
 }
 
+// Weights a run reached, against the reference's, element by element.
+void ExpectSameWeights(const std::map<std::string, std::vector<float>>& got,
+                       const std::map<std::string, std::vector<float>>& want,
+                       const std::string& run) {
+  ASSERT_EQ(got.size(), want.size()) << run;
+  for (const auto& [name, values] : want) {
+    ASSERT_EQ(got.count(name), 1u) << run << ": no " << name;
+    const std::vector<float>& other = got.at(name);
+    ASSERT_EQ(other.size(), values.size()) << run << ": " << name;
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_NEAR(other[i], values[i], 1e-4 * (1 + std::abs(values[i])))
+          << run << ": " << name << "[" << i << "]";
+    }
+  }
+}
+
 struct SameWeightsCase {
   const char* model;
   const char* data;  // gen_data --task
@@ -204,16 +220,8 @@ TEST_P(SameWeightsTest, TwoAndThreeProcessesTrainWhatOneProcessTrains) {
                                        workers + 1)));
     EXPECT_THAT(results[1].stdout_text,
                 HasSubstr("variables received from the chief"));
-    const auto got = ReadWeights(dir.path() + absl::StrCat("/job", workers));
-    ASSERT_EQ(got.size(), want.size());
-    for (const auto& [name, values] : want) {
-      const std::vector<float>& other = got.at(name);
-      ASSERT_EQ(other.size(), values.size()) << name;
-      for (size_t i = 0; i < values.size(); ++i) {
-        ASSERT_NEAR(other[i], values[i], 1e-4 * (1 + std::abs(values[i])))
-            << workers + 1 << " processes: " << name << "[" << i << "]";
-      }
-    }
+    ExpectSameWeights(ReadWeights(dir.path() + absl::StrCat("/job", workers)),
+                      want, absl::StrCat(workers + 1, " processes"));
   }
 }
 
@@ -222,6 +230,67 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SameWeightsCase{"logreg", "binary"},
                       SameWeightsCase{"mlp", "multiclass"}),
     [](const auto& info) { return std::string(info.param.model); });
+
+// A user's PyTorch module (examples/torch/mlp.py, 20 features, 8 hidden
+// units, 3 classes) reaches the same weights on one device, mirrored over 2
+// replicas, in central storage over 2 replicas, and multi-worker mirrored
+// over 2 processes, on the same global batches.
+TEST(TorchScriptStrategiesTest, EveryStrategyReachesTheOneDeviceWeights) {
+  TestDir dir;
+  const std::string train = dir.path() + "/train.svm";
+  WriteTrainingData(dir.path() + "/gen", "multiclass", train);
+  auto flags = [&](const std::string& name) {
+    return std::vector<std::string>{
+        "--model=torchscript",
+        "--torchscript_file=examples/torch/mlp_20x3.pt",
+        "--loss=softmax_cross_entropy",
+        "--num_features=20",
+        "--train_data=" + train,
+        "--train_steps=25",  // 2.5 epochs
+        absl::StrCat("--global_batch_size=", kGlobalBatch),
+        "--shuffle=false",
+        "--optimizer=adagrad",
+        "--learning_rate=0.2",
+        "--checkpoint_dir=" + dir.path() + "/" + name,
+        "--log_every_secs=60",
+        "--wait_secs=60",
+        "--collective_timeout_secs=60"};
+  };
+  auto alone = [&](const std::string& name,
+                   const std::vector<std::string>& extra) {
+    SubprocessOptions options;
+    options.argv = {kWorkerBinary};
+    for (const std::string& flag : flags(name)) options.argv.push_back(flag);
+    options.argv.insert(options.argv.end(), extra.begin(), extra.end());
+    options.env["TF_CONFIG"] = std::nullopt;
+    options.timeout = absl::Minutes(2);
+    absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+    EXPECT_TRUE(result.ok()) << result.status();
+    if (result.ok()) {
+      EXPECT_EQ(result->exit_code, 0) << name << ": " << result->stderr_text;
+    }
+    return ReadWeights(dir.path() + "/" + name);
+  };
+  const auto want = alone("one_device", {"--strategy=one_device"});
+  ASSERT_EQ(want.size(), 4u);  // hidden and logits, weight and bias
+  ExpectSameWeights(
+      alone("mirrored", {"--strategy=mirrored", "--num_cpu_replicas=2"}), want,
+      "mirrored, 2 replicas");
+  ExpectSameWeights(alone("central_storage", {"--strategy=central_storage",
+                                              "--num_cpu_replicas=2"}),
+                    want, "central storage, 2 replicas");
+
+  Job job(1, flags("multi_worker"));
+  ASSERT_EQ(job.size(), 2);
+  std::vector<SubprocessResult> results = job.Wait(absl::Minutes(2));
+  for (int t = 0; t < job.size(); ++t) {
+    ASSERT_EQ(results[t].exit_code, 0)
+        << "task " << t << ": " << results[t].stdout_text
+        << results[t].stderr_text;
+  }
+  ExpectSameWeights(ReadWeights(dir.path() + "/multi_worker"), want,
+                    "multi-worker mirrored, 2 processes");
+}
 
 // A job restarted on the same --checkpoint_dir resumes from the chief's last
 // checkpoint: the chief restores it and every worker starts from its step.
