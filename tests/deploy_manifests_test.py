@@ -61,6 +61,9 @@ def binary(env_var, runfiles_path):
 
 
 DISTCTL = binary("DISTCTL", "client/distctl")
+# The worker's TorchScript plugin (a data dependency of //worker).
+PLUGIN = binary("TORCHSCRIPT_PLUGIN",
+                "runtime/torchscript/libdistrt_torchscript.so")
 # The programs the manifests run, by the name they have in the image.
 PROGRAMS = {
     "worker": binary("WORKER", "worker/worker"),
@@ -993,6 +996,37 @@ class DockerfileTest(unittest.TestCase):
         missing = {p: libs for p, libs in needed.items()
                    if p not in listed and p not in self.BASE_PACKAGES}
         self.assertEqual(missing, {}, "install these in the runtime stage")
+
+    def test_the_torchscript_plugin_and_libtorch_are_in_the_image(self):
+        """The worker loads the plugin from beside itself; the plugin's own
+        libraries (not LibTorch's dependencies, which its package brings)
+        come from packages the runtime stage installs."""
+        if shutil.which("dpkg") is None or shutil.which("objdump") is None:
+            self.skipTest("needs dpkg and objdump (Debian)")
+        (_, build), (_, runtime) = self.stages
+        build_runs = " ".join(a for i, a in build if i == "RUN")
+        self.assertRegex(build_runs, r"cp -L [^&]*bazel-bin/runtime/torchscript/"
+                         r"libdistrt_torchscript\.so[ ][^&]*/out/")
+        copies = [a for i, a in runtime if i == "COPY"]
+        self.assertIn("--from=build /out/libdistrt_torchscript.so "
+                      "/usr/local/bin/libdistrt_torchscript.so", copies)
+        apt = " ".join(a for i, a in runtime if i == "RUN")
+        listed = set(re.search(r"--no-install-recommends ([^&]*)",
+                               apt).group(1).split())
+        needed = re.findall(r"NEEDED\s+(\S+)",
+                            run(["objdump", "-p", PLUGIN]).stdout)
+        self.assertIn("libtorch.so.1.13", needed)
+        for library in needed:
+            path = run(["/bin/sh", "-c", f"ldd {PLUGIN} | grep '{library} '"],
+                       check_ok=False).stdout.split("=> ")[-1].split(" (")[0]
+            # dpkg knows a library by one of its names (/lib or /usr/lib).
+            packages = set()
+            for name in {path, os.path.realpath(path)}:
+                owners = run(["dpkg", "-S", name],
+                             check_ok=False).stdout.split(": ")[0]
+                packages |= {p.split(":")[0] for p in owners.split(", ") if p}
+            self.assertTrue(packages & (listed | self.BASE_PACKAGES),
+                            f"{library} ({packages}): install its package")
 
 
 if __name__ == "__main__":
