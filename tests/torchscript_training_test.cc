@@ -8,6 +8,7 @@
 // well as the built-in wide_deep does, and only its batches' rows move. Bad
 // flags are refused before training.
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -290,15 +291,29 @@ TEST_F(TorchScriptTrainingTest, BadFlagsAreRefusedBeforeTraining) {
       {{"--model=torchscript", std::string("--torchscript_file=") + kModule,
         "--loss=sigmoid_cross_entropy"},
        "sigmoid_cross_entropy needs 1 output per example; forward returns 4"},
-      {{"--model=torchscript", "--torchscript_file=" + data,
+      {{"--model=torchscript",
+        "--torchscript_file=" + dir_.path() + "/data/d.train.svm",
         "--loss=mean_squared_error"},
-       "not a TorchScript file"},
+       "d.train.svm: not a TorchScript file"},
       {{"--model=mlp", std::string("--torchscript_file=") + kModule},
        "--torchscript_file and --loss are for --model=torchscript"},
       {{"--model=torchscript", std::string("--torchscript_file=") + kModule,
         "--loss=softmax_cross_entropy", "--devices=gpu"},
        "--devices: \"gpu\" with --model=torchscript: TorchScript models "
        "compute on CPU devices"},
+      {{"--model=torchscript", "--torchscript_file=/nonexistent/model.pt",
+        "--loss=mean_squared_error"},
+       "--torchscript_file=/nonexistent/model.pt: cannot read it: No such "
+       "file or directory"},
+      {{"--model=torchscript",
+        "--torchscript_file=runtime/torchscript/testdata/newer.pt",
+        "--loss=mean_squared_error"},
+       "newer.pt: written by a newer PyTorch than this LibTorch (1.13) can "
+       "read"},
+      {{"--model=torchscript",
+        "--torchscript_file=runtime/torchscript/testdata/two_arguments.pt",
+        "--loss=mean_squared_error"},
+       "forward() is missing value for argument 'y'"},
   };
   for (const Case& c : cases) {
     SubprocessOptions options;
@@ -307,8 +322,15 @@ TEST_F(TorchScriptTrainingTest, BadFlagsAreRefusedBeforeTraining) {
     options.timeout = absl::Minutes(1);
     absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
     ASSERT_TRUE(result.ok()) << result.status();
-    EXPECT_NE(result->exit_code, 0) << c.message;
+    // Bad input: exit status 2 and one line, before training.
+    EXPECT_EQ(result->exit_code, 2) << c.message;
     EXPECT_THAT(result->stderr_text, HasSubstr(c.message));
+    EXPECT_EQ(std::count(result->stderr_text.begin(), result->stderr_text.end(),
+                         '\n'),
+              1)
+        << result->stderr_text;
+    EXPECT_THAT(result->stdout_text,
+                ::testing::Not(HasSubstr("training from global step")));
   }
 }
 

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -338,6 +340,11 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
     return absl::InvalidArgumentError(
         absl::StrCat("torchscript model: --num_features must be >= 1, not ",
                      config.num_features));
+  }
+  // LibTorch's own message for a missing file is a C++ backtrace's worth.
+  if (access(config.path.c_str(), R_OK) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": cannot read it: ", std::strerror(errno)));
   }
   absl::StatusOr<const DistrtTorchScriptApi*> api = Plugin();
   if (!api.ok()) return api.status();

@@ -292,7 +292,7 @@ TEST(TorchScriptModelTest, AnEmptyBatchGivesZeroGradients) {
 TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
   const std::map<std::string, std::string> cases = {
       {"not_torchscript", "not a TorchScript file"},
-      {"missing", "not a TorchScript file"},
+      {"missing", "cannot read it: No such file or directory"},
       {"newer",
        "written by a newer PyTorch than this LibTorch (1.13) can read; save "
        "the module with that PyTorch version"},
@@ -300,6 +300,9 @@ TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
       {"flat", "returned shape [1]; it must return [batch, outputs]"},
       {"no_parameters", "no parameters to train"},
       {"bad_embedding_dims", "embedding_dims() has a width of 0"},
+      {"two_arguments",
+       "forward of x float32 [1, 4] failed: forward() is missing value for "
+       "argument 'y'"},
       {"batch_norm",
        "forward changes the buffer(s) bn.running_mean, bn.running_var, "
        "bn.num_batches_tracked in training"},

@@ -138,6 +138,16 @@ class ConstantBuffer(torch.nn.Module):
         return self.fc(x) + self.offset
 
 
+class TwoArguments(torch.nn.Module):
+    """forward with an argument the contract does not give."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 1)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) + y
+
+
 class NoParameters(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x
@@ -229,7 +239,8 @@ def main():
                "no_parameters": NoParameters(), "wide_deep": WideDeep(),
                "bad_embedding_dims": BadEmbeddingDims(),
                "batch_norm": BatchNorm(), "constant_buffer": ConstantBuffer(),
-               "relu_mlp": ReluMlp(), "raises": Raises()}
+               "relu_mlp": ReluMlp(), "raises": Raises(),
+               "two_arguments": TwoArguments()}
     for name, module in modules.items():
         torch.jit.script(module).save(os.path.join(out_dir, name + ".pt"))
     result = {"x": X}
