@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
@@ -59,7 +59,7 @@ absl::StatusOr<testing::SubprocessResult> Run(std::vector<std::string> argv,
   return result;
 }
 
-// examples/mlp.py writes the module.
+// examples/torch/mlp.py writes the module.
 absl::Status WriteMlp(const std::string& path, int features, int hidden) {
   return Run({kPython, kMlpScript, absl::StrCat("--features=", features),
               absl::StrCat("--classes=", kClasses),

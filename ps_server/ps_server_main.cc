@@ -72,7 +72,8 @@ ABSL_FLAG(std::string, metrics_file, "",
           "Write the metrics (what /metrics serves) to this file when the "
           "task stops: what a batch job without a Prometheus server scraping "
           "it did (requests, bytes, rows held). Works with or without "
-          "--metrics_port.");
+          "--metrics_port. A task that is killed writes nothing, and a "
+          "restarted one counts from its own start.");
 ABSL_FLAG(int, stop_grace_secs, 5,
           "On shutdown, how long in-flight requests may take to finish.");
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -93,7 +94,12 @@ absl::Status InferShapes(const std::vector<Example>& all, ModelConfig* config) {
   float max_label = 0;
   for (const Example& e : all) {
     // Dense models take LIBSVM rows too (FitExamplesToModel).
-    if (!e.ids.empty()) features = std::max(features, e.ids.back() + 1);
+    // (An id of INT64_MAX, which a hashed feature may be, stays the bound.)
+    if (!e.ids.empty()) {
+      const int64_t id = e.ids.back();
+      features = std::max(
+          features, id < std::numeric_limits<int64_t>::max() ? id + 1 : id);
+    }
     if (!IsBuiltInSparseModel(model)) {
       features = std::max<int64_t>(features, e.dense.size());
     }
@@ -110,7 +116,6 @@ absl::Status InferShapes(const std::vector<Example>& all, ModelConfig* config) {
   return absl::OkStatus();
 }
 
-// A built-in model, or the user's TorchScript module.
 // The model --model names, from ModelRegistry: a built-in, the user's
 // TorchScript module, or one a program linked in.
 absl::StatusOr<std::unique_ptr<Model>> CreateJobModel(ModelConfig* config) {

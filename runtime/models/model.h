@@ -95,7 +95,8 @@ class Model {
  public:
   virtual ~Model() = default;
 
-  // "linear", "logreg", "mlp", "wide_deep".
+  // What --model names it by: "linear", "logreg", "mlp", "wide_deep",
+  // "torchscript", or a name a program registered (model_registry.h).
   virtual std::string name() const = 0;
   virtual const std::vector<ModelVariable>& variables() const = 0;
   virtual ModelOutput output() const = 0;
@@ -132,7 +133,8 @@ class Model {
 // module, a user's model) when ComputeOn is given a DenseGradientBuffer:
 // copies each dense gradient of `gradients` (host memory, one per variable
 // of `variables`) to its place in `buffer` on `device`, and empties it
-// there, as ComputeOn documents.
+// there, as ComputeOn documents. INVALID_ARGUMENT when a gradient's size
+// is not its variable's, or the counts do not match.
 absl::Status MoveDenseGradientsTo(Device& device,
                                   const DenseGradientBuffer& buffer,
                                   absl::Span<const ModelVariable> variables,

@@ -48,7 +48,12 @@ absl::StatusOr<std::unique_ptr<Model>> ModelRegistry::Create(
                      "\"; known: ", absl::StrJoin(Names(), ", ")));
   }
   // Outside the lock: a factory may take its time (loading a file).
-  return factory(config);
+  absl::StatusOr<std::unique_ptr<Model>> model = factory(config);
+  if (model.ok() && *model == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        "the factory of model \"", config.name, "\" returned no model"));
+  }
+  return model;
 }
 
 std::vector<std::string> ModelRegistry::Names() const {

@@ -52,17 +52,30 @@ TEST(ModelRegistryTest, RegistersOnceAndListsWhatItKnows) {
             absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(registry.Register("another", factory).ok());
   EXPECT_THAT(registry.Names(), ElementsAre("another", "mine"));
+  EXPECT_EQ(made, 0);
 
   ModelConfig config;
   config.name = "mine";
   config.num_features = 2;
   ASSERT_TRUE(registry.Create(config).ok());
   EXPECT_EQ(made, 1);
+  ASSERT_TRUE(
+      registry
+          .Register(
+              "broken",
+              [](const ModelConfig&) -> absl::StatusOr<std::unique_ptr<Model>> {
+                return nullptr;
+              })
+          .ok());
+  config.name = "broken";
+  EXPECT_EQ(registry.Create(config).status().code(),
+            absl::StatusCode::kInternal);
   config.name = "theirs";
   absl::Status unknown = registry.Create(config).status();
   EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(unknown.message(),
-              HasSubstr("unknown model name \"theirs\"; known: another, mine"));
+  EXPECT_THAT(
+      unknown.message(),
+      HasSubstr("unknown model name \"theirs\"; known: another, broken, mine"));
 }
 
 }  // namespace

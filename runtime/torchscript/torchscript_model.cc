@@ -204,6 +204,13 @@ class TorchScriptModel : public Model {
  private:
   // Feature ids index hash tables: any id >= 0.
   static absl::Status CheckSparseIds(const Batch& batch) {
+    for (int64_t id : batch.ids) {
+      if (id < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("torchscript model: feature id ", id,
+                         " is negative; embedding tables take ids >= 0"));
+      }
+    }
     return CheckSparseFeatures(batch, std::numeric_limits<int64_t>::max());
   }
 
@@ -235,7 +242,7 @@ class TorchScriptModel : public Model {
   }
 
   // Pool's gradient: each feature's row gets value * its example's pooled
-  // gradient. Every id was found by Pool.
+  // gradient. Every id was found by Pool, so RowOf cannot fail here.
   static void Scatter(const Batch& batch, int64_t dim,
                       const VariableSlice& table,
                       const std::vector<float>& pooled_gradients,

@@ -55,7 +55,8 @@ struct TorchScriptModelConfig {
   // The file torch.jit.save wrote.
   std::string path;
   TorchScriptLoss loss = TorchScriptLoss::kSoftmaxCrossEntropy;
-  // Columns of x; >= 1.
+  // Columns of x; >= 1. A module with embedding tables takes no x, and
+  // this is then only the feature ids' bound (unused).
   int64_t num_features = 0;
   // Applied to every parameter.
   OptimizerConfig optimizer;
@@ -78,7 +79,7 @@ std::string TorchScriptEmbeddingName(int index);
 // [1, outputs] with outputs that fit the loss, no buffer that forward
 // changes in training. INVALID_ARGUMENT naming the file and what is wrong
 // (an unreadable file, a module that is not TorchScript, a forward that
-// fails).
+// fails); FAILED_PRECONDITION when the plugin (or LibTorch) is missing.
 absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
     const TorchScriptModelConfig& config);
 

@@ -300,6 +300,7 @@ TEST(TorchScriptModelTest, BadModulesSayWhatIsWrong) {
       {"flat", "returned shape [1]; it must return [batch, outputs]"},
       {"no_parameters", "no parameters to train"},
       {"bad_embedding_dims", "embedding_dims() has a width of 0"},
+      {"double_output", "returned Double; it must return float32"},
       {"two_arguments",
        "forward of x float32 [1, 4] failed: forward() is missing value for "
        "argument 'y'"},
@@ -339,6 +340,18 @@ TEST(TorchScriptModelTest, AConstantBufferIsAllowed) {
       Load("constant_buffer", TorchScriptLoss::kSoftmaxCrossEntropy);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ((*model)->variables().size(), 2u);  // fc's; not the buffer
+  // PyTorch's loss with the buffer's saved offsets added.
+  const nlohmann::json all = Expected();
+  const nlohmann::json& want = all["constant_buffer"];
+  ModelStepResult result;
+  ASSERT_TRUE((*model)
+                  ->Compute(MakeBatch(all["x"],
+                                      want["labels"].get<std::vector<float>>()),
+                            InitialValues(**model), true, &result)
+                  .ok());
+  EXPECT_NEAR(result.loss_sum, want["loss_sum"].get<double>(), 1e-5);
+  ExpectNear(result.predictions, want["predictions"].get<std::vector<float>>(),
+             "predictions");
 }
 
 // Embedding tables: the adapter's gather of a batch's rows and scatter of
@@ -392,6 +405,9 @@ TEST(TorchScriptModelTest, EmbeddingTablesAgreeWithPyTorch) {
   ExpectNear(result.gradients[0].dense,
              want["gradients"]["fc.weight"].get<std::vector<float>>(),
              "fc.weight gradient");
+  ExpectNear(result.gradients[1].dense,
+             want["gradients"]["fc.bias"].get<std::vector<float>>(),
+             "fc.bias gradient");
   for (int t = 0; t < 2; ++t) {
     EXPECT_EQ(result.gradients[2 + t].ids, batch_ids);
     ExpectNear(result.gradients[2 + t].rows,
@@ -405,7 +421,8 @@ TEST(TorchScriptModelTest, EmbeddingTablesAgreeWithPyTorch) {
   EXPECT_THAT((*model)->Compute(batch, values, true, &result).message(),
               HasSubstr("no embedding row for id 42"));
   batch.ids[0] = -1;
-  EXPECT_FALSE((*model)->SparseIds(batch, &ids).ok());
+  EXPECT_THAT((*model)->SparseIds(batch, &ids).message(),
+              HasSubstr("feature id -1 is negative"));
 }
 
 TEST(TorchScriptModelTest, BadBatchesAreErrors) {

@@ -67,20 +67,21 @@ struct Module {
   std::vector<std::string> names;
   std::vector<std::string> dtypes;
   std::vector<std::vector<int64_t>> shapes;
+  std::vector<int64_t> numels;
   std::vector<std::vector<float>> values;
   std::vector<DistrtTorchScriptParameter> parameters;
 
   std::mutex mu;
-  std::vector<std::unique_ptr<Instance>> free;
+  std::vector<std::unique_ptr<Instance>> idle_instances;
 
   // A copy of the module for one step; throws what LibTorch throws.
   std::unique_ptr<Instance> Acquire() {
     // Also serialises clone(), which registers the copy's class in the
     // compilation unit all copies share, without a lock of its own.
     std::lock_guard<std::mutex> lock(mu);
-    if (!free.empty()) {
-      std::unique_ptr<Instance> instance = std::move(free.back());
-      free.pop_back();
+    if (!idle_instances.empty()) {
+      std::unique_ptr<Instance> instance = std::move(idle_instances.back());
+      idle_instances.pop_back();
       return instance;
     }
     auto instance = std::make_unique<Instance>();
@@ -102,7 +103,7 @@ struct Module {
   }
   void Release(std::unique_ptr<Instance> instance) {
     std::lock_guard<std::mutex> lock(mu);
-    free.push_back(std::move(instance));
+    idle_instances.push_back(std::move(instance));
   }
 
   // forward's arguments: x [batch, num_features], or the list of the
@@ -158,10 +159,32 @@ std::vector<int64_t> EmbeddingDims(torch::jit::Module& module) {
   return dims;
 }
 
+// x for a forward of `batch` examples: zeros, or for batch 2 two different
+// rows (so that statistics over the batch move). Undefined for a module
+// with embedding tables, which does not take x: its num_features may be any
+// feature id's bound.
+torch::Tensor ProbeX(const Module& module, int64_t batch) {
+  if (!module.embedding_dims.empty()) return torch::Tensor();
+  torch::Tensor x = torch::zeros({batch, module.num_features});
+  if (batch > 1) x[1].fill_(1.0);
+  return x;
+}
+
+std::vector<torch::Tensor> ProbeTables(const Module& module, int64_t batch) {
+  std::vector<torch::Tensor> tables;
+  for (int64_t dim : module.embedding_dims) {
+    torch::Tensor t = torch::zeros({batch, dim});
+    if (batch > 1) t[1].fill_(1.0);
+    tables.push_back(t);
+  }
+  return tables;
+}
+
 // The buffers (batch norm's running statistics, say) that a forward in
 // training mode changes, by name. Parameters are what distrt trains and
 // shares; such buffers would drift apart in every replica's copy and be
-// lost with the process, so modules with them are refused.
+// lost with the process, so modules with them are refused. Throws what
+// LibTorch throws.
 std::vector<std::string> BuffersForwardChanges(Module& module) {
   torch::NoGradGuard no_grad;
   torch::jit::Module copy = module.prototype.clone();
@@ -172,11 +195,7 @@ std::vector<std::string> BuffersForwardChanges(Module& module) {
   if (before.empty()) return {};
   copy.train(true);
   // Two examples: batch norm refuses one in training.
-  std::vector<torch::Tensor> tables;
-  for (int64_t dim : module.embedding_dims) {
-    tables.push_back(torch::randn({2, dim}));
-  }
-  copy.forward(module.Inputs(torch::randn({2, module.num_features}), tables));
+  copy.forward(module.Inputs(ProbeX(module, 2), ProbeTables(module, 2)));
   std::vector<std::string> changed;
   size_t i = 0;
   for (const auto& b : copy.named_buffers(/*recurse=*/true)) {
@@ -185,12 +204,12 @@ std::vector<std::string> BuffersForwardChanges(Module& module) {
   return changed;
 }
 
-void* Load(const char* path, int64_t num_features, int threads,
-           DistrtTorchScriptModuleInfo* info, char** error) {
+// Load's work; throws what LibTorch throws only where Load says so.
+void* LoadOrThrow(const char* path, int64_t num_features, int threads,
+                  DistrtTorchScriptModuleInfo* info, char** error) {
   auto module = std::make_unique<Module>();
   module->num_features = num_features;
   try {
-    if (threads >= 1) at::set_num_threads(threads);
     module->prototype = torch::jit::load(path);
   } catch (const std::exception& e) {
     const std::string why = Describe(e);
@@ -208,9 +227,6 @@ void* Load(const char* path, int64_t num_features, int threads,
         "one): " +
         why);
     return nullptr;
-  } catch (...) {
-    *error = Error("not a TorchScript file");
-    return nullptr;
   }
   try {
     size_t position = 0;
@@ -223,6 +239,7 @@ void* Load(const char* path, int64_t num_features, int threads,
       module->names.push_back(p.name);
       module->shapes.emplace_back(p.value.sizes().begin(),
                                   p.value.sizes().end());
+      module->numels.push_back(p.value.numel());
       module->dtypes.push_back(
           std::string(c10::toString(p.value.scalar_type())));
       if (p.value.scalar_type() == torch::kFloat32) {
@@ -238,9 +255,9 @@ void* Load(const char* path, int64_t num_features, int threads,
       p.name = module->names[i].c_str();
       p.rank = static_cast<int>(module->shapes[i].size());
       p.shape = module->shapes[i].data();
-      p.numel = static_cast<int64_t>(module->values[i].size());
-      p.values = module->values[i].data();
+      p.numel = module->numels[i];
       p.is_float32 = module->dtypes[i] == "Float";
+      p.values = p.is_float32 ? module->values[i].data() : nullptr;
       p.dtype = module->dtypes[i].c_str();
       module->parameters.push_back(p);
     }
@@ -252,21 +269,30 @@ void* Load(const char* path, int64_t num_features, int threads,
   try {
     torch::NoGradGuard no_grad;
     module->prototype.eval();
-    std::vector<torch::Tensor> tables;
-    for (int64_t dim : module->embedding_dims) {
-      tables.push_back(torch::zeros({1, dim}));
-    }
-    torch::Tensor out =
-        module->prototype
-            .forward(module->Inputs(torch::zeros({1, num_features}), tables))
-            .toTensor();
+    torch::Tensor out = module->prototype
+                            .forward(module->Inputs(ProbeX(*module, 1),
+                                                    ProbeTables(*module, 1)))
+                            .toTensor();
     if (out.dim() != 2 || out.size(0) != 1) {
       *error = Error("forward of " + module->InputsDescription(1) +
                      " returned shape " + ShapeString(out.sizes()) +
                      "; it must return [batch, outputs]");
       return nullptr;
     }
+    if (out.scalar_type() != torch::kFloat32) {
+      *error =
+          Error("forward of " + module->InputsDescription(1) + " returned " +
+                std::string(c10::toString(out.scalar_type())) +
+                "; it must return float32");
+      return nullptr;
+    }
     module->outputs = static_cast<int>(out.size(1));
+  } catch (const std::exception& e) {
+    *error = Error("forward of " + module->InputsDescription(1) +
+                   " failed: " + Describe(e));
+    return nullptr;
+  }
+  try {
     std::vector<std::string> changed = BuffersForwardChanges(*module);
     if (!changed.empty()) {
       std::string names;
@@ -282,11 +308,17 @@ void* Load(const char* path, int64_t num_features, int threads,
       return nullptr;
     }
   } catch (const std::exception& e) {
-    *error = Error("forward of " + module->InputsDescription(1) +
-                   " failed: " + Describe(e));
+    *error =
+        Error("forward in training mode of " + module->InputsDescription(2) +
+              " (to check which buffers it changes) failed: " + Describe(e));
     return nullptr;
-  } catch (...) {
-    *error = Error("forward of " + module->InputsDescription(1) + " failed");
+  }
+  try {
+    // Process-wide, so only once the module is known to be good.
+    if (threads >= 1) at::set_num_threads(threads);
+  } catch (const std::exception& e) {
+    *error = Error("setting LibTorch's intra-op threads to " +
+                   std::to_string(threads) + " failed: " + Describe(e));
     return nullptr;
   }
   info->num_parameters = static_cast<int>(module->parameters.size());
@@ -295,6 +327,19 @@ void* Load(const char* path, int64_t num_features, int threads,
   info->embedding_dims = module->embedding_dims.data();
   info->outputs = module->outputs;
   return module.release();
+}
+
+void* Load(const char* path, int64_t num_features, int threads,
+           DistrtTorchScriptModuleInfo* info, char** error) {
+  // No exception may leave this extern "C" function: it would abort.
+  try {
+    return LoadOrThrow(path, num_features, threads, info, error);
+  } catch (const std::exception& e) {
+    *error = Error("loading the module failed: " + Describe(e));
+  } catch (...) {
+    *error = Error("loading the module failed");
+  }
+  return nullptr;
 }
 
 // The step with a module instance of its own; throws what LibTorch throws.
@@ -341,6 +386,12 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
                    std::to_string(module.outputs) + "]");
     return -1;
   }
+  if (out.scalar_type() != torch::kFloat32) {
+    *error = Error("forward returned " +
+                   std::string(c10::toString(out.scalar_type())) +
+                   "; it must return float32");
+    return -1;
+  }
   torch::Tensor loss, predictions;
   switch (loss_kind) {
     case kDistrtSoftmaxCrossEntropy:
@@ -357,10 +408,13 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
               .reduction(torch::kSum));
       predictions = torch::sigmoid(out.squeeze(1));
       break;
-    default:
+    case kDistrtMeanSquaredError:
       loss = (out.squeeze(1) - targets).pow(2).sum();
       predictions = out.squeeze(1);
       break;
+    default:
+      *error = Error("unknown loss " + std::to_string(loss_kind));
+      return -1;
   }
   *loss_sum = loss.item<double>();
   predictions = predictions.detach().contiguous();
@@ -412,7 +466,11 @@ int StepApi(void* handle, int loss_kind, const float* x, int64_t batch,
     *error = Error("a step failed");
     result = -1;
   }
-  if (instance != nullptr) module.Release(std::move(instance));
+  try {
+    if (instance != nullptr) module.Release(std::move(instance));
+  } catch (...) {
+    // Out of memory keeping the copy for reuse: it is freed instead.
+  }
   return result;
 }
 

@@ -40,7 +40,8 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
               ? options.explain_step_failure(done.status())
               : done.status();
       // Which step: where to look in the data, and what the ps tasks hold
-      // (every update of the steps before it; none of this one's).
+      // (every update of the steps before it; none of this one's when it
+      // failed computing, before its updates).
       return absl::Status(
           failed.code(),
           absl::StrCat("the training step after global step ", global_step,

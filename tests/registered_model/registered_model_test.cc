@@ -49,7 +49,10 @@ TEST_F(RegisteredModelTest, TrainsInTheWorkerThatLinksIt) {
       Worker("tests/registered_model/worker_with_registered_model"));
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->exit_code, 0) << result->stdout_text << result->stderr_text;
-  EXPECT_THAT(result->stdout_text, HasSubstr("model test_scaled_logreg with"));
+  // Its own variables, named by it, not logreg's.
+  EXPECT_THAT(result->stdout_text,
+              HasSubstr("variable test_scaled_logreg/logreg/weights: "
+                        "float32[100, 1]"));
   const nlohmann::json metrics = ReadJson(dir_.path() + "/metrics.json");
   EXPECT_EQ(metrics["global_step"].get<int64_t>(), 600);
   EXPECT_GE(metrics["eval_accuracy"].get<double>(), 0.80) << metrics.dump();

@@ -148,6 +148,16 @@ class TwoArguments(torch.nn.Module):
         return self.fc(x) + y
 
 
+class DoubleOutput(torch.nn.Module):
+    """float32 parameters, a float64 result."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x).double()
+
+
 class NoParameters(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x
@@ -240,7 +250,8 @@ def main():
                "bad_embedding_dims": BadEmbeddingDims(),
                "batch_norm": BatchNorm(), "constant_buffer": ConstantBuffer(),
                "relu_mlp": ReluMlp(), "raises": Raises(),
-               "two_arguments": TwoArguments()}
+               "two_arguments": TwoArguments(),
+               "double_output": DoubleOutput()}
     for name, module in modules.items():
         torch.jit.script(module).save(os.path.join(out_dir, name + ".pt"))
     result = {"x": X}
@@ -249,6 +260,9 @@ def main():
     result["frozen"] = expected(modules["frozen"], "mean_squared_error",
                                 [1.0, 2.0, 3.0])
     result["wide_deep"] = expected_embeddings(modules["wide_deep"])
+    result["constant_buffer"] = expected(modules["constant_buffer"],
+                                         "softmax_cross_entropy",
+                                         [0.0, 1.0, 1.0])
     with open(os.path.join(out_dir, "expected.json"), "w") as f:
         json.dump(result, f)
     with open(os.path.join(out_dir, "not_torchscript.pt"), "w") as f:
