@@ -726,9 +726,10 @@ INSTANTIATE_TEST_SUITE_P(
                {"worker: --cluster_token_file=$DIR/no_token: cannot read the "
                 "file"}),
         // Checked once the model is built from the data.
-        Worker("UnknownModel", {"--model=resnet"},
-               {"worker: INVALID_ARGUMENT: model config: unknown model name "
-                "\"resnet\"; known: linear, logreg, mlp, torchscript, wide_deep"}),
+        Worker(
+            "UnknownModel", {"--model=resnet"},
+            {"worker: INVALID_ARGUMENT: model config: unknown model name "
+             "\"resnet\"; known: linear, logreg, mlp, torchscript, wide_deep"}),
         Worker("ZeroEmbeddingDim", {"--model=wide_deep", "--embedding_dim=0"},
                {"worker: INVALID_ARGUMENT: model config: embedding_dim must be "
                 "in [1, 2^20], got 0"}),
