@@ -161,6 +161,20 @@ void ExpectSameWeights(const std::map<std::string, std::vector<float>>& got,
   }
 }
 
+// Runs the worker alone (no TF_CONFIG) with `flags` to completion; a fatal
+// test failure naming `what` unless it exits 0.
+void RunWorkerAlone(const std::vector<std::string>& flags,
+                    const std::string& what) {
+  SubprocessOptions options;
+  options.argv = {kWorkerBinary};
+  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  options.env["TF_CONFIG"] = std::nullopt;
+  options.timeout = absl::Minutes(2);
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+  ASSERT_TRUE(result.ok()) << what << ": " << result.status();
+  ASSERT_EQ(result->exit_code, 0) << what << ": " << result->stderr_text;
+}
+
 struct SameWeightsCase {
   const char* model;
   const char* data;  // gen_data --task
@@ -192,14 +206,8 @@ TEST_P(SameWeightsTest, TwoAndThreeProcessesTrainWhatOneProcessTrains) {
   };
 
   // One process, alone (no TF_CONFIG): MirroredStrategy, one replica.
-  SubprocessOptions alone;
-  alone.argv = {kWorkerBinary};
-  for (const std::string& flag : flags("one")) alone.argv.push_back(flag);
-  alone.env["TF_CONFIG"] = std::nullopt;
-  alone.timeout = absl::Minutes(2);
-  absl::StatusOr<SubprocessResult> reference = RunSubprocess(alone);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  ASSERT_EQ(reference->exit_code, 0) << reference->stderr_text;
+  RunWorkerAlone(flags("one"), "one process");
+  if (HasFatalFailure()) return;
   const auto want = ReadWeights(dir.path() + "/one");
   ASSERT_FALSE(want.empty());
 
@@ -256,19 +264,10 @@ TEST(TorchScriptStrategiesTest, EveryStrategyReachesTheOneDeviceWeights) {
         "--wait_secs=60",
         "--collective_timeout_secs=60"};
   };
-  auto alone = [&](const std::string& name,
-                   const std::vector<std::string>& extra) {
-    SubprocessOptions options;
-    options.argv = {kWorkerBinary};
-    for (const std::string& flag : flags(name)) options.argv.push_back(flag);
-    options.argv.insert(options.argv.end(), extra.begin(), extra.end());
-    options.env["TF_CONFIG"] = std::nullopt;
-    options.timeout = absl::Minutes(2);
-    absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
-    EXPECT_TRUE(result.ok()) << result.status();
-    if (result.ok()) {
-      EXPECT_EQ(result->exit_code, 0) << name << ": " << result->stderr_text;
-    }
+  auto alone = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> all = flags(name);
+    all.insert(all.end(), extra.begin(), extra.end());
+    RunWorkerAlone(all, name);
     return ReadWeights(dir.path() + "/" + name);
   };
   const auto want = alone("one_device", {"--strategy=one_device"});
