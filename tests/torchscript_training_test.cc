@@ -125,6 +125,15 @@ TEST_F(TorchScriptTrainingTest, TrainsMultiWorkerMirroredWithAnEvaluator) {
               chief["eval_accuracy"].get<double>(), 1e-9);
 }
 
+// TF_CONFIG of the chief of a cluster of the chief (which serves nothing)
+// and the ps task `ps`.
+nlohmann::json ChiefWithOnePs(const PsProcess& ps) {
+  nlohmann::json tf_config;
+  tf_config["cluster"] = {{"chief", {"127.0.0.1:1"}}, {"ps", {ps.address()}}};
+  tf_config["task"] = {{"type", "chief"}, {"index", 0}};
+  return tf_config;
+}
+
 // What a chief alone with one real ps task (run with --metrics_file) did.
 struct ChiefRun {
   nlohmann::json metrics;  // the chief's --metrics_out
@@ -138,9 +147,7 @@ ChiefRun RunChiefWithOnePs(const std::string& dir,
       StartPsProcess(0, 1, {"--metrics_file=" + dir + "/ps.prom"});
   EXPECT_TRUE(ps.ok()) << ps.status();
   if (!ps.ok()) return run;
-  nlohmann::json tf_config;
-  tf_config["cluster"] = {{"chief", {"127.0.0.1:1"}}, {"ps", {ps->address()}}};
-  tf_config["task"] = {{"type", "chief"}, {"index", 0}};
+  const nlohmann::json tf_config = ChiefWithOnePs(*ps);
   SubprocessOptions options;
   options.argv = {kWorkerBinary, "--metrics_out=" + dir + "/metrics.json"};
   options.argv.insert(options.argv.end(), flags.begin(), flags.end());
@@ -235,9 +242,7 @@ TEST_F(TorchScriptTrainingTest, AForwardThatRaisesFailsTheTaskNotThePsTask) {
   const std::string data = dir_.WriteFile("raises.svm", rows);
   absl::StatusOr<PsProcess> ps = StartPsProcess(0, 1);
   ASSERT_TRUE(ps.ok()) << ps.status();
-  nlohmann::json tf_config;
-  tf_config["cluster"] = {{"chief", {"127.0.0.1:1"}}, {"ps", {ps->address()}}};
-  tf_config["task"] = {{"type", "chief"}, {"index", 0}};
+  const nlohmann::json tf_config = ChiefWithOnePs(*ps);
   SubprocessOptions chief;
   chief.argv = {kWorkerBinary,
                 "--model=torchscript",
