@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/cluster/cluster_spec_json.h"
+#include "runtime/cluster/environment_cluster.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/util/status_macros.h"
 
@@ -16,8 +17,10 @@ absl::StatusOr<ClusterSpec> LoadClusterForClient(
   ClusterSpec cluster;
   std::string source = "TF_CONFIG";
   if (cluster_spec_path.empty()) {
-    ASSIGN_OR_RETURN(TfConfig config, TfConfigFromEnvironment());
-    cluster = config.cluster;
+    ASSIGN_OR_RETURN(EnvironmentCluster resolved,
+                     ResolveClusterFromFlagsAndEnvironment());
+    source = resolved.source;
+    cluster = resolved.config.cluster;
   } else {
     source = cluster_spec_path;
     std::ifstream file(cluster_spec_path);

@@ -26,6 +26,7 @@
 #include "client/variable_commands.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/transport_security_flags.h"
+#include "runtime/cluster/environment_cluster.h"
 #include "runtime/cluster/tf_config.h"
 
 ABSL_FLAG(std::string, cluster_spec, "",
@@ -50,11 +51,14 @@ namespace {
 constexpr char kUsage[] = R"(distctl COMMAND [ARGUMENT] [--flags]
 
 Commands:
-  resolve      Read TF_CONFIG from the environment and print, as one JSON
-               object, what a task started with it will see: mode, cluster,
-               task_type, task_index, rpc_layer, environment, master,
-               is_chief, num_workers, id_in_cluster. Exit status 2 and one
-               line on stderr when TF_CONFIG is invalid.
+  resolve      Read TF_CONFIG from the environment (or, without it, a Slurm
+               step's variables with --slurm_jobs; docs/tf_config.md) and
+               print, as one JSON object, what a task started there will
+               see: mode, cluster, task_type, task_index, rpc_layer,
+               environment, master, is_chief, num_workers, id_in_cluster,
+               source (TF_CONFIG, Slurm or local), and under Slurm the
+               task's cuda_visible_devices. Exit status 2 and one line on
+               stderr when the cluster is invalid.
   stats        Every ps task: address, uptime, incarnation, variables,
                hash tables, bytes, rows, requests served.
   vars         Every variable: shape, dtype, bytes (with optimizer slots)
@@ -75,13 +79,19 @@ They exit 1 when the cluster refuses or does not answer within
 constexpr int kExitBadInput = 2;
 
 int Resolve() {
-  absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
-  if (!config.ok()) {
+  absl::StatusOr<EnvironmentCluster> resolved =
+      ResolveClusterFromFlagsAndEnvironment();
+  if (!resolved.ok()) {
     std::fprintf(stderr, "%s\n",
-                 std::string(config.status().message()).c_str());
+                 std::string(resolved.status().message()).c_str());
     return kExitBadInput;
   }
-  std::printf("%s\n", DescribeResolvedConfig(*config).dump(2).c_str());
+  Json described = DescribeResolvedConfig(resolved->config);
+  described["source"] = resolved->source;
+  if (resolved->task_gpus.has_value()) {
+    described["cuda_visible_devices"] = *resolved->task_gpus;
+  }
+  std::printf("%s\n", described.dump(2).c_str());
   return 0;
 }
 

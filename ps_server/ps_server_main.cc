@@ -34,6 +34,7 @@
 #include "rpc/ps_grpc_server.h"
 #include "rpc/transport_security_flags.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/cluster/environment_cluster.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/metrics/metrics_http_server.h"
 #include "runtime/metrics/metrics_registry.h"
@@ -142,8 +143,10 @@ int Main(int argc, char** argv) {
         absl::StrCat("--max_memory_mb=", max_memory_mb, " is not in 1..2^30"));
   }
 
-  absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
-  if (!config.ok()) return Fail(config.status().message());
+  absl::StatusOr<EnvironmentCluster> resolved =
+      ResolveClusterFromFlagsAndEnvironment();
+  if (!resolved.ok()) return Fail(resolved.status().message());
+  const TfConfig* config = &resolved->config;
   absl::StatusOr<TaskId> task = PsTaskOf(*config);
   if (!task.ok()) return Fail(task.status().message());
   const std::string cluster_address =

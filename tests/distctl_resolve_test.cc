@@ -95,14 +95,48 @@ TEST(DistctlResolveTest, KubeflowEvaluatorOutsideTheCluster) {
   EXPECT_EQ(out["id_in_cluster"], 0);
 }
 
+// srun's step variables and no TF_CONFIG: the cluster by TF's Slurm rules.
+TEST(DistctlResolveTest, SlurmStepWithoutTfConfig) {
+  SubprocessOptions options;
+  options.argv = {kDistctl, "resolve", "--slurm_jobs=ps:2,worker:3",
+                  "--slurm_port_base=7000"};
+  options.env["TF_CONFIG"] = std::nullopt;
+  options.env["SLURM_PROCID"] = "4";
+  options.env["SLURM_STEP_NUM_TASKS"] = "5";
+  options.env["SLURM_STEP_NODELIST"] = "node[01-02]";
+  options.env["SLURM_STEP_TASKS_PER_NODE"] = "3,2";
+  options.env["SLURM_STEP_GPUS"] = "0,1";
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->stderr_text;
+  Json out = Json::parse(result->stdout_text, nullptr, false);
+  EXPECT_EQ(out["source"], "Slurm");
+  EXPECT_EQ(out["cluster"],
+            Json::parse(R"({"ps":["node01:7000","node01:7001"],)"
+                        R"("worker":["node01:7002","node02:7000",)"
+                        R"("node02:7001"]})"));
+  EXPECT_EQ(out["task_type"], "worker");
+  EXPECT_EQ(out["task_index"], 2);
+  EXPECT_EQ(out["is_chief"], false);
+  EXPECT_EQ(out["cuda_visible_devices"], "1");
+
+  options.argv = {kDistctl, "resolve", "--slurm_jobs=ps:2,worker:2"};
+  result = RunSubprocess(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 2);
+  EXPECT_THAT(result->stderr_text,
+              ::testing::HasSubstr("Slurm: --slurm_jobs=ps:2,worker:2 asks "
+                                   "for 4 tasks but the step has 5"));
+}
+
 TEST(DistctlResolveTest, KeysInDocumentedOrder) {
   Json out = ResolveOk(KubeflowTfConfig("worker", 0));
   std::vector<std::string> keys;
   for (const auto& item : out.items()) keys.push_back(item.key());
-  EXPECT_THAT(
-      keys, ::testing::ElementsAre("mode", "cluster", "task_type", "task_index",
-                                   "rpc_layer", "environment", "master",
-                                   "is_chief", "num_workers", "id_in_cluster"));
+  EXPECT_THAT(keys, ::testing::ElementsAre(
+                        "mode", "cluster", "task_type", "task_index",
+                        "rpc_layer", "environment", "master", "is_chief",
+                        "num_workers", "id_in_cluster", "source"));
 }
 
 TEST(DistctlResolveTest, SparseJobStaysAnObject) {

@@ -26,6 +26,7 @@ packages=(
   python3-yaml           # Kubernetes manifests test (deploy/kubernetes)
   libtorch-dev           # TorchScript models (runtime/torchscript): load, autograd
   python3-torch          # writes TorchScript modules (examples, tests)
+  slurm-client           # scontrol: Slurm host lists checked against Slurm
 )
 
 missing=()

@@ -21,6 +21,7 @@
 #include "rpc/grpc_logging.h"
 #include "rpc/transport_security_flags.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/cluster/environment_cluster.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/metrics/metrics_http_server.h"
@@ -210,12 +211,23 @@ int Main(int argc, char** argv) {
     return 2;
   }
   options.security = *std::move(security);
-  absl::StatusOr<TfConfig> config = TfConfigFromEnvironment();
-  if (!config.ok()) {
+  absl::StatusOr<EnvironmentCluster> resolved =
+      ResolveClusterFromFlagsAndEnvironment();
+  if (!resolved.ok()) {
     std::fprintf(stderr, "worker: %s\n",
-                 std::string(config.status().message()).c_str());
+                 std::string(resolved.status().message()).c_str());
     return 2;
   }
+  // As TF's SlurmClusterResolver does (auto_set_gpu), before any CUDA call.
+  if (resolved->task_gpus.has_value()) {
+    setenv("CUDA_VISIBLE_DEVICES", resolved->task_gpus->c_str(), 1);
+  }
+  if (resolved->source == "Slurm") {
+    std::fprintf(stderr, "worker: cluster from Slurm's step: task %s:%d\n",
+                 resolved->config.task->type.c_str(),
+                 resolved->config.task->index);
+  }
+  const TfConfig* config = &resolved->config;
   const bool evaluator =
       config->task.has_value() && config->task->type == kEvaluatorJob;
   const bool chief =

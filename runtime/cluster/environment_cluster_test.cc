@@ -1,0 +1,73 @@
+#include "runtime/cluster/environment_cluster.h"
+
+#include <map>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace distrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+EnvironmentLookup Lookup(std::map<std::string, std::string> env) {
+  return [env = std::move(env)](
+             absl::string_view name) -> std::optional<std::string> {
+    auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+const std::map<std::string, std::string> kSlurmStep = {
+    {"SLURM_PROCID", "1"},
+    {"SLURM_STEP_NUM_TASKS", "2"},
+    {"SLURM_STEP_NODELIST", "localhost"},
+    {"SLURM_STEP_TASKS_PER_NODE", "2"},
+    {"CUDA_VISIBLE_DEVICES", "0,1"}};
+
+TEST(EnvironmentClusterTest, TfConfigFirstThenSlurmThenLocal) {
+  std::map<std::string, std::string> both = kSlurmStep;
+  both["TF_CONFIG"] =
+      R"({"cluster": {"worker": ["h:1"]}, "task": {"type": "worker", "index": 0}})";
+  absl::StatusOr<EnvironmentCluster> tf =
+      ResolveClusterFromEnvironment(SlurmClusterOptions{}, Lookup(both));
+  ASSERT_TRUE(tf.ok()) << tf.status();
+  EXPECT_EQ(tf->source, "TF_CONFIG");
+  EXPECT_EQ(tf->config.cluster.NumTasks(), 1);
+  EXPECT_FALSE(tf->task_gpus.has_value());
+
+  SlurmClusterOptions ps_and_worker;
+  ps_and_worker.jobs = {{"ps", 1}, {"worker", 1}};
+  absl::StatusOr<EnvironmentCluster> slurm =
+      ResolveClusterFromEnvironment(ps_and_worker, Lookup(kSlurmStep));
+  ASSERT_TRUE(slurm.ok()) << slurm.status();
+  EXPECT_EQ(slurm->source, "Slurm");
+  EXPECT_EQ(*slurm->config.task, (TaskId{"worker", 0}));
+  EXPECT_EQ(*slurm->config.cluster.TaskAddress("ps", 0), "localhost:8888");
+  EXPECT_EQ(slurm->task_gpus, "0,1");
+
+  absl::StatusOr<EnvironmentCluster> local =
+      ResolveClusterFromEnvironment(SlurmClusterOptions{}, Lookup({}));
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_EQ(local->source, "local");
+  EXPECT_TRUE(local->config.is_local());
+}
+
+TEST(EnvironmentClusterTest, ErrorsNameTheirSource) {
+  absl::StatusOr<EnvironmentCluster> bad_tf = ResolveClusterFromEnvironment(
+      SlurmClusterOptions{}, Lookup({{"TF_CONFIG", "{"}}));
+  ASSERT_FALSE(bad_tf.ok());
+  EXPECT_THAT(bad_tf.status().message(), HasSubstr("TF_CONFIG: "));
+  SlurmClusterOptions three;
+  three.jobs = {{"worker", 3}};
+  absl::StatusOr<EnvironmentCluster> bad_slurm =
+      ResolveClusterFromEnvironment(three, Lookup(kSlurmStep));
+  ASSERT_FALSE(bad_slurm.ok());
+  EXPECT_THAT(bad_slurm.status().message(),
+              HasSubstr("Slurm: --slurm_jobs=worker:3 asks for 3 tasks"));
+}
+
+}  // namespace
+}  // namespace distrt

@@ -1,0 +1,311 @@
+#include "runtime/cluster/slurm_cluster_resolver.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+#include <set>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "runtime/cluster/slurm_host_list.h"
+#include "runtime/cluster/task_role.h"
+#include "runtime/util/status_macros.h"
+
+namespace distrt {
+
+// One task of the step, placed by the rules in the header.
+struct SlurmPlacedTask {
+  std::string host;
+  int local_rank = 0;  // among the host's tasks
+  std::string job;
+  int index = 0;
+};
+
+struct SlurmClusterResolver::Layout {
+  std::vector<SlurmPlacedTask> tasks;  // by rank
+  int rank = 0;
+  std::vector<SlurmJob> jobs;  // sorted by name
+};
+
+namespace {
+
+absl::Status BadSlurm(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("Slurm: ", what));
+}
+
+absl::StatusOr<std::string> Required(const EnvironmentLookup& env,
+                                     absl::string_view name) {
+  std::optional<std::string> value = env(name);
+  if (!value.has_value() || value->empty()) {
+    return BadSlurm(absl::StrCat(name,
+                                 " is not set (is this process started by "
+                                 "srun inside a Slurm job?)"));
+  }
+  return *std::move(value);
+}
+
+absl::StatusOr<int> NonNegative(absl::string_view name,
+                                absl::string_view value) {
+  int number = 0;
+  if (!absl::SimpleAtoi(value, &number) || number < 0) {
+    return BadSlurm(
+        absl::StrCat(name, "=\"", value, "\" is not a non-negative integer"));
+  }
+  return number;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<SlurmJob>> ParseSlurmJobs(absl::string_view text) {
+  std::vector<SlurmJob> jobs;
+  std::set<std::string> seen;
+  for (absl::string_view item :
+       absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    item = absl::StripAsciiWhitespace(item);
+    std::pair<absl::string_view, absl::string_view> parts =
+        absl::StrSplit(item, absl::MaxSplits(':', 1));
+    SlurmJob job;
+    job.name = std::string(parts.first);
+    if (item.find(':') == absl::string_view::npos ||
+        !absl::SimpleAtoi(parts.second, &job.num_tasks) || job.num_tasks < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--slurm_jobs: \"", item,
+                       "\" is not JOB:COUNT with a count of at least 1 (e.g. "
+                       "ps:2,worker:3)"));
+    }
+    if (job.name != kChiefJob && job.name != kWorkerJob && job.name != kPsJob &&
+        job.name != kEvaluatorJob) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--slurm_jobs: \"", job.name,
+          "\" is not a task type (chief, worker, ps or evaluator)"));
+    }
+    if ((job.name == kChiefJob || job.name == kEvaluatorJob) &&
+        job.num_tasks != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--slurm_jobs: a job has at most one ", job.name,
+                       ", not ", job.num_tasks));
+    }
+    if (!seen.insert(job.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--slurm_jobs: \"", job.name, "\" is given twice"));
+    }
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty()) {
+    return absl::InvalidArgumentError(
+        "--slurm_jobs: no jobs (e.g. ps:2,worker:3)");
+  }
+  return jobs;
+}
+
+std::optional<std::string> ProcessEnvironment(absl::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+SlurmClusterResolver::SlurmClusterResolver(SlurmClusterOptions options,
+                                           EnvironmentLookup env)
+    : options_(std::move(options)), env_(std::move(env)) {}
+
+bool SlurmClusterResolver::InSlurmStep(const EnvironmentLookup& env) {
+  return env("SLURM_PROCID").has_value() &&
+         env("SLURM_STEP_NUM_TASKS").has_value() &&
+         env("SLURM_STEP_NODELIST").has_value();
+}
+
+absl::StatusOr<SlurmClusterResolver::Layout>
+SlurmClusterResolver::ResolveLayout() const {
+  Layout layout;
+  ASSIGN_OR_RETURN(std::string procid, Required(env_, "SLURM_PROCID"));
+  ASSIGN_OR_RETURN(layout.rank, NonNegative("SLURM_PROCID", procid));
+  ASSIGN_OR_RETURN(std::string num_tasks_text,
+                   Required(env_, "SLURM_STEP_NUM_TASKS"));
+  ASSIGN_OR_RETURN(int num_tasks,
+                   NonNegative("SLURM_STEP_NUM_TASKS", num_tasks_text));
+  ASSIGN_OR_RETURN(std::string nodelist, Required(env_, "SLURM_STEP_NODELIST"));
+  ASSIGN_OR_RETURN(std::string tasks_per_node,
+                   Required(env_, "SLURM_STEP_TASKS_PER_NODE"));
+  ASSIGN_OR_RETURN(std::vector<std::string> hosts,
+                   ExpandSlurmHostList(nodelist));
+  ASSIGN_OR_RETURN(std::vector<int> counts,
+                   ExpandSlurmTasksPerNode(tasks_per_node));
+  if (hosts.size() != counts.size()) {
+    return BadSlurm(absl::StrCat("SLURM_STEP_NODELIST=\"", nodelist,
+                                 "\" names ", hosts.size(),
+                                 " hosts but SLURM_STEP_TASKS_PER_NODE=\"",
+                                 tasks_per_node, "\" ", counts.size()));
+  }
+  // Hosts in name order, as TF's resolver takes them.
+  std::map<std::string, int> tasks_on_host;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!tasks_on_host.emplace(hosts[i], counts[i]).second) {
+      return BadSlurm(absl::StrCat("SLURM_STEP_NODELIST=\"", nodelist,
+                                   "\" names ", hosts[i], " twice"));
+    }
+  }
+  const int listed = std::accumulate(counts.begin(), counts.end(), 0);
+  if (listed != num_tasks) {
+    return BadSlurm(absl::StrCat(
+        "SLURM_STEP_TASKS_PER_NODE=\"", tasks_per_node, "\" adds up to ",
+        listed, " tasks but SLURM_STEP_NUM_TASKS is ", num_tasks));
+  }
+  if (layout.rank >= num_tasks) {
+    return BadSlurm(
+        absl::StrCat("SLURM_PROCID=", layout.rank,
+                     " is not below SLURM_STEP_NUM_TASKS=", num_tasks));
+  }
+  for (const auto& [host, count] : tasks_on_host) {
+    if (options_.port_base + count - 1 > 65535) {
+      return BadSlurm(absl::StrCat("--slurm_port_base=", options_.port_base,
+                                   " leaves no port for the ", count,
+                                   " tasks on ", host));
+    }
+    for (int local = 0; local < count; ++local) {
+      layout.tasks.push_back(SlurmPlacedTask{host, local, "", 0});
+    }
+  }
+
+  layout.jobs = options_.jobs;
+  if (layout.jobs.empty())
+    layout.jobs.push_back({std::string(kWorkerJob), num_tasks});
+  std::sort(
+      layout.jobs.begin(), layout.jobs.end(),
+      [](const SlurmJob& a, const SlurmJob& b) { return a.name < b.name; });
+  int asked = 0;
+  for (const SlurmJob& job : layout.jobs) asked += job.num_tasks;
+  if (asked != num_tasks) {
+    std::vector<std::string> items;
+    for (const SlurmJob& job : layout.jobs) {
+      items.push_back(absl::StrCat(job.name, ":", job.num_tasks));
+    }
+    return BadSlurm(absl::StrCat(
+        "--slurm_jobs=", absl::StrJoin(items, ","), " asks for ", asked,
+        " tasks but the step has ", num_tasks, " (srun --ntasks)"));
+  }
+  int rank = 0;
+  for (const SlurmJob& job : layout.jobs) {
+    for (int index = 0; index < job.num_tasks; ++index, ++rank) {
+      layout.tasks[rank].job = job.name;
+      layout.tasks[rank].index = index;
+    }
+  }
+
+  // A cyclic or arbitrary distribution numbers tasks differently; then the
+  // addresses above would not be the tasks' own.
+  const SlurmPlacedTask& own = layout.tasks[layout.rank];
+  if (std::optional<std::string> local = env_("SLURM_LOCALID");
+      local.has_value() && *local != absl::StrCat(own.local_rank)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Slurm: task ", layout.rank, " has SLURM_LOCALID=", *local,
+        " but the block layout that TF's rules assume puts it at rank ",
+        own.local_rank, " on ", own.host,
+        "; start the step with srun --distribution=block"));
+  }
+  if (std::optional<std::string> node = env_("SLURMD_NODENAME");
+      node.has_value() && *node != own.host) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Slurm: task ", layout.rank, " runs on ", *node,
+        " but the block layout that TF's rules assume puts it on ", own.host,
+        "; start the step with srun --distribution=block"));
+  }
+  return layout;
+}
+
+absl::StatusOr<TfConfig> SlurmClusterResolver::Resolve() const {
+  ASSIGN_OR_RETURN(Layout layout, ResolveLayout());
+  std::vector<JobSpec> specs;
+  for (const SlurmJob& job : layout.jobs) {
+    if (job.name == kEvaluatorJob) continue;  // outside the cluster
+    specs.push_back(JobSpec{job.name, {}, false});
+  }
+  for (const SlurmPlacedTask& task : layout.tasks) {
+    if (task.job == kEvaluatorJob) continue;
+    for (JobSpec& spec : specs) {
+      if (spec.name != task.job) continue;
+      spec.tasks[task.index] =
+          absl::StrCat(task.host, ":", options_.port_base + task.local_rank);
+    }
+  }
+  absl::StatusOr<ClusterSpec> cluster = ClusterSpec::Create(std::move(specs));
+  if (!cluster.ok()) {
+    return absl::Status(cluster.status().code(),
+                        absl::StrCat("Slurm: ", cluster.status().message()));
+  }
+  TfConfig config;
+  config.cluster = *std::move(cluster);
+  const SlurmPlacedTask& own = layout.tasks[layout.rank];
+  config.task = TaskId{own.job, own.index};
+  config.rpc_layer = options_.rpc_layer;
+  absl::Status valid = ValidateTfConfig(config);
+  if (!valid.ok()) {
+    absl::string_view message = valid.message();
+    absl::ConsumePrefix(&message, "TF_CONFIG: ");
+    return absl::Status(valid.code(), absl::StrCat("Slurm: ", message));
+  }
+  return config;
+}
+
+absl::StatusOr<std::optional<std::string>> SlurmClusterResolver::TaskGpus()
+    const {
+  ASSIGN_OR_RETURN(Layout layout, ResolveLayout());
+  std::optional<std::string> visible;
+  std::string source;
+  for (absl::string_view name :
+       {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
+    visible = env_(name);
+    if (visible.has_value() && !visible->empty()) {
+      source = std::string(name);
+      break;
+    }
+    visible.reset();
+  }
+  if (!visible.has_value()) return std::nullopt;
+  const std::vector<std::string> ids =
+      absl::StrSplit(*visible, ',', absl::SkipEmpty());
+  const SlurmPlacedTask& own = layout.tasks[layout.rank];
+  // ps tasks keep no GPUs: the host's GPUs are shared by its other tasks.
+  if (own.job == kPsJob) return std::string();
+  int sharing = 0;
+  int own_share = 0;
+  for (const SlurmPlacedTask& task : layout.tasks) {
+    if (task.host != own.host || task.job == kPsJob) continue;
+    if (&task == &own) own_share = sharing;
+    ++sharing;
+  }
+  int per_task = 0;
+  if (std::optional<std::string> asked = env_("SLURM_GPUS_PER_TASK");
+      asked.has_value()) {
+    // "[type:]count", as --gpus-per-task takes it.
+    absl::string_view count = *asked;
+    if (const size_t colon = count.rfind(':');
+        colon != absl::string_view::npos) {
+      count = count.substr(colon + 1);
+    }
+    if (!absl::SimpleAtoi(count, &per_task) || per_task < 1) {
+      return BadSlurm(absl::StrCat("SLURM_GPUS_PER_TASK=\"", *asked,
+                                   "\" is not a GPU count"));
+    }
+    // Slurm bound this task's GPUs itself (--gpu-bind): keep them.
+    if (static_cast<int>(ids.size()) == per_task) return *visible;
+  } else {
+    per_task = static_cast<int>(ids.size()) / sharing;
+  }
+  if (per_task < 1 || per_task * sharing > static_cast<int>(ids.size())) {
+    return BadSlurm(absl::StrCat(
+        own.host, " has ", ids.size(), " GPUs (", source, "=", *visible,
+        ") for its ", sharing, " tasks that are not ps tasks",
+        per_task > 0 ? absl::StrCat(" at ", per_task, " each") : ""));
+  }
+  std::vector<std::string> mine(ids.begin() + own_share * per_task,
+                                ids.begin() + (own_share + 1) * per_task);
+  return absl::StrJoin(mine, ",");
+}
+
+}  // namespace distrt
