@@ -164,6 +164,10 @@ TEST(CustomTrainingLoopTest, TrainsMultiWorkerMirrored) {
                                              &chief_stdout, &worker_stdout));
   // Global replica counts; both workers end with the same weights.
   EXPECT_THAT(chief_stdout, HasSubstr("4 replicas in sync, 16 examples each"));
+  // replica_id_in_sync_group is global: the chief's replicas are 0 and 1,
+  // the worker's 2 and 3.
+  EXPECT_THAT(chief_stdout, HasSubstr("replica ids in sync: 0 1\n"));
+  EXPECT_THAT(worker_stdout, HasSubstr("replica ids in sync: 2 3\n"));
   const auto final_line = [](const std::string& text) {
     const size_t at = text.find("final: ");
     return text.substr(at, text.find('\n', at) - at);

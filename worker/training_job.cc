@@ -163,24 +163,29 @@ absl::Status BroadcastFromChief(Job& job) {
       !s.ok()) {
     return StepFailed(job, s);
   }
-  if (!job.role.is_chief) job.log("variables received from the chief");
+  if (!job.strategy->should_init()) {
+    job.log("variables received from the chief");
+  }
   return absl::OkStatus();
 }
 
 absl::Status SetUpVariables(Job& job) {
-  const bool chief = job.role.is_chief;
-  if (job.has_ps && !chief) {
+  // TF's extended.should_init: the chief initialises (or restores) the
+  // variables; the others wait for it (ps) or take its values (broadcast).
+  const bool initializes = job.strategy->should_init();
+  if (job.has_ps && !initializes) {
     RETURN_IF_ERROR(Coordination(job).WaitForChiefReady());
   }
   ASSIGN_OR_RETURN(ModelVariables variables,
                    ModelVariables::Create(*job.strategy, *job.model));
   job.variables = std::move(variables);
-  if (!chief) return absl::OkStatus();
+  if (!initializes) return absl::OkStatus();
   for (const std::string& line : job.variables->Describe(*job.model)) {
     job.log(absl::StrCat("variable ", line));
   }
   std::optional<CheckpointManager::Restored> restored;
-  if (!job.options.checkpoint_dir.empty()) {
+  if (job.strategy->should_checkpoint() &&
+      !job.options.checkpoint_dir.empty()) {
     CheckpointManager::Options options;
     options.directory = job.options.checkpoint_dir;
     options.max_to_keep = job.options.keep_checkpoints;
@@ -410,7 +415,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   if (IsMultiWorker(job)) {
     RETURN_IF_ERROR(BroadcastFromChief(job));
   }
-  if (job.role.is_chief && !options.log_dir.empty()) {
+  if (job.strategy->should_save_summary() && !options.log_dir.empty()) {
     ASSIGN_OR_RETURN(std::unique_ptr<EventFileWriter> writer,
                      EventFileWriter::Create(options.log_dir, "chief"));
     job.summaries = std::move(writer);

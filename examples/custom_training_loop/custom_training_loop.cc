@@ -1,8 +1,9 @@
 // A training loop of its own on the library (docs/library.md): it resolves
 // the cluster from TF_CONFIG, makes the strategy the cluster asks for
 // (parameter servers, multi-worker mirrored, or mirrored alone), and fits
-// y = 3 x0 - 2 x1 + 0.5 with its own model code: each replica computes its
-// gradient, the replicas all-reduce it, and the strategy applies it where
+// y = 3 x0 - 2 x1 + 0.5 with its own model (line_model.h, a Model of the
+// public interface): each replica computes its gradient on its share of the
+// batch, the replicas all-reduce it, and the strategy applies it where
 // the variables live. With --checkpoint_dir the chief restores the latest
 // checkpoint first (the other workers then start from its values) and
 // checkpoints at the end, as TF's CheckpointManager; it writes the weights
@@ -25,13 +26,16 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "distribute/checkpoint_manager.h"
 #include "distribute/make_strategy.h"
 #include "distribute/ps_coordination.h"
+#include "examples/custom_training_loop/line_model.h"
 #include "runtime/cluster/cluster_resolver.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
 #include "runtime/distribute/strategy.h"
+#include "runtime/input/batch.h"
 #include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/util/atomic_file_writer.h"
@@ -51,38 +55,23 @@ namespace {
 constexpr float kTrueW[2] = {3.0f, -2.0f};
 constexpr float kTrueB = 0.5f;
 
-// A float32 variable of `shape`, zeros, updated by SGD.
-VariableOptions Parameter(const std::string& name, std::vector<int64_t> shape) {
-  VariableOptions options;
-  options.spec.name = name;
-  options.spec.shape = std::move(shape);
-  options.spec.optimizer.learning_rate = 0.1f;
-  options.aggregation = VariableAggregation::kSum;
-  return options;
-}
-
-// One replica's step: its share of the batch, drawn from a stream that
-// depends on the step and the replica's global id, so that no two replicas
-// of any worker see the same examples. Returns the batch's summed loss;
-// `grads` is the gradient of the global mean loss for [w0, w1, b].
-float ReplicaGradient(const std::vector<float>& w, float b, int64_t batch,
-                      int global_batch, int step, int replica,
-                      std::vector<float>* grads) {
+// One replica's share of a step's batch, drawn from a stream that depends
+// on the step and the replica's global id, so that no two replicas of any
+// worker see the same examples.
+Batch ReplicaBatch(int64_t size, int step, int replica) {
   std::mt19937 rng(static_cast<uint32_t>(step * 1000 + replica));
   std::uniform_real_distribution<float> uniform(-1, 1);
-  grads->assign(3, 0.0f);
-  float loss = 0;
-  for (int64_t i = 0; i < batch; ++i) {
+  Batch batch;
+  batch.size = size;
+  batch.num_dense = 2;
+  batch.offsets.assign(size + 1, 0);
+  for (int64_t i = 0; i < size; ++i) {
     const float x0 = uniform(rng), x1 = uniform(rng);
-    const float y = kTrueW[0] * x0 + kTrueW[1] * x1 + kTrueB;
-    const float error = w[0] * x0 + w[1] * x1 + b - y;
-    loss += error * error;
-    const float scale = 2.0f * error / static_cast<float>(global_batch);
-    (*grads)[0] += scale * x0;
-    (*grads)[1] += scale * x1;
-    (*grads)[2] += scale;
+    batch.dense.push_back(x0);
+    batch.dense.push_back(x1);
+    batch.labels.push_back(kTrueW[0] * x0 + kTrueW[1] * x1 + kTrueB);
   }
-  return loss;
+  return batch;
 }
 
 absl::Status Train() {
@@ -113,12 +102,12 @@ absl::Status Train() {
       RETURN_IF_ERROR(coordination->WaitForChiefReady());
     }
   }
-  ASSIGN_OR_RETURN(DistributedVariable * w,
-                   strategy.CreateVariable(Parameter("w", {2})));
-  ASSIGN_OR_RETURN(DistributedVariable * b,
-                   strategy.CreateVariable(Parameter("b", {1})));
+  // The model's variables, wherever the strategy keeps them.
+  const LineModel model(/*learning_rate=*/0.1f);
   ASSIGN_OR_RETURN(ModelVariables variables,
-                   ModelVariables::FromVariables(strategy, {w, b}));
+                   ModelVariables::Create(strategy, model));
+  DistributedVariable* w = variables.variable(0);
+  DistributedVariable* b = variables.variable(1);
   std::optional<CheckpointManager> checkpoints;
   if (strategy.should_checkpoint() &&
       !absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
@@ -149,6 +138,9 @@ absl::Status Train() {
               strategy.num_replicas_in_sync(),
               static_cast<long long>(per_replica));
 
+  // Each local replica's global id (replica_id_in_sync_group), as the
+  // replicas saw them.
+  std::vector<int> replica_ids(strategy.num_local_replicas(), -1);
   float last_loss = 0;
   for (int step = 0; step < absl::GetFlag(FLAGS_steps); ++step) {
     ASSIGN_OR_RETURN(
@@ -160,12 +152,23 @@ absl::Status Train() {
               }
               ASSIGN_OR_RETURN(std::vector<Tensor> values,
                                context.ReadMany({w, b}));
-              const auto wv = values[0].flat<float>();
-              std::vector<float> grads;
-              const float loss =
-                  ReplicaGradient({wv[0], wv[1]}, values[1].flat<float>()[0],
-                                  per_replica, global_batch, step,
-                                  context.replica_id_in_sync_group(), &grads);
+              std::vector<VariableSlice> slices(2);
+              for (int i = 0; i < 2; ++i) {
+                const auto flat = values[i].flat<float>();
+                slices[i].dense.assign(flat.begin(), flat.end());
+              }
+              const int replica = context.replica_id_in_sync_group();
+              replica_ids[context.local_replica_id()] = replica;
+              ModelStepResult result;
+              RETURN_IF_ERROR(model.Compute(
+                  ReplicaBatch(per_replica, step, replica), slices,
+                  /*with_gradients=*/true, &result));
+              const float loss = static_cast<float>(result.loss_sum);
+              // The gradient of the global batch's mean loss: the model's
+              // sums over the global batch size, then summed over replicas.
+              std::vector<float> grads = result.gradients[0].dense;
+              grads.push_back(result.gradients[1].dense[0]);
+              for (float& g : grads) g /= static_cast<float>(global_batch);
               ASSIGN_OR_RETURN(Tensor grad, Tensor::FromFloats(grads, {3}));
               RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, grad));
               const auto g = grad.flat<float>();
@@ -207,6 +210,8 @@ absl::Status Train() {
       RETURN_IF_ERROR(coordination->ReportWorkerDone());
     }
   }
+  std::printf("replica ids in sync: %s\n",
+              absl::StrJoin(replica_ids, " ").c_str());
   ASSIGN_OR_RETURN(Tensor wv, strategy.ReadVar(*w));
   ASSIGN_OR_RETURN(Tensor bv, strategy.ReadVar(*b));
   const std::string weights =
