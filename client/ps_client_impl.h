@@ -1,0 +1,334 @@
+#ifndef DISTRT_CLIENT_PS_CLIENT_IMPL_H_
+#define DISTRT_CLIENT_PS_CLIENT_IMPL_H_
+
+// PsClient's inside, private to ps_client.cc: the client's operations as
+// requests planned by PsRequestPlanner and sent by PsTransport, and the
+// variables this client placed. The front class (ps_client.cc) checks its
+// arguments and calls these.
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "client/id_repeats.h"
+#include "client/ps_calls.h"
+#include "client/ps_client.h"
+#include "client/ps_request_planner.h"
+#include "client/ps_transport.h"
+#include "proto/ps_service.grpc.pb.h"
+#include "rpc/tensor_codec.h"
+#include "rpc/wire_message.h"
+#include "runtime/ps/spec_proto.h"
+#include "runtime/tensor/shape.h"
+#include "runtime/util/status_macros.h"
+
+namespace distrt {
+
+// Only ps_client.cc includes this header (a private source of its target),
+// so the internals' names are brought in as that file did.
+using namespace ps_client_internal;  // NOLINT
+
+class PsClient::Impl : public PsTransport, public PsRequestPlanner {
+ public:
+  Impl(Options options, std::vector<std::string> addresses,
+       VariablePlacer placer)
+      : PsTransport(options, std::move(addresses)),
+        PsRequestPlanner(num_tasks(), options.max_request_bytes,
+                         options.batch_below_bytes),
+        placer_(std::move(placer)) {}
+
+  template <typename T>
+  absl::Status PullDense(const VariablePlacement& variable, RowRange rows,
+                         absl::Span<T> out) {
+    RETURN_IF_ERROR(CheckRows(variable, rows, out.size(), "the buffer"));
+    auto calls =
+        SplitRows<ps::PullDenseRequest, ps::PullDenseResponse>(variable, rows);
+    const int64_t width = RowWidth(variable.spec);
+    for (auto& call : calls) {
+      call->wire_request = rpc::EncodeWithTensors(call->request, {});
+    }
+    return RunWire("PullDense", calls, [&](auto& call) {
+      const RowRange piece = RowRangeFromProto(call.request.rows());
+      return DecodePulled(call, RowsOf(variable.spec.name, piece),
+                          out.data() + call.offset, piece.size() * width);
+    });
+  }
+
+  template <typename T>
+  absl::Status PushDense(const VariablePlacement& variable, RowRange rows,
+                         absl::Span<const T> values,
+                         ps::DenseWrite write = ps::APPLY_GRADIENT) {
+    RETURN_IF_ERROR(
+        CheckRows(variable, rows, values.size(), "the pushed tensor"));
+    auto calls =
+        SplitRows<ps::PushDenseRequest, ps::PushDenseResponse>(variable, rows);
+    const int64_t width = RowWidth(variable.spec);
+    for (auto& call : calls) {
+      const RowRange piece = RowRangeFromProto(call->request.rows());
+      call->request.set_request_id(NewRequestId());
+      call->request.set_write(write);
+      // Sent from `values` itself: the call ends before this returns.
+      call->wire_request = EncodeDensePush(
+          call->request, values.subspan(call->offset, piece.size() * width));
+    }
+    return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
+  }
+
+  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {
+    std::vector<const VariablePlacement*> variables;
+    for (size_t i = 0; i < pulls.size(); ++i) {
+      RETURN_IF_ERROR(CheckManyItem(pulls[i].variable, i, pulls[i].out.size(),
+                                    "the buffer"));
+      variables.push_back(pulls[i].variable);
+    }
+    std::vector<std::unique_ptr<ManyCall>> calls =
+        PlanMany(variables, "PullDense", "PullDenseBatch");
+    for (auto& call : calls) {
+      if (call->batch) {
+        ps::PullDenseBatchRequest request;
+        for (const DensePiece& piece : call->pieces) {
+          SetRows(variables[piece.variable]->spec.name, piece.rows,
+                  request.add_pulls());
+        }
+        call->wire_request = rpc::EncodeWithTensors(request, {});
+      } else {
+        ps::PullDenseRequest request;
+        const DensePiece& piece = call->pieces[0];
+        SetRows(variables[piece.variable]->spec.name, piece.rows, &request);
+        call->wire_request = rpc::EncodeWithTensors(request, {});
+      }
+    }
+    return RunWire("PullDense", calls, [&](ManyCall& call) -> absl::Status {
+      if (call.batch) return DecodeBatchPulled(call, pulls);
+      const DensePiece& piece = call.pieces[0];
+      const VariableSpec& spec = variables[piece.variable]->spec;
+      const int64_t width = RowWidth(spec);
+      return DecodePulled(
+          call, RowsOf(spec.name, piece.rows),
+          pulls[piece.variable].out.data() + piece.rows.begin * width,
+          piece.rows.size() * width);
+    });
+  }
+
+  // Decodes a PullDenseBatch response (a protobuf message: its tensors are
+  // small) into the buffers of `pulls`. INTERNAL naming the ps task and the
+  // variable when it sent another number of items, or an item of another
+  // dtype, shape or size.
+  absl::Status DecodeBatchPulled(ManyCall& call,
+                                 absl::Span<const DenseVariablePull> pulls) {
+    ps::PullDenseBatchResponse response;
+    RETURN_IF_ERROR(rpc::DecodeWithTensors(
+        &call.wire_response,
+        absl::StrCat("PullDenseBatch response from ", TaskName(call.ps_task)),
+        &response, {}));
+    const auto what = [&](size_t i) {
+      const DensePiece& piece = call.pieces[i];
+      return RowsOf(pulls[piece.variable].variable->spec.name, piece.rows);
+    };
+    if (static_cast<size_t>(response.pulls_size()) != call.pieces.size()) {
+      return absl::InternalError(absl::StrCat(
+          TaskName(call.ps_task), " sent ", response.pulls_size(),
+          " tensors for a batch of ", call.pieces.size(), " pulls, from ",
+          what(0), " to ", what(call.pieces.size() - 1)));
+    }
+    for (size_t i = 0; i < call.pieces.size(); ++i) {
+      const DensePiece& piece = call.pieces[i];
+      const DenseVariablePull& pull = pulls[piece.variable];
+      const VariableSpec& spec = pull.variable->spec;
+      const ps::Tensor& values = response.pulls(i).values();
+      const auto wrong = [&](absl::string_view detail) {
+        return absl::InternalError(absl::StrCat(
+            TaskName(call.ps_task), " sent ", what(i), " ", detail));
+      };
+      if (values.dtype() != ps::FLOAT32) {
+        return wrong(absl::StrCat("of dtype ",
+                                  rpc::DataTypeName(values.dtype()),
+                                  ", expected float32"));
+      }
+      const std::vector<int64_t> expected_shape =
+          ShapeOfRows(spec, piece.rows.size());
+      if (!std::equal(values.shape().begin(), values.shape().end(),
+                      expected_shape.begin(), expected_shape.end())) {
+        return wrong(absl::StrCat("of shape ", ShapeString(values.shape()),
+                                  ", expected ", ShapeString(expected_shape)));
+      }
+      const int64_t width = RowWidth(spec);
+      const int64_t expected =
+          piece.rows.size() * width * int64_t{sizeof(float)};
+      if (static_cast<int64_t>(values.data().size()) != expected) {
+        return wrong(absl::StrCat("of ", values.data().size(),
+                                  " bytes, expected ", expected));
+      }
+      std::memcpy(pull.out.data() + piece.rows.begin * width,
+                  values.data().data(), expected);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) {
+    std::vector<const VariablePlacement*> variables;
+    for (size_t i = 0; i < pushes.size(); ++i) {
+      RETURN_IF_ERROR(CheckManyItem(
+          pushes[i].variable, i, pushes[i].grad.size(), "the pushed tensor"));
+      variables.push_back(pushes[i].variable);
+    }
+    std::vector<std::unique_ptr<ManyCall>> calls =
+        PlanMany(variables, "PushDense", "PushDenseBatch");
+    // The gradient of a piece, in the caller's buffer.
+    const auto grad_of = [&](const DensePiece& piece) {
+      const int64_t width = RowWidth(variables[piece.variable]->spec);
+      return pushes[piece.variable].grad.subspan(piece.rows.begin * width,
+                                                 piece.rows.size() * width);
+    };
+    for (auto& call : calls) {
+      if (call->batch) {  // copied into the message: the pieces are small
+        ps::PushDenseBatchRequest request;
+        request.set_request_id(NewRequestId());
+        for (const DensePiece& piece : call->pieces) {
+          ps::PushDenseRequest* item = request.add_pushes();
+          SetRows(variables[piece.variable]->spec.name, piece.rows, item);
+          const absl::Span<const float> grad = grad_of(piece);
+          rpc::EncodeFloat32(grad, {static_cast<int64_t>(grad.size())},
+                             item->mutable_values());
+        }
+        call->wire_request = rpc::EncodeWithTensors(request, {});
+        continue;
+      }
+      const DensePiece& piece = call->pieces[0];
+      ps::PushDenseRequest request;
+      SetRows(variables[piece.variable]->spec.name, piece.rows, &request);
+      request.set_request_id(NewRequestId());
+      // Sent from the caller's buffer: the call ends before this returns.
+      call->wire_request = EncodeDensePush(request, grad_of(piece));
+    }
+    return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
+  }
+
+  // Pulls the rows of every call's ids through `rpc` and puts each where
+  // its id was in the caller's list, in `out`, and where it repeats.
+  template <typename Calls>
+  absl::Status PullRowsById(absl::string_view rpc, Calls& calls, int64_t width,
+                            absl::string_view name, const IdRepeats& repeats,
+                            absl::Span<float> out) {
+    for (auto& call : calls) {
+      call->wire_request = rpc::EncodeWithTensors(
+          call->request, {{2,
+                           ps::INT64,
+                           {static_cast<int64_t>(call->ids.size())},
+                           BytesOf(absl::MakeConstSpan(call->ids)),
+                           nullptr}});
+    }
+    const absl::Status pulled = RunWire(rpc, calls, [&](auto& call) {
+      const std::string what =
+          absl::StrCat(call.ids.size(), " rows of \"", name, "\"");
+      const int64_t elements = call.ids.size() * width;
+      if (IsContiguous(call.positions)) {  // straight into place
+        return DecodePulled(
+            call, what, out.data() + call.positions.front() * width, elements);
+      }
+      call.rows.resize(elements);
+      absl::Status s = DecodePulled(call, what, call.rows.data(), elements);
+      if (!s.ok()) return s;
+      for (size_t i = 0; i < call.positions.size(); ++i) {
+        std::copy_n(call.rows.begin() + i * width, width,
+                    out.begin() + call.positions[i] * width);
+      }
+      return absl::OkStatus();
+    });
+    if (!pulled.ok()) return pulled;
+    if (repeats.any()) {  // rows were pulled for first occurrences only
+      for (size_t i = 0; i < repeats.distinct_of.size(); ++i) {
+        const size_t first = repeats.first[repeats.distinct_of[i]];
+        if (first != i) {
+          std::copy_n(out.begin() + first * width, width,
+                      out.begin() + i * width);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Pushes `grads` (one row per id of the caller's list) through `rpc`,
+  // each call with the rows at its positions, or, where ids repeat, each
+  // distinct id's gradients summed in the order they appear.
+  template <typename Calls>
+  absl::Status PushRowsById(absl::string_view rpc, Calls& calls, int64_t width,
+                            const IdRepeats& repeats,
+                            absl::Span<const float> grads) {
+    if (repeats.any()) {
+      // Each distinct id's row in its call, then every gradient added to it.
+      std::vector<float*> row_of(repeats.first.size());
+      for (auto& call : calls) {
+        call->rows.resize(call->positions.size() * width);
+        for (size_t k = 0; k < call->positions.size(); ++k) {
+          row_of[repeats.distinct_of[call->positions[k]]] =
+              call->rows.data() + k * width;
+        }
+      }
+      for (size_t i = 0; i < repeats.distinct_of.size(); ++i) {
+        const uint32_t d = repeats.distinct_of[i];
+        float* row = row_of[d];
+        const float* grad = grads.data() + i * width;
+        if (repeats.first[d] == i) {
+          std::copy_n(grad, width, row);
+        } else {
+          for (int64_t k = 0; k < width; ++k) row[k] += grad[k];
+        }
+      }
+    }
+    for (auto& call : calls) {
+      const size_t n = call->positions.size();
+      absl::Span<const float> rows;
+      if (repeats.any()) {
+        rows = call->rows;                         // summed above
+      } else if (IsContiguous(call->positions)) {  // sent from `grads` itself
+        rows = grads.subspan(call->positions.front() * width, n * width);
+      } else {
+        call->rows.resize(n * width);
+        for (size_t i = 0; i < n; ++i) {
+          std::copy_n(grads.begin() + call->positions[i] * width, width,
+                      call->rows.begin() + i * width);
+        }
+        rows = call->rows;
+      }
+      call->request.set_request_id(NewRequestId());
+      call->wire_request = rpc::EncodeWithTensors(
+          call->request, {{2,
+                           ps::INT64,
+                           {static_cast<int64_t>(n)},
+                           BytesOf(absl::MakeConstSpan(call->ids)),
+                           nullptr},
+                          {3,
+                           ps::FLOAT32,
+                           {static_cast<int64_t>(n), width},
+                           BytesOf(rows),
+                           nullptr}});
+    }
+    return RunWire(rpc, calls, [](auto&) { return absl::OkStatus(); });
+  }
+
+  // Whether `positions` (ascending) are one run, e.g. every id on one task.
+  static bool IsContiguous(const std::vector<size_t>& positions) {
+    return !positions.empty() &&
+           positions.back() - positions.front() + 1 == positions.size();
+  }
+
+  absl::Mutex placer_mu_;
+  VariablePlacer placer_ ABSL_GUARDED_BY(placer_mu_);
+  // What this client placed, so creating a variable again gives the same
+  // placement instead of the placer's next one.
+  absl::flat_hash_map<std::string, VariablePlacement> placed_
+      ABSL_GUARDED_BY(placer_mu_);
+};
+
+}  // namespace distrt
+
+#endif  // DISTRT_CLIENT_PS_CLIENT_IMPL_H_
