@@ -26,7 +26,8 @@ packages=(
   python3-yaml           # Kubernetes manifests test (deploy/kubernetes)
   libtorch-dev           # TorchScript models (runtime/torchscript): load, autograd
   python3-torch          # writes TorchScript modules (examples, tests)
-  slurm-client           # scontrol: Slurm host lists checked against Slurm
+  slurm-client           # sbatch, srun, scontrol: the Slurm job test, host lists
+  slurmctld slurmd munge # a one-node Slurm cluster for tests/slurm_job_test
 )
 
 missing=()
