@@ -153,8 +153,8 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
   if (!connected.ok()) {
     return absl::Status(
         connected.status().code(),
-        absl::StrCat(group->task_name(), " could not join the ", gloo.size,
-                     " training tasks (",
+        absl::StrCat(group->task_names_[rank], " could not join the ",
+                     gloo.size, " training tasks (",
                      absl::StrJoin(group->task_names_, ", "), ") within ",
                      absl::FormatDuration(options.join_timeout),
                      " (--wait_secs): ", connected.status().message()));

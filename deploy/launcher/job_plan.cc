@@ -83,12 +83,19 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
         "the job has no chief and no worker task; nothing would train");
   }
 
-  ASSIGN_OR_RETURN(std::vector<int> ports,
-                   PickFreePorts(options.bind_host, num_tasks));
-  size_t next_port = 0;
-  for (JobSpec& job : jobs) {
-    for (auto& [index, address] : job.tasks) {
-      address = TaskAddressOn(options.bind_host, (ports)[next_port++]);
+  if (options.keep_addresses && !have_spec) {
+    return absl::InvalidArgumentError(
+        "--keep_addresses keeps a cluster spec's addresses; give "
+        "--cluster_spec");
+  }
+  if (!options.keep_addresses) {
+    ASSIGN_OR_RETURN(std::vector<int> ports,
+                     PickFreePorts(options.bind_host, num_tasks));
+    size_t next_port = 0;
+    for (JobSpec& job : jobs) {
+      for (auto& [index, address] : job.tasks) {
+        address = TaskAddressOn(options.bind_host, (ports)[next_port++]);
+      }
     }
   }
 

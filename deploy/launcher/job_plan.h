@@ -8,10 +8,12 @@
 //  - a cluster spec (any text ParseClusterSpecText reads: a bare cluster
 //    object or a whole TF_CONFIG; dense list jobs or sparse object jobs as
 //    Kubeflow writes them). Its addresses are placeholders: each is replaced,
-//    and sparse jobs keep their indices;
+//    and sparse jobs keep their indices; with keep_addresses they are kept
+//    as written (tasks on hosts of their own: namespaces, containers);
 //  - task counts: so many ps tasks and workers, and optionally a chief and
 //    an evaluator.
-// Either way every task gets "<bind_host>:<free port>" (see free_ports.h).
+// Either way, unless the addresses are kept, every task gets
+// "<bind_host>:<free port>" (see free_ports.h).
 
 #include <optional>
 #include <string>
@@ -37,6 +39,9 @@ struct JobPlanOptions {
   // The host every task listens on and is reached at. Default: loopback, so
   // that a job on one machine is not reachable from others.
   std::string bind_host = "127.0.0.1";
+  // The cluster spec's addresses as written, each task listening on its own
+  // address's host; bind_host is then unused. Needs cluster_spec_text.
+  bool keep_addresses = false;
 };
 
 struct LaunchTask {

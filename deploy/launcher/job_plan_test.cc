@@ -89,6 +89,24 @@ TEST(JobPlanTest, SpecAddressesAreReplacedAndJobOrderKept) {
   EXPECT_EQ(plan->cluster.jobs()[2].name, "ps");
 }
 
+TEST(JobPlanTest, KeptAddressesStayAsWritten) {
+  JobPlanOptions options = Spec(R"({"cluster": {
+      "chief": ["chief0:2222"], "ps": ["ps0:2222", "ps1:2222"]}})");
+  options.keep_addresses = true;
+  absl::StatusOr<JobPlan> plan = MakeJobPlan(options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->tasks.size(), 3u);
+  EXPECT_EQ(plan->tasks[0].address, "ps0:2222");
+  EXPECT_EQ(plan->tasks[1].address, "ps1:2222");
+  EXPECT_EQ(plan->tasks[2].address, "chief0:2222");
+
+  JobPlanOptions counts = Counts(1, 1, false, false);
+  counts.keep_addresses = true;
+  absl::StatusOr<JobPlan> refused = MakeJobPlan(counts);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("give --cluster_spec"));
+}
+
 TEST(JobPlanTest, SparseJobsKeepTheirIndices) {
   // As Kubeflow writes them, in a whole TF_CONFIG whose task is ignored.
   absl::StatusOr<JobPlan> plan = MakeJobPlan(Spec(R"({

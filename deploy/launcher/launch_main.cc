@@ -41,8 +41,14 @@
 ABSL_FLAG(std::string, cluster_spec, "",
           "A cluster spec file: a cluster object or a whole TF_CONFIG, jobs "
           "as lists or as objects keyed by task index (as Kubeflow writes "
-          "them). Its addresses are replaced by free ports on --bind_host. "
-          "Instead of --ps/--workers/--chief/--evaluator.");
+          "them). Its addresses are replaced by free ports on --bind_host "
+          "unless --keep_addresses. Instead of "
+          "--ps/--workers/--chief/--evaluator.");
+ABSL_FLAG(bool, keep_addresses, false,
+          "With --cluster_spec: keep its addresses as written, each task "
+          "listening on its own address's host (tasks on hosts of their "
+          "own, e.g. network namespaces or containers that --ps_server_bin "
+          "and --worker_bin enter); --bind_host is then unused.");
 ABSL_FLAG(std::optional<int>, ps, std::nullopt,
           "Number of ps tasks (with --workers etc., instead of "
           "--cluster_spec).");
@@ -204,6 +210,7 @@ int Main(int argc, char** argv) {
   options.job_dir = absl::GetFlag(FLAGS_job_dir);
   JobPlanOptions& plan_options = options.plan;
   plan_options.bind_host = absl::GetFlag(FLAGS_bind_host);
+  plan_options.keep_addresses = absl::GetFlag(FLAGS_keep_addresses);
   const std::string spec_path = absl::GetFlag(FLAGS_cluster_spec);
   options.cluster_spec_path = spec_path;
   if (!spec_path.empty()) {

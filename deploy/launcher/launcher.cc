@@ -159,11 +159,13 @@ std::string ListenHost(const std::string& host) {
 std::vector<std::string> TrainingFlags(const std::vector<std::string>& flags,
                                        const std::string& job_dir,
                                        const std::string& bind_host) {
-  return WithDefaultFlags(flags,
-                          {{"checkpoint_dir", JoinPath(job_dir, "checkpoints")},
-                           {"log_dir", JoinPath(job_dir, "summaries")},
-                           {"metrics_out", JoinPath(job_dir, "metrics.json")},
-                           {"bind_host", ListenHost(bind_host)}});
+  std::vector<std::pair<std::string, std::string>> defaults = {
+      {"checkpoint_dir", JoinPath(job_dir, "checkpoints")},
+      {"log_dir", JoinPath(job_dir, "summaries")},
+      {"metrics_out", JoinPath(job_dir, "metrics.json")}};
+  if (!bind_host.empty())
+    defaults.push_back({"bind_host", ListenHost(bind_host)});
+  return WithDefaultFlags(flags, defaults);
 }
 
 std::vector<TaskCommand> MakeTaskCommands(const JobPlan& plan,
@@ -180,8 +182,10 @@ std::vector<TaskCommand> MakeTaskCommands(const JobPlan& plan,
     command.tf_config = TfConfigText(plan.cluster, task);
     if (task.type == kPsJob) {
       command.binary = options.ps_server_bin;
-      command.args = {
-          absl::StrCat("--bind_host=", ListenHost(options.bind_host))};
+      if (!options.bind_host.empty()) {
+        command.args = {
+            absl::StrCat("--bind_host=", ListenHost(options.bind_host))};
+      }
       if (!checkpoint_dir.empty()) {
         command.args.push_back(
             absl::StrCat("--checkpoint_dir=", checkpoint_dir));
@@ -226,7 +230,10 @@ int Launch(const LaunchOptions& options) {
   }
 
   TaskCommandOptions commands;
-  commands.bind_host = options.plan.bind_host;
+  // Kept addresses: each task listens on its own address's host.
+  const std::string bind_host =
+      options.plan.keep_addresses ? "" : options.plan.bind_host;
+  commands.bind_host = bind_host;
   absl::StatusOr<std::string> worker_bin =
       FindTaskBinary("worker_bin", options.worker_bin, "worker/worker");
   if (!worker_bin.ok()) return BadInput(worker_bin.status().message());
@@ -253,7 +260,7 @@ int Launch(const LaunchOptions& options) {
   }
 
   commands.training_flags =
-      TrainingFlags(options.task_flags, *job_dir, options.plan.bind_host);
+      TrainingFlags(options.task_flags, *job_dir, bind_host);
   // Each task's security flags: the user's, or --secure's own.
   commands.security_args.assign(plan->tasks.size(), user_security_args);
   if (options.secure) {

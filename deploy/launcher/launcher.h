@@ -53,9 +53,10 @@ struct LaunchOptions {
 int Launch(const LaunchOptions& options);
 
 // Every task's command: ps tasks run `ps_server_bin` listening on
-// `bind_host` (taking back their shards from `checkpoint_dir` when
-// restarted); the others run `worker_bin` with `training_flags`. Each gets
-// its TF_CONFIG and its security flags (security_args[t]).
+// `bind_host`, or on their own address's host when it is empty (taking back
+// their shards from `checkpoint_dir` when restarted); the others run
+// `worker_bin` with `training_flags`. Each gets its TF_CONFIG and its security
+// flags (security_args[t]).
 struct TaskCommandOptions {
   std::string worker_bin;
   std::string ps_server_bin;
@@ -67,7 +68,8 @@ std::vector<TaskCommand> MakeTaskCommands(const JobPlan& plan,
                                           const TaskCommandOptions& options);
 
 // The task flags with the job dir's defaults for what the user did not set
-// (checkpoints, summaries and metrics in the job dir; the rendezvous host).
+// (checkpoints, summaries and metrics in the job dir; the rendezvous host,
+// unless bind_host is empty: then each task's own address's host).
 std::vector<std::string> TrainingFlags(const std::vector<std::string>& flags,
                                        const std::string& job_dir,
                                        const std::string& bind_host);

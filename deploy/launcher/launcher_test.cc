@@ -12,6 +12,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 JobPlan TwoPsAChiefAndAWorker() {
   JobPlanOptions options;
@@ -52,6 +53,26 @@ TEST(LauncherTest, EveryTaskGetsItsBinaryFlagsAndTfConfig) {
   EXPECT_THAT(chief.args, Contains("--metrics_out=/job/metrics.json"));
   EXPECT_THAT(chief.args, Contains("--bind_host=[::1]"));
   EXPECT_EQ(chief.args.back(), "--cluster_token_file=t");
+}
+
+// Kept addresses (an empty bind host): no --bind_host, so that each task
+// listens on its own address's host.
+TEST(LauncherTest, NoBindHostLeavesEachTaskOnItsOwnAddress) {
+  const JobPlan plan = TwoPsAChiefAndAWorker();
+  TaskCommandOptions options;
+  options.worker_bin = "/bin/worker";
+  options.ps_server_bin = "/bin/ps_server";
+  options.training_flags = TrainingFlags({"--model=mlp"}, "/job", "");
+  options.security_args.assign(plan.tasks.size(), {});
+  const std::vector<TaskCommand> commands = MakeTaskCommands(plan, options);
+  ASSERT_EQ(commands.size(), 4u);
+  for (const TaskCommand& command : commands) {
+    for (const std::string& arg : command.args) {
+      EXPECT_THAT(arg, Not(HasSubstr("--bind_host"))) << command.task.label();
+    }
+  }
+  EXPECT_THAT(commands[0].args,
+              ElementsAre("--checkpoint_dir=/job/checkpoints"));
 }
 
 TEST(LauncherTest, ListenHostBracketsBareIpv6) {
