@@ -20,7 +20,6 @@ the job does and an upper bound on the time it takes to do it:
 Needs root (namespaces, iptables); elsewhere the test says why and skips.
 """
 
-import json
 import os
 import re
 import shutil
@@ -33,36 +32,15 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "netns"))
+import launch_on_hosts  # noqa: E402
 import netns_hosts  # noqa: E402
 
-TASK_SCRIPT = os.path.abspath("tests/netns/task_in_host.sh")
 JOB_TIMEOUT = 300
 PS_HOSTS = ["ps0", "ps1", "chief0", "worker0"]
 PS_CLUSTER = {"chief": ["chief0:2222"], "ps": ["ps0:2222", "ps1:2222"],
               "worker": ["worker0:2222"]}
 MWMS_HOSTS = ["chief0", "worker0"]
 MWMS_CLUSTER = {"chief": ["chief0:2222"], "worker": ["worker0:2222"]}
-
-
-def binary(path):
-    return path if os.path.exists(path) else os.path.join("bazel-bin", path)
-
-
-LAUNCH = binary("deploy/launch")
-PS_SERVER = binary("ps_server/ps_server")
-WORKER = binary("worker/worker")
-GEN_DATA = binary("tools/gen_data/gen_data")
-
-
-def clean_env(extra):
-    env = {k: v for k, v in os.environ.items()
-           if k != "TF_CONFIG" and not k.startswith("DISTRT_")
-           and not k.startswith("SLURM_")}
-    tsan_abseil = os.environ.get("DISTRT_TSAN_ABSEIL_LIB")
-    if tsan_abseil:
-        env["LD_LIBRARY_PATH"] = tsan_abseil
-    env.update(extra)
-    return env
 
 
 class Job:
@@ -88,11 +66,11 @@ class Job:
         with self.changed:
             return "".join(self.lines)
 
-    def wait_for(self, pattern, timeout):
-        """The first line matching `pattern`, within `timeout` seconds."""
+    def wait_for(self, pattern, timeout, seen=0):
+        """The first line from line `seen` on matching `pattern`, within
+        `timeout` seconds."""
         deadline = time.monotonic() + timeout
         regex = re.compile(pattern)
-        seen = 0
         with self.changed:
             while True:
                 for line in self.lines[seen:]:
@@ -106,6 +84,12 @@ class Job:
                         f"no line matching {pattern!r} within {timeout} s:\n"
                         + "".join(self.lines)[-5000:])
                 self.changed.wait(min(left, 0.5))
+
+    def wait_for_new(self, pattern, timeout):
+        """The first line matching `pattern` that comes after this call."""
+        with self.changed:
+            seen = len(self.lines)
+        return self.wait_for(pattern, timeout, seen)
 
     def finish(self, timeout):
         """(exit code, seconds since the start); the job is stopped if it
@@ -130,11 +114,7 @@ class NetworkFaultsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.data_dir = tempfile.mkdtemp(prefix="distrt-faults-data-")
-        subprocess.run(
-            [GEN_DATA, "--task=binary", "--rows=50000", "--features=2000",
-             "--features_per_row=20", "--noise=0.05", "--eval_fraction=0.2",
-             "--seed=7", f"--out_dir={cls.data_dir}", "--prefix=ctr"],
-            check=True, capture_output=True, timeout=120)
+        launch_on_hosts.make_data(cls.data_dir)
         cls.undisturbed = None  # (accuracy, seconds) of the ps job
 
     @classmethod
@@ -150,27 +130,14 @@ class NetworkFaultsTest(unittest.TestCase):
     def start_job(self, hosts, cluster, flags):
         job_dir = tempfile.mkdtemp(prefix="distrt-faults-job-")
         self.addCleanup(shutil.rmtree, job_dir, True)
-        spec = os.path.join(job_dir, "cluster.json")
-        with open(spec, "w") as f:
-            json.dump(cluster, f)
-        argv = [LAUNCH, f"--cluster_spec={spec}", f"--job_dir={job_dir}/job",
-                "--keep_addresses", "--stop_secs=5",
-                f"--ps_server_bin={hosts.wrapper(job_dir, PS_SERVER, TASK_SCRIPT)}",
-                f"--worker_bin={hosts.wrapper(job_dir, WORKER, TASK_SCRIPT)}",
-                "--", "--model=logreg",
-                f"--train_data={self.data_dir}/ctr.train.svm",
-                f"--eval_data={self.data_dir}/ctr.eval.svm",
-                "--global_batch_size=128", "--optimizer=adagrad",
-                "--learning_rate=0.1", "--log_every_secs=1", *flags]
-        job = Job(argv, clean_env({"DISTRT_NETNS_PREFIX": hosts.prefix}))
+        argv, env = launch_on_hosts.launch_command(
+            hosts, cluster, job_dir, self.data_dir, ["--stop_secs=5"],
+            ["--log_every_secs=1", *flags])
+        job = Job(argv, env)
         self.addCleanup(lambda: job.process.poll() is None and
                         (job.process.kill(), job.process.wait(timeout=60)))
-        job.metrics = os.path.join(job_dir, "job", "metrics.json")
+        job.dir = job_dir
         return job
-
-    def accuracy(self, job):
-        with open(job.metrics) as f:
-            return json.load(f)["eval_accuracy"]
 
     def undisturbed_run(self):
         """The ps job without faults: (accuracy, seconds), run once."""
@@ -180,7 +147,7 @@ class NetworkFaultsTest(unittest.TestCase):
             job = self.start_job(hosts, PS_CLUSTER, ["--train_steps=3000"])
             code, seconds = job.finish(JOB_TIMEOUT)
             self.assertEqual(code, 0, job.output()[-5000:])
-            cls.undisturbed = (self.accuracy(job), seconds)
+            cls.undisturbed = (launch_on_hosts.eval_accuracy(job.dir), seconds)
             hosts.stop()
         return cls.undisturbed
 
@@ -192,12 +159,16 @@ class NetworkFaultsTest(unittest.TestCase):
         job.wait_for(r"\[worker:0\] training from global step", 120)
         hosts.block("worker0", "ps1")  # ps1 holds the weights
         cut = time.monotonic()
-        time.sleep(3)  # the fault's length, well inside the 60 s
+        # The partition lasts while the chief (not cut off) logs two more
+        # progress lines, a second apart (--log_every_secs=1): well inside
+        # the 60 s, and an event of the job rather than a sleep.
+        for _ in range(2):
+            job.wait_for_new(r"\[chief:0\] step \d+", 60)
         hosts.unblock("worker0", "ps1")
         code, _ = job.finish(JOB_TIMEOUT)
         self.assertEqual(code, 0, job.output()[-5000:])
         self.assertLess(time.monotonic() - cut, JOB_TIMEOUT)
-        self.assertAlmostEqual(self.accuracy(job), accuracy, delta=0.01)
+        self.assertAlmostEqual(launch_on_hosts.eval_accuracy(job.dir), accuracy, delta=0.01)
 
     def test_b_a_long_partition_fails_the_worker_naming_the_ps_task(self):
         hosts = self.start_hosts(PS_HOSTS)
@@ -225,7 +196,7 @@ class NetworkFaultsTest(unittest.TestCase):
         job = self.start_job(hosts, PS_CLUSTER, ["--train_steps=3000"])
         code, lossy_seconds = job.finish(JOB_TIMEOUT)
         self.assertEqual(code, 0, job.output()[-5000:])
-        self.assertAlmostEqual(self.accuracy(job), accuracy, delta=0.01)
+        self.assertAlmostEqual(launch_on_hosts.eval_accuracy(job.dir), accuracy, delta=0.01)
         print(f"\n5% packet loss on every host: {lossy_seconds:.1f} s against "
               f"{seconds:.1f} s undisturbed ({lossy_seconds / seconds:.2f}x)")
 

@@ -21,7 +21,12 @@ import socket
 import subprocess
 import tempfile
 import time
+import sys
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "netns"))
+import launch_on_hosts  # noqa: E402  (clean_env)
 
 DAEMONS = ["/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd",
            "/usr/bin/sbatch", "/usr/sbin/mungekey"]
@@ -122,14 +127,7 @@ class SlurmCluster:
         self.daemons = []
 
     def env(self, extra=None):
-        env = {k: v for k, v in os.environ.items()
-               if k != "TF_CONFIG" and not k.startswith("SLURM_")
-               and not k.startswith("DISTRT_")}
-        # Under ThreadSanitizer our programs need Abseil built with it,
-        # which run_python_test.sh kept from the interpreter.
-        tsan_abseil = os.environ.get("DISTRT_TSAN_ABSEIL_LIB")
-        if tsan_abseil:
-            env["LD_LIBRARY_PATH"] = tsan_abseil
+        env = launch_on_hosts.clean_env({})
         env["SLURM_CONF"] = self.conf
         # Under --config=asan: Debian's c-ares (gRPC's DNS resolver, used
         # here because the tasks' host is the node name "localhost") leaks
@@ -183,6 +181,9 @@ class SlurmCluster:
         return result.returncode == 0 and result.stdout.strip() == "idle"
 
     def _wait_for(self, ready, what):
+        """Polls `ready` (a real signal: a socket, sinfo) within
+        NODE_TIMEOUT; between polls it waits on the newest daemon's exit,
+        so that a daemon that dies ends the wait at once."""
         deadline = time.monotonic() + NODE_TIMEOUT
         while time.monotonic() < deadline:
             for name, process, _ in self.daemons:
@@ -192,7 +193,10 @@ class SlurmCluster:
                         f"for {what}:\n{self.logs()}")
             if ready():
                 return
-            time.sleep(0.2)
+            try:
+                self.daemons[-1][1].wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                pass
         raise AssertionError(f"no {what} within {NODE_TIMEOUT} s:\n"
                              f"{self.logs()}")
 
@@ -251,17 +255,26 @@ class SlurmJobTest(unittest.TestCase):
             "DISTRT_SLURM_PORT_BASE": str(free_port_run(5)),
             "DISTRT_SLURM_TASK": os.path.abspath("deploy/slurm/task.sh"),
         })
-        submit = subprocess.run(
-            ["sbatch", "--parsable", f"--output={out}",
-             "deploy/slurm/train.sbatch"], env=env, capture_output=True,
-            text=True, timeout=COMMAND_TIMEOUT)
-        self.assertEqual(submit.returncode, 0, submit.stderr)
-        job_id = submit.stdout.strip().split(";")[0]
-        state = self.wait_for_job(job_id, env)
+        # sbatch --wait returns when the job ends, with its exit status.
+        submit = subprocess.Popen(
+            ["sbatch", "--wait", "--parsable", f"--output={out}",
+             "deploy/slurm/train.sbatch"], env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            stdout, stderr = submit.communicate(timeout=JOB_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            submit.kill()
+            stdout, stderr = submit.communicate(timeout=COMMAND_TIMEOUT)
+            subprocess.run(["scancel", "--name=distrt-main"], env=env,
+                           timeout=COMMAND_TIMEOUT)
+            raise AssertionError(f"the job had not ended after "
+                                 f"{JOB_TIMEOUT} s:\n{self.cluster.logs()}")
         with open(out, errors="replace") as f:
             output = f.read()
-        self.assertEqual(state, "COMPLETED",
-                         f"job {job_id} ended {state}:\n{output[-4000:]}")
+        self.assertEqual(submit.returncode, 0,
+                         f"sbatch --wait exited {submit.returncode}: "
+                         f"{stderr}\n{output[-4000:]}")
+        self.assertRegex(stdout, r"^\d+")  # the job's id
         # Five tasks, each the role Slurm's environment gave it: jobs take
         # ranks in name order (chief < ps < worker); srun --label prefixes
         # each line with the rank.
@@ -277,28 +290,6 @@ class SlurmJobTest(unittest.TestCase):
         self.assertIn("== eval accuracy", output)
         self.assertTrue(os.path.exists(os.path.join(
             self.job_dir, "checkpoints", "checkpoints")))
-
-    def wait_for_job(self, job_id, env):
-        """The job's final state, polled from scontrol within JOB_TIMEOUT;
-        the job is cancelled if it has not ended by then."""
-        deadline = time.monotonic() + JOB_TIMEOUT
-        state = "UNKNOWN"
-        while time.monotonic() < deadline:
-            result = subprocess.run(
-                ["scontrol", "show", "job", job_id, "--oneliner"], env=env,
-                capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
-            for field in result.stdout.split():
-                if field.startswith("JobState="):
-                    state = field.split("=", 1)[1]
-            if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT",
-                         "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
-                         "DEADLINE", "PREEMPTED"):
-                return state
-            time.sleep(0.5)
-        subprocess.run(["scancel", job_id], env=env, timeout=COMMAND_TIMEOUT)
-        raise AssertionError(f"job {job_id} still {state} after "
-                             f"{JOB_TIMEOUT} s:\n{self.cluster.logs()}")
-
 
 if __name__ == "__main__":
     unittest.main()
