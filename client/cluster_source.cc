@@ -15,11 +15,13 @@ namespace distrt {
 absl::StatusOr<ClusterSpec> LoadClusterForClient(
     const std::string& cluster_spec_path) {
   ClusterSpec cluster;
-  std::string source = "TF_CONFIG";
+  std::string source;
   if (cluster_spec_path.empty()) {
     ASSIGN_OR_RETURN(EnvironmentCluster resolved,
                      ResolveClusterFromFlagsAndEnvironment());
-    source = resolved.source;
+    source = resolved.source == "local"
+                 ? "the environment (no TF_CONFIG, no Slurm step)"
+                 : resolved.source;
     cluster = resolved.config.cluster;
   } else {
     source = cluster_spec_path;

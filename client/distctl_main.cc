@@ -88,8 +88,15 @@ int Resolve() {
   }
   Json described = DescribeResolvedConfig(resolved->config);
   described["source"] = resolved->source;
-  if (resolved->task_gpus.has_value()) {
-    described["cuda_visible_devices"] = *resolved->task_gpus;
+  absl::StatusOr<std::optional<std::string>> task_gpus =
+      TaskGpusFromFlagsAndEnvironment(*resolved);
+  if (!task_gpus.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(task_gpus.status().message()).c_str());
+    return kExitBadInput;
+  }
+  if (task_gpus->has_value()) {
+    described["cuda_visible_devices"] = **task_gpus;
   }
   std::printf("%s\n", described.dump(2).c_str());
   return 0;

@@ -60,10 +60,11 @@ std::vector<std::string> WorkerGroup::TaskNamesByRank(const TfConfig& config) {
 }
 
 WorkerGroup::WorkerGroup(const Options& options,
-                         std::vector<std::string> task_names,
+                         std::vector<std::string> task_names, int rank,
                          std::string chief_address)
     : options_(options),
       task_names_(std::move(task_names)),
+      rank_(rank),
       chief_address_(std::move(chief_address)) {}
 
 WorkerGroup::~WorkerGroup() {
@@ -110,7 +111,7 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
     chief_address = chief;
   }
   auto group = std::unique_ptr<WorkerGroup>(
-      new WorkerGroup(options, std::move(names), chief_address));
+      new WorkerGroup(options, std::move(names), rank, chief_address));
   InMemoryKvStore local_store;
   if (config.is_local()) {
     group->store_ = &local_store;  // a group of one meets itself
@@ -153,8 +154,8 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
   if (!connected.ok()) {
     return absl::Status(
         connected.status().code(),
-        absl::StrCat(group->task_names_[rank], " could not join the ",
-                     gloo.size, " training tasks (",
+        absl::StrCat(group->task_name(), " could not join the ", gloo.size,
+                     " training tasks (",
                      absl::StrJoin(group->task_names_, ", "), ") within ",
                      absl::FormatDuration(options.join_timeout),
                      " (--wait_secs): ", connected.status().message()));

@@ -72,8 +72,9 @@ class WorkerGroup {
   WorkerGroup& operator=(const WorkerGroup&) = delete;
 
   GlooGroup& collective() { return *group_; }
-  int rank() const { return group_->rank(); }
-  int size() const { return group_->size(); }
+  // Known before the group connects (its errors name this task).
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(task_names_.size()); }
   const std::string& task_name() const { return task_names_[rank()]; }
 
   // `failure` (a failed step) with which tasks are gone: closes this task's
@@ -94,7 +95,7 @@ class WorkerGroup {
 
  private:
   WorkerGroup(const Options& options, std::vector<std::string> task_names,
-              std::string chief_address);
+              int rank, std::string chief_address);
 
   // The store for explaining a failure: the chief's own, or a client that
   // gives up on an unreachable chief quickly (kept in *holder).
@@ -106,6 +107,7 @@ class WorkerGroup {
 
   const Options options_;
   const std::vector<std::string> task_names_;
+  const int rank_;
   const std::string chief_address_;
   std::unique_ptr<rpc::RendezvousServer> server_;  // on the chief only
   std::unique_ptr<KvStore> client_;                // on the others

@@ -219,8 +219,15 @@ int Main(int argc, char** argv) {
     return 2;
   }
   // As TF's SlurmClusterResolver does (auto_set_gpu), before any CUDA call.
-  if (resolved->task_gpus.has_value()) {
-    setenv("CUDA_VISIBLE_DEVICES", resolved->task_gpus->c_str(), 1);
+  absl::StatusOr<std::optional<std::string>> task_gpus =
+      TaskGpusFromFlagsAndEnvironment(*resolved);
+  if (!task_gpus.ok()) {
+    std::fprintf(stderr, "worker: %s\n",
+                 std::string(task_gpus.status().message()).c_str());
+    return 2;
+  }
+  if (task_gpus->has_value()) {
+    setenv("CUDA_VISIBLE_DEVICES", (*task_gpus)->c_str(), 1);
   }
   if (resolved->source == "Slurm") {
     std::fprintf(stderr, "worker: cluster from Slurm's step: task %s:%d\n",

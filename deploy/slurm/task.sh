@@ -26,7 +26,7 @@ slurm_flags=(--slurm_jobs="$DISTRT_SLURM_JOBS"
 # distctl resolve prints one key per line: '  "task_type": "ps",'.
 resolved=$("$bin/client/distctl" resolve "${slurm_flags[@]}")
 task_type=$(sed -n 's/^  "task_type": "\([a-z]*\)",$/\1/p' <<<"$resolved")
-source=$(sed -n 's/^  "source": "\([A-Za-z_]*\)"$/\1/p' <<<"$resolved")
+source=$(sed -n 's/^  "source": "\([A-Za-z_]*\)",\{0,1\}$/\1/p' <<<"$resolved")
 if [ "$source" != "Slurm" ]; then
   echo "task.sh: the cluster came from ${source:-nowhere}, not Slurm" \
        "(is TF_CONFIG set, or is this not an srun step?)" >&2

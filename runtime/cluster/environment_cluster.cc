@@ -43,7 +43,6 @@ absl::StatusOr<EnvironmentCluster> ResolveClusterFromEnvironment(
   if (SlurmClusterResolver::InSlurmStep(env)) {
     const SlurmClusterResolver resolver(slurm, env);
     ASSIGN_OR_RETURN(cluster.config, resolver.Resolve());
-    ASSIGN_OR_RETURN(cluster.task_gpus, resolver.TaskGpus());
     cluster.source = "Slurm";
     return cluster;
   }
@@ -54,6 +53,19 @@ absl::StatusOr<EnvironmentCluster> ResolveClusterFromEnvironment(
 absl::StatusOr<EnvironmentCluster> ResolveClusterFromFlagsAndEnvironment() {
   ASSIGN_OR_RETURN(SlurmClusterOptions slurm, SlurmClusterOptionsFromFlags());
   return ResolveClusterFromEnvironment(slurm);
+}
+
+absl::StatusOr<std::optional<std::string>> TaskGpusFromEnvironment(
+    const EnvironmentCluster& cluster, const SlurmClusterOptions& slurm,
+    const EnvironmentLookup& env) {
+  if (cluster.source != "Slurm") return std::nullopt;
+  return SlurmClusterResolver(slurm, env).TaskGpus();
+}
+
+absl::StatusOr<std::optional<std::string>> TaskGpusFromFlagsAndEnvironment(
+    const EnvironmentCluster& cluster) {
+  ASSIGN_OR_RETURN(SlurmClusterOptions slurm, SlurmClusterOptionsFromFlags());
+  return TaskGpusFromEnvironment(cluster, slurm);
 }
 
 }  // namespace distrt

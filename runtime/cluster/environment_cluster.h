@@ -24,9 +24,6 @@ struct EnvironmentCluster {
   TfConfig config;
   // "TF_CONFIG", "Slurm" or "local".
   std::string source;
-  // Under Slurm, this task's GPUs for CUDA_VISIBLE_DEVICES (as TF's
-  // resolver sets them); absent elsewhere or when the step names no GPUs.
-  std::optional<std::string> task_gpus;
 };
 
 // --slurm_jobs and --slurm_port_base. INVALID_ARGUMENT naming the flag.
@@ -40,6 +37,18 @@ absl::StatusOr<EnvironmentCluster> ResolveClusterFromEnvironment(
 
 // Both of the above, for a main(): the flags, then the environment.
 absl::StatusOr<EnvironmentCluster> ResolveClusterFromFlagsAndEnvironment();
+
+// Under Slurm (`cluster.source` "Slurm"), this task's GPUs for
+// CUDA_VISIBLE_DEVICES, as TF's resolver sets them
+// (SlurmClusterResolver::TaskGpus); absent elsewhere or when the step names
+// no GPUs. Asked only by what uses GPUs (the worker, distctl resolve), so
+// that a GPU shortfall on a host does not stop a ps task or a client.
+absl::StatusOr<std::optional<std::string>> TaskGpusFromEnvironment(
+    const EnvironmentCluster& cluster, const SlurmClusterOptions& slurm,
+    const EnvironmentLookup& env = ProcessEnvironment);
+// The same with --slurm_jobs and --slurm_port_base.
+absl::StatusOr<std::optional<std::string>> TaskGpusFromFlagsAndEnvironment(
+    const EnvironmentCluster& cluster);
 
 }  // namespace distrt
 

@@ -36,7 +36,8 @@ TEST(EnvironmentClusterTest, TfConfigFirstThenSlurmThenLocal) {
   ASSERT_TRUE(tf.ok()) << tf.status();
   EXPECT_EQ(tf->source, "TF_CONFIG");
   EXPECT_EQ(tf->config.cluster.NumTasks(), 1);
-  EXPECT_FALSE(tf->task_gpus.has_value());
+  EXPECT_FALSE(TaskGpusFromEnvironment(*tf, SlurmClusterOptions{}, Lookup(both))
+                   ->has_value());
 
   SlurmClusterOptions ps_and_worker;
   ps_and_worker.jobs = {{"ps", 1}, {"worker", 1}};
@@ -46,7 +47,8 @@ TEST(EnvironmentClusterTest, TfConfigFirstThenSlurmThenLocal) {
   EXPECT_EQ(slurm->source, "Slurm");
   EXPECT_EQ(*slurm->config.task, (TaskId{"worker", 0}));
   EXPECT_EQ(*slurm->config.cluster.TaskAddress("ps", 0), "localhost:8888");
-  EXPECT_EQ(slurm->task_gpus, "0,1");
+  EXPECT_EQ(*TaskGpusFromEnvironment(*slurm, ps_and_worker, Lookup(kSlurmStep)),
+            "0,1");
 
   absl::StatusOr<EnvironmentCluster> local =
       ResolveClusterFromEnvironment(SlurmClusterOptions{}, Lookup({}));
@@ -67,6 +69,20 @@ TEST(EnvironmentClusterTest, ErrorsNameTheirSource) {
   ASSERT_FALSE(bad_slurm.ok());
   EXPECT_THAT(bad_slurm.status().message(),
               HasSubstr("Slurm: --slurm_jobs=worker:3 asks for 3 tasks"));
+}
+
+// A host with fewer GPUs than its tasks stops only what asks for GPUs: the
+// cluster itself still resolves (for a ps task, a client).
+TEST(EnvironmentClusterTest, AGpuShortfallDoesNotStopTheCluster) {
+  std::map<std::string, std::string> env = kSlurmStep;
+  env["CUDA_VISIBLE_DEVICES"] = "0";
+  absl::StatusOr<EnvironmentCluster> cluster =
+      ResolveClusterFromEnvironment(SlurmClusterOptions{}, Lookup(env));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::optional<std::string>> gpus =
+      TaskGpusFromEnvironment(*cluster, SlurmClusterOptions{}, Lookup(env));
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_THAT(gpus.status().message(), HasSubstr("has 1 GPUs"));
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <numeric>
 #include <set>
 #include <utility>
@@ -142,10 +141,12 @@ SlurmClusterResolver::ResolveLayout() const {
                                  " hosts but SLURM_STEP_TASKS_PER_NODE=\"",
                                  tasks_per_node, "\" ", counts.size()));
   }
-  // Hosts in name order, as TF's resolver takes them.
-  std::map<std::string, int> tasks_on_host;
+  // Hosts in the step's order, which is how Slurm numbers the ranks of a
+  // block distribution (node9 before node10). TF's resolver sorts them by
+  // name instead, which differs once names are not zero-padded.
+  std::set<std::string> seen_hosts;
   for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!tasks_on_host.emplace(hosts[i], counts[i]).second) {
+    if (!seen_hosts.insert(hosts[i]).second) {
       return BadSlurm(absl::StrCat("SLURM_STEP_NODELIST=\"", nodelist,
                                    "\" names ", hosts[i], " twice"));
     }
@@ -161,7 +162,9 @@ SlurmClusterResolver::ResolveLayout() const {
         absl::StrCat("SLURM_PROCID=", layout.rank,
                      " is not below SLURM_STEP_NUM_TASKS=", num_tasks));
   }
-  for (const auto& [host, count] : tasks_on_host) {
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    const std::string& host = hosts[h];
+    const int count = counts[h];
     if (options_.port_base + count - 1 > 65535) {
       return BadSlurm(absl::StrCat("--slurm_port_base=", options_.port_base,
                                    " leaves no port for the ", count,

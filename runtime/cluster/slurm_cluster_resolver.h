@@ -7,7 +7,8 @@
 //
 //   this task's rank       SLURM_PROCID
 //   tasks in the step      SLURM_STEP_NUM_TASKS
-//   hosts, in name order   SLURM_STEP_NODELIST ("node[01-04,07]")
+//   hosts, in step order   SLURM_STEP_NODELIST ("node[01-04,07]"), as Slurm
+//                          numbers ranks (TF sorts them by name instead)
 //   tasks on each host     SLURM_STEP_TASKS_PER_NODE ("2(x3),1")
 //   a task's address       host:(port_base + its rank on the host)
 //   jobs                   sorted by name, each taking the next ranks:
@@ -20,11 +21,11 @@
 // distribution): where SLURM_LOCALID / SLURMD_NODENAME disagree with that
 // layout the resolver says so instead of giving two tasks one address.
 //
-// GPUs: a host's GPUs are the ids in CUDA_VISIBLE_DEVICES (which Slurm sets
-// from the step's gres) or else SLURM_STEP_GPUS / SLURM_JOB_GPUS; each task
-// on the host takes SLURM_GPUS_PER_TASK of them (or an even share) by its
-// rank on the host. TaskGpus() gives them for CUDA_VISIBLE_DEVICES, as TF's
-// auto_set_gpu does.
+// GPUs (TaskGpus, which only a process that uses GPUs needs): a host's GPUs are
+// the ids in CUDA_VISIBLE_DEVICES (which Slurm sets from the step's gres) or
+// else SLURM_STEP_GPUS / SLURM_JOB_GPUS; each task on the host takes
+// SLURM_GPUS_PER_TASK of them (or an even share) by its rank on the host.
+// TaskGpus() gives them for CUDA_VISIBLE_DEVICES, as TF's auto_set_gpu does.
 
 #include <functional>
 #include <optional>

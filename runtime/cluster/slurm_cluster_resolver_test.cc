@@ -83,15 +83,21 @@ TEST(SlurmClusterResolverTest, ChiefAndEvaluatorJobs) {
   EXPECT_EQ(*chief->cluster.TaskAddress("worker", 1), "node02:8889");
 }
 
-TEST(SlurmClusterResolverTest, HostsTakenInNameOrder) {
+// Slurm numbers a block distribution's ranks in the step's node order,
+// node9 before node10 (a sort by name would put node10 first, and rank 0's
+// address on the wrong host).
+TEST(SlurmClusterResolverTest, HostsTakenInTheStepsOrder) {
   Environment env = Step(0);
-  env["SLURM_STEP_NODELIST"] = "b,a";
+  env["SLURM_STEP_NODELIST"] = "node[9-10]";
   env["SLURM_STEP_TASKS_PER_NODE"] = "1,4";
+  env["SLURMD_NODENAME"] = "node9";
+  env["SLURM_LOCALID"] = "0";
   absl::StatusOr<TfConfig> config =
       SlurmClusterResolver({}, Lookup(env)).Resolve();
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(*config->cluster.TaskAddress("worker", 0), "a:8888");
-  EXPECT_EQ(*config->cluster.TaskAddress("worker", 4), "b:8888");
+  EXPECT_EQ(*config->cluster.TaskAddress("worker", 0), "node9:8888");
+  EXPECT_EQ(*config->cluster.TaskAddress("worker", 1), "node10:8888");
+  EXPECT_EQ(*config->cluster.TaskAddress("worker", 4), "node10:8891");
 }
 
 TEST(SlurmClusterResolverTest, InSlurmStepNeedsTheStepVariables) {
