@@ -1,40 +1,23 @@
 #include "client/ps_client.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstring>
-#include <functional>
 #include <map>
-#include <random>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "client/id_repeats.h"
 #include "client/ps_calls.h"
 #include "client/ps_client_impl.h"
 #include "client/ps_request_planner.h"
 #include "client/ps_transport.h"
-#include "grpcpp/generic/generic_stub.h"
-#include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
-#include "rpc/grpc_status.h"
-#include "rpc/tensor_codec.h"
-#include "rpc/transport_security.h"
-#include "rpc/wire_message.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/tensor/shape.h"
-#include "runtime/util/splitmix64.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
-
-using namespace ps_client_internal;  // NOLINT: this file's own internals
 
 absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
     const ClusterSpec& cluster, Options options) {

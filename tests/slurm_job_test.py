@@ -35,6 +35,7 @@ TARGET_ACCURACY = 0.85
 JOB_TIMEOUT = 540
 NODE_TIMEOUT = 60
 COMMAND_TIMEOUT = 30
+LSAN_SUPPRESSIONS = "lsan_suppressions.txt"
 
 
 def bin_dir():
@@ -129,12 +130,7 @@ class SlurmCluster:
     def env(self, extra=None):
         env = launch_on_hosts.clean_env({})
         env["SLURM_CONF"] = self.conf
-        # Under --config=asan: Debian's c-ares (gRPC's DNS resolver, used
-        # here because the tasks' host is the node name "localhost") leaks
-        # 20 bytes at exit; that is not ours to fix.
-        suppressions = os.path.join(self.dir, "lsan_suppressions.txt")
-        with open(suppressions, "w") as f:
-            f.write("leak:libcares.so\n")
+        suppressions = os.path.join(self.dir, LSAN_SUPPRESSIONS)
         options = env.get("LSAN_OPTIONS", "")
         env["LSAN_OPTIONS"] = (options + ":" if options else "") + \
             f"suppressions={suppressions}"
@@ -149,6 +145,11 @@ class SlurmCluster:
         return process
 
     def start(self):
+        # Under --config=asan: Debian's c-ares (gRPC's DNS resolver, used
+        # here because the tasks' host is the node name "localhost") leaks
+        # 20 bytes at exit; that is not ours to fix.
+        with open(os.path.join(self.dir, LSAN_SUPPRESSIONS), "w") as f:
+            f.write("leak:libcares.so\n")
         key = os.path.join(self.dir, "munge.key")
         subprocess.run(["/usr/sbin/mungekey", "--create", f"--keyfile={key}"],
                        check=True, timeout=COMMAND_TIMEOUT,

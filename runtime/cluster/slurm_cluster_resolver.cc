@@ -12,8 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/slurm_host_list.h"
-#include "runtime/cluster/task_role.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -78,11 +78,9 @@ absl::StatusOr<std::vector<SlurmJob>> ParseSlurmJobs(absl::string_view text) {
                        "\" is not JOB:COUNT with a count of at least 1 (e.g. "
                        "ps:2,worker:3)"));
     }
-    if (job.name != kChiefJob && job.name != kWorkerJob && job.name != kPsJob &&
-        job.name != kEvaluatorJob) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--slurm_jobs: \"", job.name,
-          "\" is not a task type (chief, worker, ps or evaluator)"));
+    if (absl::Status type = ValidateTaskType(job.name); !type.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--slurm_jobs: ", type.message()));
     }
     if ((job.name == kChiefJob || job.name == kEvaluatorJob) &&
         job.num_tasks != 1) {
@@ -223,18 +221,19 @@ SlurmClusterResolver::ResolveLayout() const {
 
 absl::StatusOr<TfConfig> SlurmClusterResolver::Resolve() const {
   ASSIGN_OR_RETURN(Layout layout, ResolveLayout());
+  // Jobs take consecutive ranks (ResolveLayout), so each job's tasks are
+  // the next num_tasks of layout.tasks.
   std::vector<JobSpec> specs;
+  size_t rank = 0;
   for (const SlurmJob& job : layout.jobs) {
-    if (job.name == kEvaluatorJob) continue;  // outside the cluster
-    specs.push_back(JobSpec{job.name, {}, false});
-  }
-  for (const SlurmPlacedTask& task : layout.tasks) {
-    if (task.job == kEvaluatorJob) continue;
-    for (JobSpec& spec : specs) {
-      if (spec.name != task.job) continue;
-      spec.tasks[task.index] =
+    JobSpec spec{job.name, {}, false};
+    for (int index = 0; index < job.num_tasks; ++index, ++rank) {
+      const SlurmPlacedTask& task = layout.tasks[rank];
+      spec.tasks[index] =
           absl::StrCat(task.host, ":", options_.port_base + task.local_rank);
     }
+    // The evaluator takes a rank but stays outside the cluster.
+    if (job.name != kEvaluatorJob) specs.push_back(std::move(spec));
   }
   absl::StatusOr<ClusterSpec> cluster = ClusterSpec::Create(std::move(specs));
   if (!cluster.ok()) {
@@ -246,12 +245,7 @@ absl::StatusOr<TfConfig> SlurmClusterResolver::Resolve() const {
   const SlurmPlacedTask& own = layout.tasks[layout.rank];
   config.task = TaskId{own.job, own.index};
   config.rpc_layer = options_.rpc_layer;
-  absl::Status valid = ValidateTfConfig(config);
-  if (!valid.ok()) {
-    absl::string_view message = valid.message();
-    absl::ConsumePrefix(&message, "TF_CONFIG: ");
-    return absl::Status(valid.code(), absl::StrCat("Slurm: ", message));
-  }
+  // Valid by construction: the task is one of the cluster's, or evaluator 0.
   return config;
 }
 
