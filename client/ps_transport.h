@@ -65,6 +65,7 @@ class PsTransport {
         args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
         args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
         args.SetInt("distrt.stripe", stripe);
+        SetKeepalive(options_.ps_failure_timeout, args);
         std::shared_ptr<grpc::Channel> channel =
             options_.security != nullptr
                 ? options_.security->NewChannel(address, args)
@@ -94,6 +95,28 @@ class PsTransport {
 
   std::string TaskName(int task) const {
     return absl::StrCat("ps task ", task, " (", addresses_[task], ")");
+  }
+
+  // HTTP/2 pings while requests are in flight, so that a connection whose
+  // ps task became unreachable (packets dropped, the host gone) fails
+  // within a fraction of ps_failure_timeout rather than at the request's
+  // deadline, which for a checkpoint's save is checkpoint_timeout: without
+  // them, a save meeting a partition waited that long (network_faults_test
+  // f). The failed request is then sent again like any other. The ps
+  // tasks accept pings this often (rpc/grpc_server_start.cc).
+  static void SetKeepalive(absl::Duration ps_failure_timeout,
+                           grpc::ChannelArguments& args) {
+    const absl::Duration quarter = ps_failure_timeout / 4;
+    const absl::Duration every =
+        std::clamp(quarter, absl::Seconds(2), absl::Seconds(60));
+    const absl::Duration wait =
+        std::clamp(quarter, absl::Seconds(2), absl::Seconds(20));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, absl::ToInt64Milliseconds(every));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, absl::ToInt64Milliseconds(wait));
+    // Idle connections need none; a long save sends no data, and gRPC
+    // would otherwise stop pinging after two pings without any.
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   }
 
   // The deadline of one attempt of a request: rpc_timeout, and never more

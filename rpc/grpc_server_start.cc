@@ -10,6 +10,14 @@ absl::StatusOr<StartedGrpcServer> StartGrpcServer(
     const std::function<void(grpc::ServerBuilder&)>& configure) {
   grpc::ServerBuilder builder;
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Our clients ping every few seconds while a request is in flight, to
+  // notice a peer that became unreachable (client/ps_transport.h). gRPC's
+  // default policy takes a ping more often than every 5 minutes without
+  // data as misbehaviour and closes the connection after two; a long
+  // checkpoint save sends no data.
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   if (configure) configure(builder);
   StartedGrpcServer started;
   builder.AddListeningPort(listen_address,

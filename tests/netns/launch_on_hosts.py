@@ -46,16 +46,18 @@ def make_data(out_dir):
 
 
 def launch_command(hosts, cluster, job_dir, data_dir, launch_flags,
-                   training_flags):
+                   training_flags, ps_flags=()):
     """(argv, env) of `launch` running `cluster` (a dict of jobs) with each
     task on its host of `hosts` (a started NetnsHosts), logreg on the data
-    in `data_dir`. The cluster spec and the wrappers go into job_dir."""
+    in `data_dir`; ps_server gets `ps_flags` last. The cluster spec and the
+    wrappers go into job_dir."""
     spec = os.path.join(job_dir, "cluster.json")
     with open(spec, "w") as f:
         json.dump(cluster, f)
     argv = [LAUNCH, f"--cluster_spec={spec}",
             f"--job_dir={os.path.join(job_dir, 'job')}", "--keep_addresses",
-            f"--ps_server_bin={hosts.wrapper(job_dir, PS_SERVER, TASK_SCRIPT)}",
+            "--ps_server_bin="
+            + hosts.wrapper(job_dir, PS_SERVER, TASK_SCRIPT, ps_flags),
             f"--worker_bin={hosts.wrapper(job_dir, WORKER, TASK_SCRIPT)}",
             *launch_flags, "--",
             "--model=logreg", f"--train_data={data_dir}/ctr.train.svm",

@@ -9,7 +9,9 @@ namespaces the harness made is touched, and stop() removes them all.
 
 Faults are iptables rules inside a host's namespace (the kernel here has
 no netem): block(a, b) drops every packet between hosts a and b, and
-lose(p) drops a fraction p of the packets every host receives.
+lose(p) drops a fraction p of the packets every host receives. Added
+latency is a user-space proxy on a host (delay_proxy.py, started by
+delay()), in front of a server that listens on the host's loopback.
 
 Needs root, ip (iproute2), unshare and iptables; available() says why not.
 """
@@ -18,8 +20,11 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 
 COMMAND_TIMEOUT = 30
+DELAY_PROXY = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "delay_proxy.py")
 ETC_NETNS = "/etc/netns"
 
 
@@ -63,6 +68,7 @@ class NetnsHosts:
                         for i, name in enumerate(self.names)}
         self.switch = f"{self.prefix}-switch"
         self.made = []  # namespaces, for stop()
+        self.proxies = []  # delay_proxy.py processes, for stop()
 
     def namespace(self, name):
         return f"{self.prefix}-{name}"
@@ -93,9 +99,18 @@ class NetnsHosts:
             self._in(namespace, "ip", "link", "set", "eth0", "up")
 
     def stop(self):
-        """Removes every namespace it made (their processes must be gone)
-        and their /etc/netns files."""
+        """Stops its delay proxies and removes every namespace it made
+        (their other processes must be gone) and their /etc/netns files."""
         errors = []
+        for proxy in self.proxies:
+            proxy.terminate()
+            try:
+                proxy.wait(timeout=COMMAND_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proxy.kill()
+                proxy.wait(timeout=COMMAND_TIMEOUT)
+            proxy.stdout.close()
+        self.proxies = []
         for namespace in reversed(self.made):
             result = _run(["ip", "netns", "del", namespace], check=False)
             if result.returncode != 0:
@@ -139,14 +154,32 @@ class NetnsHosts:
                      "eth0", "-m", "statistic", "--mode", "random",
                      "--probability", str(probability), "-j", "DROP")
 
-    def wrapper(self, directory, real_binary, task_script):
+    def delay(self, name, port, to_port, delay_ms):
+        """Adds `delay_ms` of latency each way to host `name`'s port: a
+        delay proxy there listens on the host's address and `port`, and
+        forwards to `to_port` on the host's loopback, where the real server
+        must listen. Returns once the proxy accepts connections."""
+        proxy = subprocess.Popen(
+            ["ip", "netns", "exec", self.namespace(name), sys.executable,
+             DELAY_PROXY, f"--listen={self.address[name]}:{port}",
+             f"--to=127.0.0.1:{to_port}", f"--delay_ms={delay_ms}"],
+            stdout=subprocess.PIPE, text=True)
+        self.proxies.append(proxy)
+        line = proxy.stdout.readline()  # ends when the proxy exits
+        if not line.startswith("delay_proxy: listening"):
+            raise RuntimeError(f"the delay proxy on {name} did not start "
+                               f"(exit status {proxy.wait(COMMAND_TIMEOUT)})")
+
+    def wrapper(self, directory, real_binary, task_script, flags=()):
         """A script that `launch` can start as --ps_server_bin or
-        --worker_bin: task_script runs real_binary on the task's host."""
+        --worker_bin: task_script runs real_binary on the task's host, with
+        `flags` after launch's own (so they win)."""
         path = os.path.join(directory,
                             "on-host-" + os.path.basename(real_binary))
+        extra = "".join(f" '{flag}'" for flag in flags)
         with open(path, "w") as f:
             f.write("#!/bin/sh\n"
                     f"exec '{task_script}' '{os.path.abspath(real_binary)}' "
-                    '"$@"\n')
+                    f'"$@"{extra}\n')
         os.chmod(path, 0o755)
         return path
