@@ -29,6 +29,7 @@ packages=(
   slurm-client           # sbatch, srun, scontrol: the Slurm job test, host lists
   slurmctld slurmd munge # a one-node Slurm cluster for tests/slurm_job_test
   iptables               # network faults between test namespaces (tests/netns)
+  docker.io debootstrap  # the image built for real (deploy/docker/build_image.sh)
 )
 
 missing=()
