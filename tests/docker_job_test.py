@@ -27,6 +27,8 @@ import unittest
 
 import yaml
 
+from tfjob_operator import operator_tf_config
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "netns"))
 import launch_on_hosts  # noqa: E402
@@ -135,16 +137,20 @@ class Dockerd:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def tfjob_replicas():
-    """{replica type: (replicas, command, args)} of the TFJob manifest."""
+def load_tfjob():
     with open(TFJOB) as f:
-        tfjob = yaml.safe_load(f)
-    replicas = {}
+        return next(d for d in yaml.safe_load_all(f) if d["kind"] == "TFJob")
+
+
+def tfjob_tasks(tfjob):
+    """(replica type, index, command, args) of every pod of the TFJob."""
+    tasks = []
     for kind, spec in tfjob["spec"]["tfReplicaSpecs"].items():
         container = spec["template"]["spec"]["containers"][0]
-        replicas[kind.lower()] = (spec.get("replicas", 1),
-                                  container["command"], container["args"])
-    return tfjob["metadata"]["name"], replicas
+        for index in range(spec.get("replicas", 1)):
+            tasks.append((kind, index, container["command"],
+                          container["args"]))
+    return tasks
 
 
 SKIP = skip_reason()
@@ -177,7 +183,6 @@ class DockerJobTest(unittest.TestCase):
 
     def test_main_job_with_every_task_in_its_own_container(self):
         self.build_image()
-        name, replicas = tfjob_replicas()
         data_dir = tempfile.mkdtemp(prefix="distrt-docker-data-")
         job_dir = tempfile.mkdtemp(prefix="distrt-docker-job-")
         for directory in (data_dir, job_dir):
@@ -188,31 +193,26 @@ class DockerJobTest(unittest.TestCase):
             os.chmod(os.path.join(data_dir, entry), 0o644)
         os.chown(job_dir, 10001, 10001)  # the image's user
 
-        # The evaluator is left out: the job ends with the chief.
-        tasks = [(kind, index) for kind in ("ps", "chief", "worker")
-                 for index in range(replicas[kind][0])]
-        cluster = {kind: [f"{name}-{kind}-{index}.{NAMESPACE}.svc:2222"
-                          for index in range(replicas[kind][0])]
-                   for kind in ("chief", "ps", "worker")}
+        tfjob = load_tfjob()
+        name = tfjob["metadata"]["name"]
         network = f"{name}-net"
         self.daemon.docker("network", "create", network)
         containers = []
         self.addCleanup(lambda: containers and self.daemon.docker(
             "rm", "-f", *containers, check=False))
-        for kind, index in tasks:
-            container = f"{name}-{kind}-{index}"
-            tf_config = {"cluster": cluster,
-                         "task": {"type": kind, "index": index},
-                         "environment": "cloud"}
-            _, command, args = replicas[kind]
+        for kind, index, command, args in tfjob_tasks(tfjob):
+            container = f"{name}-{kind.lower()}-{index}"
+            tf_config = operator_tf_config(tfjob, kind, index, NAMESPACE)
             self.daemon.docker(
                 "run", "--detach", f"--name={container}",
                 f"--hostname={container}", f"--network={network}",
                 f"--network-alias={container}.{NAMESPACE}.svc",
-                f"--env=TF_CONFIG={json.dumps(tf_config)}",
+                f"--env=TF_CONFIG={tf_config}",
                 f"--volume={data_dir}:/data:ro", f"--volume={job_dir}:/job",
                 IMAGE, *command, *args)
             containers.append(container)
+        # 2 ps tasks, the chief, 2 workers and the evaluator.
+        self.assertEqual(len(containers), 6)
 
         started = time.monotonic()
         codes = {}
@@ -233,6 +233,9 @@ class DockerJobTest(unittest.TestCase):
         # names.
         self.assertIn(f"cluster address {name}-ps-1.{NAMESPACE}.svc:2222",
                       logs[f"{name}-ps-1"], everything)
+        # The evaluator evaluated the chief's final checkpoint, then ended.
+        self.assertIn("evaluated the final checkpoint",
+                      logs[f"{name}-evaluator-0"], everything)
         with open(os.path.join(job_dir, "metrics.json")) as f:
             accuracy = json.load(f)["eval_accuracy"]
         self.assertGreaterEqual(accuracy, TARGET_ACCURACY, everything)
