@@ -27,7 +27,6 @@ the job does and an upper bound on the time it takes to do it:
 Needs root (namespaces, iptables); elsewhere the test says why and skips.
 """
 
-import json
 import os
 import re
 import shutil
@@ -122,12 +121,6 @@ class Job:
         return code, time.monotonic() - self.started
 
 
-def steps_per_sec(job_dir):
-    with open(os.path.join(job_dir, "job", "metrics.json")) as f:
-        metrics = json.load(f)
-    return metrics["global_step"] / metrics["wall_secs"]
-
-
 def committed_checkpoints(checkpoint_dir):
     """The index's checkpoints, oldest first (docs/checkpoint_format.md)."""
     with open(os.path.join(checkpoint_dir, "checkpoints")) as f:
@@ -185,7 +178,7 @@ class NetworkFaultsTest(unittest.TestCase):
             code, seconds = job.finish(JOB_TIMEOUT)
             self.assertEqual(code, 0, job.output()[-5000:])
             cls.undisturbed = (launch_on_hosts.eval_accuracy(job.dir),
-                               seconds, steps_per_sec(job.dir))
+                               seconds, launch_on_hosts.steps_per_sec(job.dir))
             hosts.stop()
         return cls.undisturbed
 
@@ -247,7 +240,7 @@ class NetworkFaultsTest(unittest.TestCase):
         self.assertEqual(code, 0, job.output()[-5000:])
         accuracy = launch_on_hosts.eval_accuracy(job.dir)
         self.assertGreaterEqual(accuracy, LOSSY_MIN_ACCURACY)
-        lossy = steps_per_sec(job.dir)
+        lossy = launch_on_hosts.steps_per_sec(job.dir)
         print(f"\n5% packet loss on every host (accuracy {accuracy:.3f}): "
               f"{lossy:.1f} steps/s against "
               f"{undisturbed_steps_per_sec:.1f} undisturbed "
@@ -347,7 +340,7 @@ class NetworkFaultsTest(unittest.TestCase):
         self.assertEqual(code, 0, output[-5000:])
         self.assertRegex(output, r"\[ps:0\] ps_server: ps task 0 serving on "
                          r"127.0.0.1:2223")
-        delayed = steps_per_sec(job.dir)
+        delayed = launch_on_hosts.steps_per_sec(job.dir)
         # Every step waits at least one round trip, 200 ms more than before.
         self.assertLess(delayed, 2 / 0.2, output[-5000:])
         print(f"\n100 ms added each way between workers and ps tasks: "

@@ -67,6 +67,16 @@ def launch_command(hosts, cluster, job_dir, data_dir, launch_flags,
     return argv, clean_env({"DISTRT_NETNS_PREFIX": hosts.prefix})
 
 
-def eval_accuracy(job_dir):
+def final_metrics(job_dir):
+    """The chief's metrics.json of a job that launch_command ran."""
     with open(os.path.join(job_dir, "job", "metrics.json")) as f:
-        return json.load(f)["eval_accuracy"]
+        return json.load(f)
+
+
+def eval_accuracy(job_dir):
+    return final_metrics(job_dir)["eval_accuracy"]
+
+
+def steps_per_sec(job_dir):
+    metrics = final_metrics(job_dir)
+    return metrics["global_step"] / metrics["wall_secs"]
