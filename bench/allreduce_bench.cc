@@ -210,7 +210,7 @@ absl::Status AllReduces(Case& k, WorkerCrew& crew, int64_t iterations) {
     }
   });
   for (const absl::Status& s : statuses) {
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }

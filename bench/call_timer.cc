@@ -74,7 +74,7 @@ absl::StatusOr<std::vector<CallTimes>> TimeContenders(
     absl::StatusOr<CallTimes> t = TimeCalls(options, [&](int64_t call_index) {
       return call(contender, call_index);
     });
-    if (!t.ok()) return t.status();
+    RETURN_IF_ERROR(t.status());
     times[contender] = *std::move(t);
   }
   return times;

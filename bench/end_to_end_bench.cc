@@ -214,7 +214,7 @@ absl::StatusOr<absl::Duration> PsClientStepP50() {
   if (shutdown.ok()) {
     (void)ps.process->Wait(absl::Seconds(10));
   }
-  if (!times.ok()) return times.status();
+  RETURN_IF_ERROR(times.status());
   return times->P50();
 }
 
@@ -232,7 +232,7 @@ absl::StatusOr<absl::Duration> BareGrpcStepP50() {
         RETURN_IF_ERROR(client->Pull(absl::MakeSpan(pulled)));
         return client->Push(pushed);
       });
-  if (!times.ok()) return times.status();
+  RETURN_IF_ERROR(times.status());
   return times->P50();
 }
 

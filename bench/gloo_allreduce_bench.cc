@@ -268,7 +268,7 @@ absl::StatusOr<absl::Duration> Run(Rank& r, Contender contender, Buffers& b,
   for (const absl::Status& other : statuses) {
     if (s.ok()) s = other;
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return elapsed;
 }
 

@@ -191,7 +191,7 @@ absl::Status RunCase(const MemoryCase& c, BenchReport* report) {
   // Killed when this returns, whichever way.
   absl::StatusOr<distrt::testing::PsProcess> ps =
       distrt::testing::StartPsProcess(0, 1);
-  if (!ps.ok()) return ps.status();
+  RETURN_IF_ERROR(ps.status());
   ASSIGN_OR_RETURN(std::unique_ptr<PsClient> client,
                    PsClient::Create({ps->address()}, PsClient::Options()));
   RETURN_IF_ERROR(client->WaitForServers(kServerWait));

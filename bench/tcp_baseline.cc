@@ -253,7 +253,7 @@ absl::Status TcpBaselineClient::Failed(absl::Status status) {
 }
 
 absl::Status TcpBaselineClient::Push(absl::Span<const char> payload) {
-  if (!broken_.ok()) return broken_;
+  RETURN_IF_ERROR(broken_);
   unsigned char header[kHeaderBytes];
   EncodeHeader(payload.size(), header);
   // One sendmsg for header and payload: no small segment of its own for the
@@ -267,7 +267,7 @@ absl::Status TcpBaselineClient::Push(absl::Span<const char> payload) {
 }
 
 absl::Status TcpBaselineClient::Pull(absl::Span<char> out) {
-  if (!broken_.ok()) return broken_;
+  RETURN_IF_ERROR(broken_);
   unsigned char header[kHeaderBytes];
   EncodeHeader(out.size() | kPullBit, header);
   iovec iov = {header, sizeof(header)};

@@ -106,7 +106,7 @@ absl::StatusOr<testing::SubprocessResult> RunTool(
   options.timeout = kLiblinearTimeout;
   absl::StatusOr<testing::SubprocessResult> result =
       testing::RunSubprocess(options);
-  if (!result.ok()) return result.status();
+  RETURN_IF_ERROR(result.status());
   if (result->exit_code != 0) {
     return absl::InternalError(
         absl::StrCat(options.argv[0], " exited ", result->exit_code,
@@ -128,7 +128,7 @@ absl::StatusOr<LiblinearResult> RunLiblinear(const std::string& dir,
   absl::StatusOr<testing::SubprocessResult> trained =
       RunTool({train, "-q", "-s", "0", train_file, model});
   result.train_secs = absl::ToDoubleSeconds(absl::Now() - start);
-  if (!trained.ok()) return trained.status();
+  RETURN_IF_ERROR(trained.status());
   ASSIGN_OR_RETURN(testing::SubprocessResult predicted,
                    RunTool({predict, eval_file, model,
                             JoinPath(dir, "liblinear.predictions")}));

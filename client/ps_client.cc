@@ -375,7 +375,7 @@ absl::Status PsClient::PullSparse(const VariablePlacement& variable,
   auto calls =
       impl_->GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
           variable, ids, repeats);
-  if (!calls.ok()) return calls.status();
+  RETURN_IF_ERROR(calls.status());
   return impl_->PullRowsById("PullSparse", *calls, width, variable.spec.name,
                              repeats, out);
 }
@@ -393,7 +393,7 @@ absl::Status PsClient::PushSparse(const VariablePlacement& variable,
   auto calls =
       impl_->GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(
           variable, ids, repeats);
-  if (!calls.ok()) return calls.status();
+  RETURN_IF_ERROR(calls.status());
   return impl_->PushRowsById("PushSparse", *calls, width, repeats, grads);
 }
 
@@ -419,7 +419,7 @@ absl::Status PsClient::PullHash(const HashEmbeddingSpec& table,
   auto calls =
       impl_->GroupHashIds<ps::PullSparseRequest, ps::PullSparseResponse>(
           table, ids, repeats);
-  if (!calls.ok()) return calls.status();
+  RETURN_IF_ERROR(calls.status());
   return impl_->PullRowsById("PullHash", *calls, table.dim, table.name, repeats,
                              out);
 }
@@ -436,7 +436,7 @@ absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
   auto calls =
       impl_->GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(
           table, ids, repeats);
-  if (!calls.ok()) return calls.status();
+  RETURN_IF_ERROR(calls.status());
   return impl_->PushRowsById("PushHash", *calls, table.dim, repeats, grads);
 }
 

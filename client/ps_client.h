@@ -54,19 +54,6 @@ struct DistributedHashTableInfo {
   std::vector<int64_t> bytes_per_task;
 };
 
-struct CheckpointSaved {
-  std::string checkpoint;  // the committed checkpoint directory
-  int64_t bytes = 0;       // over all shards
-  std::vector<std::string> deleted;
-};
-
-struct CheckpointRestored {
-  std::string checkpoint;
-  int64_t step = 0;
-  int64_t variables_restored = 0;  // parts, over all ps tasks
-  int64_t hash_table_rows_restored = 0;
-};
-
 class PsClient : public ParameterServers {
  public:
   struct Options {
@@ -151,7 +138,8 @@ class PsClient : public ParameterServers {
       const VariableSpec& spec, absl::string_view colocate_with) override;
   // The placement of a variable created by any client, from the ps tasks.
   // NOT_FOUND when no task has it.
-  absl::StatusOr<VariablePlacement> LookupVariable(absl::string_view name);
+  absl::StatusOr<VariablePlacement> LookupVariable(
+      absl::string_view name) override;
   // Every variable and hash table, sorted by name.
   absl::Status List(std::vector<DistributedVariableInfo>* variables,
                     std::vector<DistributedHashTableInfo>* hash_tables);
@@ -221,12 +209,13 @@ class PsClient : public ParameterServers {
   // Every ps task writes its shard of checkpoint `step` under `directory`,
   // then task 0 commits it and keeps the newest `keep_last` (0: all).
   absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
-                                       int64_t step, int keep_last);
+                                       int64_t step, int keep_last) override;
   // Restores every variable and hash table that exists on the ps tasks from
   // `directory` (a checkpoint, or a directory of them: the latest). First
   // every task verifies that it can, then every task loads, so a bad
   // checkpoint changes nothing anywhere.
-  absl::StatusOr<CheckpointRestored> Restore(const std::string& directory);
+  absl::StatusOr<CheckpointRestored> Restore(
+      const std::string& directory) override;
 
   // Asks every ps task to exit; returns the first error, after trying all.
   absl::Status Shutdown(const std::string& reason);

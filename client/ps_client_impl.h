@@ -236,14 +236,14 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       }
       call.rows.resize(elements);
       absl::Status s = DecodePulled(call, what, call.rows.data(), elements);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(s);
       for (size_t i = 0; i < call.positions.size(); ++i) {
         std::copy_n(call.rows.begin() + i * width, width,
                     out.begin() + call.positions[i] * width);
       }
       return absl::OkStatus();
     });
-    if (!pulled.ok()) return pulled;
+    RETURN_IF_ERROR(pulled);
     if (repeats.any()) {  // rows were pulled for first occurrences only
       for (size_t i = 0; i < repeats.distinct_of.size(); ++i) {
         const size_t first = repeats.first[repeats.distinct_of[i]];

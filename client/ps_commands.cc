@@ -68,9 +68,8 @@ int RunShutdownCommand(const ClusterSpec& cluster, absl::Duration timeout,
       cluster, out, "",
       [timeout, security](const std::string& address, const std::string& name)
           -> absl::StatusOr<std::string> {
-        absl::Status status = rpc::ShutdownPsTask(
-            address, name, "distctl shutdown", timeout, security);
-        if (!status.ok()) return status;
+        RETURN_IF_ERROR(rpc::ShutdownPsTask(address, name, "distctl shutdown",
+                                            timeout, security));
         return std::string("shutting down");
       });
 }

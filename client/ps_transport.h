@@ -229,7 +229,7 @@ class PsTransport {
           }
           pending.Wait();
         });
-    if (!gave_up.ok()) return gave_up;
+    RETURN_IF_ERROR(gave_up);
     return FirstError(rpc, calls);
   }
 
@@ -263,7 +263,7 @@ class PsTransport {
                         [&](const std::vector<CallType*>& round) {
                           SendWireRound(method, round, decode);
                         });
-    if (!gave_up.ok()) return gave_up;
+    RETURN_IF_ERROR(gave_up);
     RETURN_IF_ERROR(FirstError(rpc, calls));
     for (const auto& call : calls) {
       if (!call->decoded.ok()) return call->decoded;

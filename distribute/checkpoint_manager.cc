@@ -10,7 +10,7 @@
 
 namespace distrt {
 
-CheckpointManager::CheckpointManager(PsClient* ps,
+CheckpointManager::CheckpointManager(ParameterServers* ps,
                                      const ModelVariables* variables,
                                      Options options)
     : ps_(ps), variables_(variables), options_(std::move(options)) {}

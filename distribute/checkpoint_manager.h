@@ -4,8 +4,9 @@
 // CheckpointManager: the chief's checkpoints of a job's variables, wherever
 // the strategy keeps them (TF's tf.train.CheckpointManager over a
 // Checkpoint of the model's variables):
-//  * on ps tasks (ParameterServerStrategy with a PsClient), every task
-//    writes its own shard and task 0 commits the checkpoint;
+//  * on ps tasks (ParameterServerStrategy: its ParameterServers, a PsClient
+//    or in-process ones), every task writes its own shard and task 0
+//    commits the checkpoint;
 //  * in this process (every other strategy), the variables are written as
 //    the one shard of a checkpoint in the same format.
 // Either way a checkpoint restores under any strategy and any number of ps
@@ -28,7 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "client/ps_client.h"
+#include "runtime/ps/parameter_servers.h"
 #include "runtime/training/model_variables.h"
 
 namespace distrt {
@@ -50,7 +51,7 @@ class CheckpointManager {
   // (ResolvedStrategy::ps_client), else null, and `variables` (which must
   // outlive this) are saved from this process. Only the chief (or a lone
   // task) should save or restore.
-  CheckpointManager(PsClient* ps, const ModelVariables* variables,
+  CheckpointManager(ParameterServers* ps, const ModelVariables* variables,
                     Options options);
 
   struct Saved {
@@ -85,7 +86,7 @@ class CheckpointManager {
  private:
   void Log(absl::string_view line) const;
 
-  PsClient* const ps_;
+  ParameterServers* const ps_;
   const ModelVariables* const variables_;
   const Options options_;
 };

@@ -1,6 +1,6 @@
 // CheckpointManager over a program's own variables (FromVariables, no
-// Model): in this process under MirroredStrategy, and on two ps tasks
-// (in-process ps servers over gRPC) under ParameterServerStrategy. Saves
+// Model): in this process under MirroredStrategy, and on two ps tasks under
+// ParameterServerStrategy (ps servers over gRPC, and in-memory ones). Saves
 // keep the newest max_to_keep, a restore brings back values and global
 // step, SaveFinal saves only what is new and writes the marker that
 // RestoreLatest removes.
@@ -13,11 +13,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "client/ps_client.h"
 #include "rpc/in_process_ps_tasks.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/ps/in_memory_parameter_servers.h"
 #include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
@@ -30,7 +32,7 @@ using ::testing::HasSubstr;
 using ::testing::Optional;
 
 // Which strategy the variables live under.
-enum class Where { kThisProcess, kPsTasks };
+enum class Where { kThisProcess, kPsTasks, kInMemoryPsTasks };
 
 class CheckpointManagerTest : public ::testing::TestWithParam<Where> {
  protected:
@@ -46,8 +48,14 @@ class CheckpointManagerTest : public ::testing::TestWithParam<Where> {
       ASSERT_TRUE(tasks.ok()) << tasks.status();
       ps_ = *std::move(tasks);
       client_ = *PsClient::Create(ps_.addresses, PsClient::Options());
+      ps_servers_ = client_.get();
+    } else if (GetParam() == Where::kInMemoryPsTasks) {
+      in_memory_ = *InMemoryParameterServers::Create(2);
+      ps_servers_ = in_memory_.get();
+    }
+    if (ps_servers_ != nullptr) {
       strategy_ =
-          *ParameterServerStrategy::Create(devices_->pointers(), client_.get());
+          *ParameterServerStrategy::Create(devices_->pointers(), ps_servers_);
     } else {
       strategy_ = *MirroredStrategy::Create(devices_->pointers());
     }
@@ -68,7 +76,7 @@ class CheckpointManagerTest : public ::testing::TestWithParam<Where> {
     options.directory = dir_.path() + "/ckpt";
     options.max_to_keep = max_to_keep;
     options.log = [this](absl::string_view line) { log_.emplace_back(line); };
-    return CheckpointManager(client_.get(), &*variables_, options);
+    return CheckpointManager(ps_servers_, &*variables_, options);
   }
   void SetW(std::vector<float> values) {
     ASSERT_TRUE(strategy_->Assign(*w_, *Tensor::FromFloats(values, {3})).ok());
@@ -91,6 +99,8 @@ class CheckpointManagerTest : public ::testing::TestWithParam<Where> {
   std::unique_ptr<LocalDevices> devices_;
   rpc::InProcessPsTasks ps_;
   std::unique_ptr<PsClient> client_;
+  std::unique_ptr<InMemoryParameterServers> in_memory_;
+  ParameterServers* ps_servers_ = nullptr;  // null: in this process
   std::unique_ptr<Strategy> strategy_;
   DistributedVariable* w_ = nullptr;
   std::optional<ModelVariables> variables_;
@@ -174,11 +184,17 @@ TEST_P(CheckpointManagerTest, ADamagedCheckpointChangesNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Everywhere, CheckpointManagerTest,
-                         ::testing::Values(Where::kThisProcess,
-                                           Where::kPsTasks),
+                         ::testing::Values(Where::kThisProcess, Where::kPsTasks,
+                                           Where::kInMemoryPsTasks),
                          [](const ::testing::TestParamInfo<Where>& info) {
-                           return info.param == Where::kPsTasks ? "PsTasks"
-                                                                : "ThisProcess";
+                           switch (info.param) {
+                             case Where::kPsTasks:
+                               return "PsTasks";
+                             case Where::kInMemoryPsTasks:
+                               return "InMemoryPsTasks";
+                             default:
+                               return "ThisProcess";
+                           }
                          });
 
 }  // namespace

@@ -42,7 +42,7 @@ absl::Status PsCoordination::AnnounceChiefReady() {
     VariableSpec spec;
     spec.name = name;
     spec.dtype = DType::kInt64;
-    RETURN_IF_ERROR(client_->CreateVariable(spec).status());
+    RETURN_IF_ERROR(ps_->CreateVariable(spec).status());
   }
   return absl::OkStatus();
 }
@@ -51,7 +51,7 @@ absl::Status PsCoordination::WaitForChiefReady() {
   return PollUntil(
       [&]() -> absl::StatusOr<bool> {
         absl::StatusOr<VariablePlacement> found =
-            client_->LookupVariable(kChiefReady);
+            ps_->LookupVariable(kChiefReady);
         if (found.ok()) return true;
         if (absl::IsNotFound(found.status())) return false;
         return found.status();
@@ -60,22 +60,38 @@ absl::Status PsCoordination::WaitForChiefReady() {
 }
 
 absl::Status PsCoordination::ReportWorkerDone() {
-  ASSIGN_OR_RETURN(VariablePlacement done,
-                   client_->LookupVariable(kWorkersDone));
+  ASSIGN_OR_RETURN(VariablePlacement done, ps_->LookupVariable(kWorkersDone));
   const int64_t one = 1;
-  return client_->AddInt64(done, absl::MakeConstSpan(&one, 1));
+  return ps_->AddInt64(done, absl::MakeConstSpan(&one, 1));
 }
 
 absl::Status PsCoordination::WaitForWorkersDone(int others) {
-  ASSIGN_OR_RETURN(VariablePlacement done,
-                   client_->LookupVariable(kWorkersDone));
+  ASSIGN_OR_RETURN(VariablePlacement done, ps_->LookupVariable(kWorkersDone));
   int64_t finished = 0;
   return PollUntil(
       [&]() -> absl::StatusOr<bool> {
-        RETURN_IF_ERROR(client_->PullInt64(done, absl::MakeSpan(&finished, 1)));
+        RETURN_IF_ERROR(ps_->PullInt64(done, absl::MakeSpan(&finished, 1)));
         return finished >= others;
       },
       [&] { return absl::StrCat(others - finished, " worker(s) to finish"); });
+}
+
+absl::Status PsCoordination::WaitForWorkersToFinish(
+    int others, int64_t train_steps,
+    const std::function<absl::StatusOr<int64_t>()>& read_global_step) {
+  absl::Status all_done = WaitForWorkersDone(others);
+  if (absl::IsDeadlineExceeded(all_done) && train_steps > 0) {
+    absl::StatusOr<int64_t> step = read_global_step();
+    if (step.ok() && *step >= train_steps) {
+      Log(absl::StrCat("warning: ", all_done.message(), "; the global step (",
+                       *step, ") reached ", train_steps,
+                       ", so the job finishes without them"));
+      return absl::OkStatus();
+    }
+  }
+  RETURN_IF_ERROR(all_done);
+  if (others > 0) Log("all workers finished");
+  return absl::OkStatus();
 }
 
 }  // namespace distrt

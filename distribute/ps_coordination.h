@@ -16,13 +16,15 @@
 // A worker cannot be notified by a ps task, so waiting polls (every 200 ms,
 // a progress line every 5 s), bounded by Options::wait.
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "client/ps_client.h"
+#include "runtime/ps/parameter_servers.h"
 
 namespace distrt {
 
@@ -39,9 +41,10 @@ class PsCoordination {
     std::function<void(absl::string_view)> log;
   };
 
-  // `client` (this worker's, to the job's ps tasks) must outlive this.
-  PsCoordination(PsClient* client, Options options)
-      : client_(client), options_(std::move(options)) {}
+  // `ps` (the job's ps tasks, e.g. this worker's PsClient) must outlive
+  // this.
+  PsCoordination(ParameterServers* ps, Options options)
+      : ps_(ps), options_(std::move(options)) {}
 
   // The chief, once its variables exist and are restored.
   absl::Status AnnounceChiefReady();
@@ -52,6 +55,15 @@ class PsCoordination {
   // The chief: waits for `others` workers to have reported done.
   // DEADLINE_EXCEEDED saying how many did not.
   absl::Status WaitForWorkersDone(int others);
+  // The chief when training is over: WaitForWorkersDone, except that a wait
+  // that runs out while the global step (`read_global_step`) has reached
+  // `train_steps` (> 0) ends in a logged warning, not an error: training
+  // is done, so a worker that has not said so is gone (killed and not
+  // restarted) or stuck, and whatever it still pushed would come after the
+  // final checkpoint.
+  absl::Status WaitForWorkersToFinish(
+      int others, int64_t train_steps,
+      const std::function<absl::StatusOr<int64_t>()>& read_global_step);
 
  private:
   // Polls `done` until it says so, or Options::wait.
@@ -61,7 +73,7 @@ class PsCoordination {
     if (options_.log) options_.log(line);
   }
 
-  PsClient* const client_;
+  ParameterServers* const ps_;
   const Options options_;
 };
 

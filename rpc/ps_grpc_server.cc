@@ -171,7 +171,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
               handler_.FillHoldings(status);
             },
             restored_.has_value());
-    if (!metrics.ok()) return metrics.status();
+    RETURN_IF_ERROR(metrics.status());
     metrics_ = *std::move(metrics);
     return absl::OkStatus();
   }
@@ -187,7 +187,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
           builder.SetMaxSendMessageSize(
               ClampToInt(options_.max_message_bytes + (1 << 20)));
         });
-    if (!started.ok()) return started.status();
+    RETURN_IF_ERROR(started.status());
     server_ = std::move(started->server);
     port_ = started->port;
     return absl::OkStatus();
@@ -308,7 +308,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
           buffer = pool_.Get(bytes);
           return buffer.data();
         });
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(status);
     auto owner = std::make_shared<BufferPool::Buffer>(std::move(buffer));
     *out = EncodeWithTensors(
         Response(), {{1, dtype, std::move(shape), owner->span(), owner}});

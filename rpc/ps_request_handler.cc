@@ -199,7 +199,7 @@ absl::Status PsRequestHandler::PullDenseBatch(
           tensor->mutable_data()->resize(bytes);
           return tensor->mutable_data()->data();
         });
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
     total_bytes += static_cast<int64_t>(tensor->data().size());
     if (s = CheckResponseSize(absl::StrCat("pulling ", request.pulls_size(),
                                            " variables in one batch"),

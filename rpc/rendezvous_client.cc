@@ -190,7 +190,7 @@ absl::StatusOr<int64_t> RendezvousClient::Add(absl::string_view key,
         context.set_deadline(impl_->DeadlineIn(impl_->options_.rpc_timeout));
         return impl_->stub_->Add(&context, request, &response);
       });
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(status);
   return response.value();
 }
 

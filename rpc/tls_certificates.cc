@@ -328,13 +328,13 @@ absl::StatusOr<PemKeyPair> MakeCertificate(absl::string_view common_name,
   absl::StatusOr<std::string> certificate_pem = PemText(
       absl::StrCat("writing ", what, " as PEM"),
       [&](BIO* bio) { return PEM_write_bio_X509(bio, certificate.get()); });
-  if (!certificate_pem.ok()) return certificate_pem.status();
+  RETURN_IF_ERROR(certificate_pem.status());
   absl::StatusOr<std::string> key_pem = PemText(
       absl::StrCat("writing the key of ", what, " as PEM"), [&](BIO* bio) {
         return PEM_write_bio_PrivateKey(bio, key.get(), nullptr, nullptr, 0,
                                         nullptr, nullptr);
       });
-  if (!key_pem.ok()) return key_pem.status();
+  RETURN_IF_ERROR(key_pem.status());
   return PemKeyPair{*std::move(certificate_pem), *std::move(key_pem)};
 }
 

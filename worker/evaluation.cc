@@ -44,7 +44,7 @@ absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
   while (true) {
     absl::StatusOr<InputStep> step = pipeline->Next();
     if (absl::IsOutOfRange(step.status())) break;
-    if (!step.ok()) return step.status();
+    RETURN_IF_ERROR(step.status());
     ASSIGN_OR_RETURN(StepResult result,
                      EvaluateStep(strategy, model, variables, step->replicas));
     labels.clear();

@@ -254,7 +254,7 @@ absl::StatusOr<std::vector<Example>> ReadEvalData(
                    ExpandFlagFiles("--eval_data", options.eval_data));
   absl::StatusOr<std::vector<Example>> examples =
       ReadInputShard(WholeInput(files), format);
-  if (!examples.ok()) return examples.status();
+  RETURN_IF_ERROR(examples.status());
   RETURN_IF_ERROR(
       FitExamplesToModel(config, model, "--eval_data", files, &*examples));
   return examples;

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
 #include "distribute/checkpoint_manager.h"
+#include "distribute/job_variables.h"
 #include "distribute/make_strategy.h"
 #include "distribute/ps_coordination.h"
 #include "distribute/worker_group.h"
@@ -52,9 +53,10 @@ struct Job {
   std::unique_ptr<WorkerGroup> workers;
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<Model> model;
-  std::optional<ModelVariables> variables;
-  // The chief's, with --checkpoint_dir.
-  std::optional<CheckpointManager> checkpoints;
+  // The variables and, the chief's with --checkpoint_dir, the checkpoints.
+  std::unique_ptr<JobVariables> job_variables;
+  ModelVariables* variables = nullptr;
+  std::optional<CheckpointManager>* checkpoints = nullptr;
   // The chief's TensorBoard summaries; null without --log_dir.
   std::unique_ptr<EventFileWriter> summaries;
   // The chief's view of each ps task's incarnation (GetStatus), to notice
@@ -135,24 +137,16 @@ absl::Status SetUpStrategy(Job& job, const TfConfig& config) {
 }
 
 // The chief's handshake with the other workers through the ps tasks.
-PsCoordination Coordination(const Job& job) {
+PsCoordination::Options CoordinationOptions(const Job& job) {
   PsCoordination::Options options;
   options.wait = Secs(job.options.wait_secs);
   options.wait_flag = "--wait_secs";
   options.log = job.log;
-  return PsCoordination(job.client.get(), std::move(options));
+  return options;
 }
 
-// With parameter servers, the chief checkpoints once before training when
-// --checkpoint_dir has no checkpoint yet, so that a ps task restarted at any
-// time has a shard to take back (else it would come back empty and every
-// worker's next request to it would fail).
-absl::Status SaveFirstCheckpoint(Job& job) {
-  if (!job.checkpoints.has_value()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(bool empty, job.checkpoints->Empty());
-  if (!empty) return absl::OkStatus();
-  ASSIGN_OR_RETURN(int64_t step, job.variables->ReadGlobalStep(*job.strategy));
-  return job.checkpoints->Save(step).status();
+PsCoordination Coordination(const Job& job) {
+  return PsCoordination(job.client.get(), CoordinationOptions(job));
 }
 
 // Multi-worker mirrored: every worker's mirrors start from the chief's
@@ -169,46 +163,20 @@ absl::Status BroadcastFromChief(Job& job) {
   return absl::OkStatus();
 }
 
+// The library's set-up (distribute/job_variables.h), then, on the chief of
+// a job with ps tasks, each task's incarnation, to notice restarts.
 absl::Status SetUpVariables(Job& job) {
-  // TF's extended.should_init: the chief initialises (or restores) the
-  // variables; the others wait for it (ps) or take its values (broadcast).
-  const bool initializes = job.strategy->should_init();
-  if (job.has_ps && !initializes) {
-    RETURN_IF_ERROR(Coordination(job).WaitForChiefReady());
-  }
-  ASSIGN_OR_RETURN(ModelVariables variables,
-                   ModelVariables::Create(*job.strategy, *job.model));
-  job.variables = std::move(variables);
-  if (!initializes) return absl::OkStatus();
-  for (const std::string& line : job.variables->Describe(*job.model)) {
-    job.log(absl::StrCat("variable ", line));
-  }
-  std::optional<CheckpointManager::Restored> restored;
-  if (job.strategy->should_checkpoint() &&
-      !job.options.checkpoint_dir.empty()) {
-    CheckpointManager::Options options;
-    options.directory = job.options.checkpoint_dir;
-    options.max_to_keep = job.options.keep_checkpoints;
-    options.log = job.log;
-    job.checkpoints.emplace(job.has_ps ? job.client.get() : nullptr,
-                            &*job.variables, std::move(options));
-    ASSIGN_OR_RETURN(restored, job.checkpoints->RestoreLatest());
-  }
-  // A model whose variables start from given values (a TorchScript
-  // module's) gets them now, unless a checkpoint took their place or they
-  // were trained already (a restarted chief, without --checkpoint_dir,
-  // finds the ps tasks' variables past step 0).
-  if (!restored.has_value()) {
-    ASSIGN_OR_RETURN(int64_t step,
-                     job.variables->ReadGlobalStep(*job.strategy));
-    if (step == 0) {
-      RETURN_IF_ERROR(
-          job.variables->AssignInitialValues(*job.strategy, *job.model));
-    }
-  }
-  if (job.has_ps) {
-    RETURN_IF_ERROR(Coordination(job).AnnounceChiefReady());
-    RETURN_IF_ERROR(SaveFirstCheckpoint(job));
+  JobVariablesOptions options;
+  options.ps = job.has_ps ? job.client.get() : nullptr;
+  options.checkpoint_dir = job.options.checkpoint_dir;
+  options.max_to_keep = job.options.keep_checkpoints;
+  options.coordination = CoordinationOptions(job);
+  options.log = job.log;
+  ASSIGN_OR_RETURN(job.job_variables,
+                   SetUpJobVariables(*job.strategy, *job.model, options));
+  job.variables = &job.job_variables->variables;
+  job.checkpoints = &job.job_variables->checkpoints;
+  if (job.has_ps && job.strategy->should_init()) {
     ASSIGN_OR_RETURN(std::vector<ps::GetStatusResponse> stats,
                      job.client->Stats());
     for (const ps::GetStatusResponse& task : stats) {
@@ -223,7 +191,7 @@ absl::Status SetUpVariables(Job& job) {
 // (ps_server --checkpoint_dir, which launch sets) and the workers' requests
 // reached it again once it answered; this tells the user it happened.
 absl::Status NoticeRestartedPsTasks(Job& job) {
-  if (!job.role.is_chief || !job.has_ps) return absl::OkStatus();
+  if (!job.strategy->should_init() || !job.has_ps) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::vector<ps::GetStatusResponse> stats,
                    job.client->Stats());
   for (size_t i = 0; i < stats.size() && i < job.ps_incarnations.size(); ++i) {
@@ -288,11 +256,11 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   loop.log_every = Secs(o.log_every_secs);
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
-  if (job.checkpoints.has_value()) {
+  if (job.checkpoints->has_value()) {
     loop.checkpoint_every_steps = o.checkpoint_every_steps;
     loop.checkpoint_every = Secs(o.checkpoint_every_secs);
     loop.save_checkpoint = [&job](int64_t step) {
-      return job.checkpoints->Save(step).status();
+      return (*job.checkpoints)->Save(step).status();
     };
   }
   loop.log = job.log;
@@ -328,7 +296,7 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   ASSIGN_OR_RETURN(int64_t global_step,
                    job.variables->ReadGlobalStep(*job.strategy));
   metrics->global_step = global_step;
-  return job.checkpoints->SaveFinal(global_step).status();
+  return (*job.checkpoints)->SaveFinal(global_step).status();
 }
 
 absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
@@ -343,27 +311,13 @@ absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
 
 // The chief waits (bounded) for every other worker to count itself done.
 absl::Status WaitForOtherWorkers(Job& job) {
-  const int others = job.num_pipelines - 1;
-  absl::Status all_done = Coordination(job).WaitForWorkersDone(others);
-  if (absl::IsDeadlineExceeded(all_done) && job.options.train_steps > 0) {
-    // The global step reached --train_steps, so training is done; a worker
-    // that has not said so is gone (killed and not restarted) or stuck, and
-    // whatever it might still push would come after the final checkpoint.
-    absl::StatusOr<int64_t> step = job.variables->ReadGlobalStep(*job.strategy);
-    if (step.ok() && *step >= job.options.train_steps) {
-      job.log(absl::StrCat("warning: ", all_done.message(),
-                           "; the global step reached --train_steps, so the "
-                           "job finishes without them"));
-      return absl::OkStatus();
-    }
-  }
-  if (!all_done.ok()) {
-    return absl::Status(
-        all_done.code(),
-        absl::StrCat(all_done.message(), "; not stopping the ps tasks"));
-  }
-  if (others > 0) job.log("all workers finished");
-  return absl::OkStatus();
+  absl::Status all_done = Coordination(job).WaitForWorkersToFinish(
+      job.num_pipelines - 1, job.options.train_steps,
+      [&job] { return job.variables->ReadGlobalStep(*job.strategy); });
+  if (all_done.ok()) return all_done;
+  return absl::Status(
+      all_done.code(),
+      absl::StrCat(all_done.message(), "; not stopping the ps tasks"));
 }
 
 // The training job of RunTrainingJob, in `job`.
@@ -425,7 +379,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   // it is found now rather than at the end; after the set-up, so that the
   // other tasks are not kept waiting for it, and a failure frees them.
   std::vector<Example> eval_examples;
-  if (job.role.is_chief && !options.eval_data.empty()) {
+  if (job.strategy->should_checkpoint() && !options.eval_data.empty()) {
     ASSIGN_OR_RETURN(
         std::vector<Example> read,
         ReadEvalData(options, built.config, built.format, *job.model));
@@ -433,7 +387,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   }
   FinalMetrics metrics;
   RETURN_IF_ERROR(Train(job, std::move(examples), &metrics));
-  if (job.has_ps && !job.role.is_chief) {
+  if (job.has_ps && !job.strategy->should_init()) {
     RETURN_IF_ERROR(Coordination(job).ReportWorkerDone());
   }
   if (IsMultiWorker(job)) {
@@ -443,16 +397,16 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
       return StepFailed(job, s);
     }
   }
-  if (job.has_ps && job.role.is_chief) {
+  if (job.has_ps && job.strategy->should_init()) {
     RETURN_IF_ERROR(WaitForOtherWorkers(job));
   }
-  if (job.checkpoints.has_value()) {
+  if (job.checkpoints->has_value()) {
     RETURN_IF_ERROR(SaveFinalCheckpoint(job, &metrics));
   }
-  if (job.role.is_chief && !options.eval_data.empty()) {
+  if (job.strategy->should_checkpoint() && !options.eval_data.empty()) {
     RETURN_IF_ERROR(EvaluateAtEnd(job, eval_examples, &metrics));
   }
-  if (job.has_ps && job.role.is_chief) {
+  if (job.has_ps && job.strategy->should_init()) {
     job.log("stopping the ps tasks");
     RETURN_IF_ERROR(job.client->Shutdown("training finished"));
   }

@@ -127,7 +127,7 @@ absl::StatusOr<std::optional<std::string>> ReadFinalCheckpointMarker(
   if (absl::IsNotFound(contents.status())) {
     return std::optional<std::string>();
   }
-  if (!contents.ok()) return contents.status();
+  RETURN_IF_ERROR(contents.status());
   absl::string_view name = absl::StripAsciiWhitespace(*contents);
   if (!ParseCheckpointDirName(name).has_value()) {
     return absl::DataLossError(

@@ -266,7 +266,7 @@ absl::StatusOr<std::vector<T>> GlooGroup::AllGatherImpl(
     opts.setOutput(all.data(), elements);
     gloo::allgatherv(opts);
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return all;
 }
 

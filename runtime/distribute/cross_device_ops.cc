@@ -121,7 +121,7 @@ absl::StatusOr<Tensor> CrossDeviceOps::Reduce(
   // Summed on the host; values in device memory are read back first.
   absl::StatusOr<Tensor> sum =
       Tensor::Zeros(DType::kFloat32, per_replica[0]->shape(), CpuAllocator());
-  if (!sum.ok()) return sum.status();
+  RETURN_IF_ERROR(sum.status());
   for (const Tensor* value : per_replica) {
     ASSIGN_OR_RETURN(HostFloats host, HostFloats::Read(*value));
     absl::Span<float> to = sum->flat<float>();

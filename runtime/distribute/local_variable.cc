@@ -33,12 +33,12 @@ absl::StatusOr<Tensor> LocalVariable::ReadCopy(int copy) const {
   RETURN_IF_ERROR(CheckCopy(copy));
   const Copy& c = *copies_[copy];
   absl::StatusOr<Tensor> value = Tensor::Create(spec().dtype, spec().shape);
-  if (!value.ok()) return value.status();
+  RETURN_IF_ERROR(value.status());
   absl::Status s =
       spec().dtype == DType::kInt64
           ? c.store.PullInt64(name(), AllRows(), value->flat<int64_t>())
           : c.store.PullRows(name(), AllRows(), value->flat<float>());
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   // In host memory, where the store (and the optimizer) is, whatever the
   // copy's device: a GPU replica's model copies what it reads up once, and
   // host readers (the train step, checkpoints, metrics) need no copy back.

@@ -95,7 +95,7 @@ absl::StatusOr<Tensor> MultiWorkerAllReduce::Reduce(
     Device* destination) {
   absl::StatusOr<Tensor> sum =
       local_->Reduce(ReduceOp::kSum, per_replica, destination);
-  if (!sum.ok()) return sum.status();
+  RETURN_IF_ERROR(sum.status());
   RETURN_IF_ERROR(OverWorkers(op, *sum));
   return sum;
 }

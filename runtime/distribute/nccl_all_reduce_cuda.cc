@@ -36,7 +36,7 @@ absl::StatusOr<ncclUniqueId> ShareUniqueId(CrossWorkerCollective& workers) {
     std::memcpy(&words[1], &id, sizeof(id));
   }
   RETURN_IF_ERROR(workers.Broadcast(absl::MakeSpan(words), 0));
-  if (!made.ok()) return made;
+  RETURN_IF_ERROR(made);
   if (words[0] != 1) {
     return absl::UnavailableError(
         "worker 0 could not make the NCCL id of the workers' communicator");
@@ -113,7 +113,7 @@ class NcclAllReduce final : public CrossDeviceOps {
   // The all-reduce over every worker's GPUs, waited for within the
   // timeout; any failure is final (see the header).
   absl::Status AcrossWorkers(ReplicaGroup& group, ReduceOp op) {
-    if (!failed_.ok()) return failed_;
+    RETURN_IF_ERROR(failed_);
     absl::Status status = QueueAllReduce(group, op);
     if (status.ok()) status = WaitForAllReduce();
     if (!status.ok()) {

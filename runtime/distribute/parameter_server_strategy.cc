@@ -99,10 +99,9 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
   }
   if (pulls.empty()) return values;
   // One variable goes as PsVariable::ReadCopy sends it (and errs as it).
-  absl::Status pulled = pulls.size() == 1
-                            ? servers_->Pull(*pulls[0].variable, pulls[0].out)
-                            : servers_->PullMany(pulls);
-  if (!pulled.ok()) return pulled;
+  RETURN_IF_ERROR(pulls.size() == 1
+                      ? servers_->Pull(*pulls[0].variable, pulls[0].out)
+                      : servers_->PullMany(pulls));
   return values;
 }
 

@@ -19,11 +19,10 @@ std::string PsVariable::DescribePlacement() const {
 absl::StatusOr<Tensor> PsVariable::ReadCopy(int copy) const {
   RETURN_IF_ERROR(CheckCopy(copy));
   absl::StatusOr<Tensor> value = Tensor::Create(spec().dtype, spec().shape);
-  if (!value.ok()) return value.status();
-  absl::Status s = spec().dtype == DType::kInt64
-                       ? servers_->PullInt64(placement_, value->flat<int64_t>())
-                       : servers_->Pull(placement_, value->flat<float>());
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(value.status());
+  RETURN_IF_ERROR(spec().dtype == DType::kInt64
+                      ? servers_->PullInt64(placement_, value->flat<int64_t>())
+                      : servers_->Pull(placement_, value->flat<float>()));
   return value;
 }
 

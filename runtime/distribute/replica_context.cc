@@ -120,7 +120,7 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
                 -> absl::StatusOr<std::shared_ptr<Tensor>> {
               return deltas[0];
             });
-        if (!first.ok()) return first.status();
+        RETURN_IF_ERROR(first.status());
         ASSIGN_OR_RETURN(Tensor copy, (*first)->Clone());
         delta = std::move(copy);
       }
@@ -130,7 +130,7 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
   if (UpdatesItsCopy(variable)) {
     applied = variable.AddToCopy(variable.CopyOfReplica(replica_), delta);
   }
-  if (!applied.ok()) return applied;
+  RETURN_IF_ERROR(applied);
   return SharesCopies(variable) ? group_->barrier().Wait("AssignAdd")
                                 : absl::OkStatus();
 }
@@ -138,9 +138,8 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
 absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
                                            absl::Span<const float> grad) {
   if (UpdatesItsCopy(variable)) {
-    absl::Status s =
-        variable.ApplyGradient(variable.CopyOfReplica(replica_), grad);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(
+        variable.ApplyGradient(variable.CopyOfReplica(replica_), grad));
   }
   return SharesCopies(variable) ? group_->barrier().Wait("ApplyGradient")
                                 : absl::OkStatus();
@@ -178,9 +177,8 @@ absl::Status ReplicaContext::ApplyGradients(
 absl::Status ReplicaContext::ApplySparseGradient(DistributedVariable& variable,
                                                  const SparseGradient& grad) {
   if (UpdatesItsCopy(variable)) {
-    absl::Status s = variable.ApplySparseGradient(
-        variable.CopyOfReplica(replica_), grad.ids, grad.rows);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(variable.ApplySparseGradient(
+        variable.CopyOfReplica(replica_), grad.ids, grad.rows));
   }
   return SharesCopies(variable) ? group_->barrier().Wait("ApplyGradient")
                                 : absl::OkStatus();

@@ -217,7 +217,7 @@ absl::Status Strategy::Run(
     if (!s.ok() && s != collective_failure) return s;
   }
   for (const absl::Status& s : statuses) {
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }
@@ -375,7 +375,7 @@ absl::StatusOr<DistributedVariable*> Strategy::CreateVariable(
   } else {
     variable = MakeSyncOnWriteVariable(options, colocate_with_);
   }
-  if (!variable.ok()) return variable.status();
+  RETURN_IF_ERROR(variable.status());
   DistributedVariable* raw = variable->get();
   variables_[options.spec.name] = *std::move(variable);
   return raw;

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
@@ -392,9 +393,7 @@ absl::StatusOr<Counter*> MetricsRegistry::AddCounter(
         absl::StrCat("counter name \"", name, "\" does not end in _total"));
   }
   absl::MutexLock lock(&mu_);
-  absl::Status reserved =
-      Reserve(name, help, label_names, /*is_histogram=*/false);
-  if (!reserved.ok()) return reserved;
+  RETURN_IF_ERROR(Reserve(name, help, label_names, /*is_histogram=*/false));
   std::unique_ptr<Counter> family(
       new Counter(std::string(name), std::string(help), std::move(label_names),
                   arity_errors_));
@@ -407,9 +406,7 @@ absl::StatusOr<Gauge*> MetricsRegistry::AddGauge(
     absl::string_view name, absl::string_view help,
     std::vector<std::string> label_names) {
   absl::MutexLock lock(&mu_);
-  absl::Status reserved =
-      Reserve(name, help, label_names, /*is_histogram=*/false);
-  if (!reserved.ok()) return reserved;
+  RETURN_IF_ERROR(Reserve(name, help, label_names, /*is_histogram=*/false));
   std::unique_ptr<Gauge> family(new Gauge(std::string(name), std::string(help),
                                           std::move(label_names),
                                           arity_errors_));
@@ -436,9 +433,7 @@ absl::StatusOr<Histogram*> MetricsRegistry::AddHistogram(
     }
   }
   absl::MutexLock lock(&mu_);
-  absl::Status reserved =
-      Reserve(name, help, label_names, /*is_histogram=*/true);
-  if (!reserved.ok()) return reserved;
+  RETURN_IF_ERROR(Reserve(name, help, label_names, /*is_histogram=*/true));
   std::unique_ptr<Histogram> family(
       new Histogram(std::string(name), std::string(help),
                     std::move(label_names), std::move(bounds), arity_errors_));
@@ -455,8 +450,7 @@ absl::Status MetricsRegistry::AddCallbackGauge(
         absl::StrCat("callback gauge ", name, " has no callback"));
   }
   absl::MutexLock lock(&mu_);
-  absl::Status reserved = Reserve(name, help, {}, /*is_histogram=*/false);
-  if (!reserved.ok()) return reserved;
+  RETURN_IF_ERROR(Reserve(name, help, {}, /*is_histogram=*/false));
   families_.emplace(std::string(name), std::make_unique<CallbackGauge>(
                                            std::string(name), std::string(help),
                                            std::move(callback)));

@@ -11,7 +11,7 @@ absl::StatusOr<float*> DenseGradientOutput::For(int variable, int64_t size) {
   // On the host, straight into the result.
   if (arrays_.device().allocator()->host_accessible()) return host.data();
   absl::StatusOr<float*> scratch = arrays_.Floats(size);
-  if (!scratch.ok()) return scratch;
+  RETURN_IF_ERROR(scratch.status());
   pending_.push_back({variable, *scratch});
   return scratch;
 }

@@ -60,7 +60,7 @@ absl::StatusOr<float*> DeviceArrays::Floats(int64_t n) {
 
 absl::StatusOr<float*> DeviceArrays::Zeros(int64_t n) {
   absl::StatusOr<float*> array = Floats(n);
-  if (!array.ok()) return array;
+  RETURN_IF_ERROR(array.status());
   RETURN_IF_ERROR(math().Fill(n, 0.0f, *array));
   return array;
 }

@@ -23,7 +23,7 @@ absl::StatusOr<LossArrays> LossArrays::OfSigmoidCrossEntropy(
     DeviceArrays& arrays, int64_t n, const float* logits, const float* labels,
     bool with_gradients) {
   absl::StatusOr<LossArrays> loss = Make(arrays, n, 1, with_gradients);
-  if (!loss.ok()) return loss;
+  RETURN_IF_ERROR(loss.status());
   RETURN_IF_ERROR(arrays.math().SigmoidCrossEntropy(
       n, logits, labels, loss->predictions, loss->losses, loss->d_logits));
   return loss;

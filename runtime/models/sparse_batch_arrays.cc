@@ -39,7 +39,7 @@ absl::StatusOr<float*> SparseLinearLogits(
     DeviceArrays& arrays, const SparseBatchArrays& sparse, int64_t num_examples,
     const int32_t* rows, const float* weights, const float* bias) {
   absl::StatusOr<float*> logits = arrays.Zeros(num_examples);
-  if (!logits.ok()) return logits;
+  RETURN_IF_ERROR(logits.status());
   RETURN_IF_ERROR(arrays.math().SparseGatherSum(
       num_examples, 1, sparse.offsets, rows, sparse.values, weights, *logits));
   RETURN_IF_ERROR(arrays.math().AddBias(num_examples, 1, bias, *logits));

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -229,9 +230,8 @@ absl::Status InMemoryParameterServers::Push(const VariablePlacement& variable,
 absl::Status InMemoryParameterServers::PullMany(
     absl::Span<const DenseVariablePull> pulls) {
   for (const DenseVariablePull& pull : pulls) {
-    absl::Status s =
-        CheckWhole(*pull.variable, DType::kFloat32, pull.out.size());
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(
+        CheckWhole(*pull.variable, DType::kFloat32, pull.out.size()));
   }
   for (const DenseVariablePull& pull : pulls) {
     RETURN_IF_ERROR(Pull(*pull.variable, pull.out));
@@ -242,9 +242,8 @@ absl::Status InMemoryParameterServers::PullMany(
 absl::Status InMemoryParameterServers::PushMany(
     absl::Span<const DenseVariablePush> pushes) {
   for (const DenseVariablePush& push : pushes) {
-    absl::Status s =
-        CheckWhole(*push.variable, DType::kFloat32, push.grad.size());
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(
+        CheckWhole(*push.variable, DType::kFloat32, push.grad.size()));
   }
   for (const DenseVariablePush& push : pushes) {
     RETURN_IF_ERROR(Push(*push.variable, push.grad));
@@ -394,6 +393,47 @@ absl::Status InMemoryParameterServers::PushHash(const HashEmbeddingSpec& table,
                        return OnTask(
                            t, shards.tables[t]->Push(task_ids, task_grads));
                      });
+}
+
+absl::StatusOr<CheckpointSaved> InMemoryParameterServers::Save(
+    const std::string& directory, int64_t step, int keep_last) {
+  absl::MutexLock lock(&checkpoint_mu_);
+  const int n = num_ps_tasks();
+  CheckpointSaved saved;
+  for (int t = 0; t < n; ++t) {
+    absl::StatusOr<SavedShardInfo> shard = SaveShard(
+        tasks_[t]->variables, tasks_[t]->hash_tables, directory, step, t, n);
+    if (!shard.ok()) return OnTask(t, shard.status());
+    saved.bytes += shard->bytes;
+  }
+  absl::StatusOr<CommitInfo> committed =
+      CommitCheckpoint(directory, step, n, keep_last);
+  if (!committed.ok()) return OnTask(0, committed.status());
+  saved.checkpoint = committed->checkpoint_dir;
+  saved.deleted = committed->deleted;
+  return saved;
+}
+
+absl::StatusOr<CheckpointRestored> InMemoryParameterServers::Restore(
+    const std::string& directory) {
+  absl::MutexLock lock(&checkpoint_mu_);
+  const int n = num_ps_tasks();
+  CheckpointRestored restored;
+  // Every task verifies before any loads, as PsClient::Restore asks them.
+  for (bool verify_only : {true, false}) {
+    restored = CheckpointRestored();
+    for (int t = 0; t < n; ++t) {
+      absl::StatusOr<RestoreInfo> shard =
+          RestoreShard(tasks_[t]->variables, tasks_[t]->hash_tables, directory,
+                       t, n, verify_only);
+      if (!shard.ok()) return OnTask(t, shard.status());
+      restored.checkpoint = shard->checkpoint_dir;
+      restored.step = shard->step;
+      restored.variables_restored += shard->variables_restored;
+      restored.hash_table_rows_restored += shard->hash_table_rows_restored;
+    }
+  }
+  return restored;
 }
 
 }  // namespace distrt

@@ -43,6 +43,10 @@ class InMemoryParameterServers : public ParameterServers {
       const VariableSpec& spec, const PartitionPolicy& partition) override;
   absl::StatusOr<VariablePlacement> CreateVariableColocated(
       const VariableSpec& spec, absl::string_view colocate_with) override;
+  absl::StatusOr<VariablePlacement> LookupVariable(
+      absl::string_view name) override {
+    return Lookup(name);
+  }
   absl::Status Pull(const VariablePlacement& variable,
                     absl::Span<float> out) override;
   absl::Status Push(const VariablePlacement& variable,
@@ -72,6 +76,12 @@ class InMemoryParameterServers : public ParameterServers {
   absl::Status PushHash(const HashEmbeddingSpec& table,
                         absl::Span<const int64_t> ids,
                         absl::Span<const float> grads) override;
+  // Each task's shard is a file, as a ps_server writes it
+  // (runtime/checkpoint/ps_checkpoint.h).
+  absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
+                                       int64_t step, int keep_last) override;
+  absl::StatusOr<CheckpointRestored> Restore(
+      const std::string& directory) override;
 
  private:
   struct Task {
@@ -108,6 +118,8 @@ class InMemoryParameterServers : public ParameterServers {
                                     size_t values) const;
 
   std::vector<std::unique_ptr<Task>> tasks_;
+  // One save or restore at a time: a commit rewrites the index.
+  absl::Mutex checkpoint_mu_;
   mutable absl::Mutex placer_mu_;
   VariablePlacer placer_ ABSL_GUARDED_BY(placer_mu_);
   absl::flat_hash_map<std::string, VariablePlacement> placed_

@@ -15,6 +15,8 @@
 // Implementations are thread-safe.
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -36,6 +38,20 @@ struct DenseVariablePull {
 struct DenseVariablePush {
   const VariablePlacement* variable;
   absl::Span<const float> grad;  // all its elements, as Push takes them
+};
+
+// What ParameterServers::Save and Restore did.
+struct CheckpointSaved {
+  std::string checkpoint;  // the committed checkpoint directory
+  int64_t bytes = 0;       // over all shards
+  std::vector<std::string> deleted;
+};
+
+struct CheckpointRestored {
+  std::string checkpoint;
+  int64_t step = 0;
+  int64_t variables_restored = 0;  // parts, over all ps tasks
+  int64_t hash_table_rows_restored = 0;
 };
 
 class ParameterServers {
@@ -64,6 +80,10 @@ class ParameterServers {
   // not exist. Later variables are placed as if this one were not there.
   virtual absl::StatusOr<VariablePlacement> CreateVariableColocated(
       const VariableSpec& spec, absl::string_view colocate_with) = 0;
+  // The placement of a variable created by any worker of the job (as the
+  // ps tasks hold it). NOT_FOUND when no task has it.
+  virtual absl::StatusOr<VariablePlacement> LookupVariable(
+      absl::string_view name) = 0;
 
   // Dense float32 access. A push applies the variable's optimizer on the
   // ps tasks, atomically per part.
@@ -116,6 +136,19 @@ class ParameterServers {
   virtual absl::Status PushHash(const HashEmbeddingSpec& table,
                                 absl::Span<const int64_t> ids,
                                 absl::Span<const float> grads) = 0;
+
+  // Checkpoints (runtime/checkpoint/ps_checkpoint.h): every ps task writes
+  // its shard of checkpoint `step` under `directory`, then one commits it
+  // and keeps the newest `keep_last` (0: all). Errors name the directory
+  // or the ps task; a failed save leaves earlier checkpoints as they were.
+  virtual absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
+                                               int64_t step, int keep_last) = 0;
+  // Restores every variable and hash table that exists on the ps tasks from
+  // `directory` (a checkpoint, or a directory of them: the latest). First
+  // every task verifies that it can, then every task loads, so a bad
+  // checkpoint changes nothing anywhere.
+  virtual absl::StatusOr<CheckpointRestored> Restore(
+      const std::string& directory) = 0;
 };
 
 }  // namespace distrt

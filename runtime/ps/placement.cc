@@ -166,13 +166,13 @@ absl::StatusOr<VariablePlacement> VariablePlacer::Place(
     const VariableSpec& spec, const PartitionPolicy& policy) {
   // The only step that can fail comes before any state changes.
   absl::StatusOr<std::vector<RowRange>> ranges = PartitionRows(spec, policy);
-  if (!ranges.ok()) return ranges.status();
+  RETURN_IF_ERROR(ranges.status());
   // A ps task holds at most one part of a variable (its parts are keyed by
   // name there), and a second part on the same task would not spread any
   // load: more parts than tasks become one part per task.
   if (static_cast<int>(ranges->size()) > num_ps_tasks()) {
     ranges = PartitionRows(spec, PartitionPolicy::FixedShards(num_ps_tasks()));
-    if (!ranges.ok()) return ranges.status();
+    RETURN_IF_ERROR(ranges.status());
   }
   std::vector<bool> task_used(num_ps_tasks(), false);
   const int64_t row_bytes = RowWidth(spec) * DTypeSize(spec.dtype);

@@ -155,7 +155,7 @@ VariableStore::FindChecked(absl::string_view name, DType dtype,
                            const Access& access, absl::string_view what,
                            size_t values) const {
   absl::StatusOr<std::shared_ptr<Variable>> found = Find(name);
-  if (!found.ok()) return found.status();
+  RETURN_IF_ERROR(found.status());
   const Variable& v = **found;
   RETURN_IF_ERROR(CheckDType(v.spec, dtype));
   const RowRange* rows = std::get_if<RowRange>(&access);
@@ -163,7 +163,7 @@ VariableStore::FindChecked(absl::string_view name, DType dtype,
                        ? CheckRowsHeld(v.spec, v.rows, *rows)
                        : CheckIds(v.spec, v.rows,
                                   std::get<absl::Span<const int64_t>>(access));
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const int64_t num_rows =
       rows != nullptr ? rows->size()
                       : std::get<absl::Span<const int64_t>>(access).size();
@@ -220,12 +220,12 @@ absl::Status VariableStore::Replace(absl::string_view name,
   absl::Status s =
       CheckLength(v.spec, "the replacement", elements,
                   is_float ? state.values.size() : state.ints.size());
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   s = CheckLength(v.spec,
                   is_float ? "the replacement's int64 part"
                            : "the replacement's float32 part",
                   0, is_float ? state.ints.size() : state.values.size());
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const std::vector<std::string> slot_names =
       is_float ? SlotNames(v.spec.optimizer.kind) : std::vector<std::string>();
   if (state.slots.size() != slot_names.size()) {
@@ -241,7 +241,7 @@ absl::Status VariableStore::Replace(absl::string_view name,
     s = CheckLength(
         v.spec, absl::StrCat("the replacement's slot \"", slot_names[i], "\""),
         elements, state.slots[i].size());
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   absl::MutexLock lock(&v.mu);
   v.step = state.step;

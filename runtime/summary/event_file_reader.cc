@@ -77,7 +77,7 @@ absl::StatusOr<std::vector<summary::Event>> ReadEvents(
     summary::Event event;
     const absl::Status s = reader->ReadEvent(&event);
     if (absl::IsOutOfRange(s)) return events;
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
     events.push_back(std::move(event));
   }
 }

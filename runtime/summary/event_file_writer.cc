@@ -109,14 +109,14 @@ absl::Status EventFileWriter::WriteEvent(const summary::Event& event) {
 absl::Status EventFileWriter::WriteRecord(absl::string_view data) {
   const std::string record = EncodeTfRecord(data);
   absl::MutexLock lock(&mu_);
-  if (!write_error_.ok()) return write_error_;
+  RETURN_IF_ERROR(write_error_);
   write_error_ = WriteAll(fd_, record, path_);
   return write_error_;
 }
 
 absl::Status EventFileWriter::Flush() {
   absl::MutexLock lock(&mu_);
-  if (!write_error_.ok()) return write_error_;
+  RETURN_IF_ERROR(write_error_);
   if (fsync(fd_) != 0) return ErrnoError("cannot fsync event file", path_);
   return absl::OkStatus();
 }

@@ -70,7 +70,7 @@ absl::StatusOr<Tensor> Tensor::FromHostBytes(DType dtype, const void* values,
                                              size_t count,
                                              std::vector<int64_t> shape) {
   absl::StatusOr<Tensor> tensor = Create(dtype, std::move(shape));
-  if (!tensor.ok()) return tensor;
+  RETURN_IF_ERROR(tensor.status());
   if (tensor->num_elements() != static_cast<int64_t>(count)) {
     return absl::InvalidArgumentError(absl::StrCat(
         count, " values for a tensor of shape ", ShapeString(tensor->shape()),

@@ -354,7 +354,7 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
         absl::StrCat(where, ": cannot read it: ", std::strerror(errno)));
   }
   absl::StatusOr<const DistrtTorchScriptApi*> api = Plugin();
-  if (!api.ok()) return api.status();
+  RETURN_IF_ERROR(api.status());
   DistrtTorchScriptModuleInfo info{};
   char* error = nullptr;
   void* module = (*api)->load(config.path.c_str(), config.num_features,

@@ -59,7 +59,7 @@ absl::Status ReadDense(ReplicaContext& context,
                            context.ReadMany(shared));
           return std::make_shared<const std::vector<Tensor>>(std::move(copies));
         });
-    if (!read.ok()) return read.status();
+    RETURN_IF_ERROR(read.status());
     RETURN_IF_ERROR(store(**read, shared_index));
   }
   if (!own.empty()) {
@@ -106,14 +106,13 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
     VariableSlice& slice = values[i];
     slice.ids = std::move(ids[i]);
     slice.rows.resize(slice.ids.size() * v.row_width());
-    absl::Status s = v.kind == ModelVariable::Kind::kRowSparse
-                         ? context.ReadRows(*variables.variable(i), slice.ids,
-                                            absl::MakeSpan(slice.rows))
-                         : variables.hash_table(i)->Pull(
-                               slice.ids, absl::MakeSpan(slice.rows));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(v.kind == ModelVariable::Kind::kRowSparse
+                        ? context.ReadRows(*variables.variable(i), slice.ids,
+                                           absl::MakeSpan(slice.rows))
+                        : variables.hash_table(i)->Pull(
+                              slice.ids, absl::MakeSpan(slice.rows)));
   }
-  if (!batch_ok.ok()) return batch_ok;
+  RETURN_IF_ERROR(batch_ok);
   return model.ComputeOn(*context.device(), batch, values, with_gradients,
                          dense_gradients, result);
 }
@@ -233,7 +232,7 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
     return TrainReplica(context, model, variables, batches[r],
                         &step.predictions[r], &examples[r], &losses[r]);
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   step.examples = examples[0];
   step.loss_sum = losses[0];
   return step;
@@ -253,12 +252,12 @@ absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,
     absl::Status s = ComputeReplica(context, model, variables, batches[r],
                                     /*with_gradients=*/false,
                                     /*dense_gradients=*/nullptr, &result);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
     step.predictions[r] = std::move(result.predictions);
     losses[r] = result.loss_sum;
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   for (int r = 0; r < n; ++r) {
     step.examples += batches[r].size;
     step.loss_sum += losses[r];

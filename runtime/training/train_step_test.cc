@@ -543,6 +543,21 @@ class CountingParameterServers : public ParameterServers {
     (void)Count("CreateVariableColocated", absl::OkStatus());
     return servers_->CreateVariableColocated(spec, colocate_with);
   }
+  absl::StatusOr<VariablePlacement> LookupVariable(
+      absl::string_view name) override {
+    (void)Count("LookupVariable", absl::OkStatus());
+    return servers_->LookupVariable(name);
+  }
+  absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
+                                       int64_t step, int keep_last) override {
+    (void)Count("Save", absl::OkStatus());
+    return servers_->Save(directory, step, keep_last);
+  }
+  absl::StatusOr<CheckpointRestored> Restore(
+      const std::string& directory) override {
+    (void)Count("Restore", absl::OkStatus());
+    return servers_->Restore(directory);
+  }
   absl::Status Pull(const VariablePlacement& v,
                     absl::Span<float> out) override {
     return Count("Pull", servers_->Pull(v, out));

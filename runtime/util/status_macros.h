@@ -12,6 +12,11 @@
 // is OK, and otherwise moves its value into `lhs` (a declaration or an
 // existing variable; it must not contain an unparenthesised comma). The
 // enclosing function returns absl::Status or any absl::StatusOr.
+//
+// An early return that changes the status on its way out (naming the ps
+// task or the file position it came from) stays written out:
+//
+//   if (!shard.ok()) return OnTask(t, shard.status());
 
 #include <utility>
 
