@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/cluster/simple_cluster_resolver.h"
 #include "runtime/device/local_devices.h"
 
 namespace distrt {

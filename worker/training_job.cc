@@ -19,6 +19,7 @@
 #include "distribute/worker_group.h"
 #include "runtime/cluster/cluster_resolver.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/cluster/simple_cluster_resolver.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/distributed_dataset.h"

@@ -32,6 +32,7 @@
 #include "distribute/ps_coordination.h"
 #include "examples/custom_training_loop/line_model.h"
 #include "runtime/cluster/cluster_resolver.h"
+#include "runtime/cluster/tf_config_cluster_resolver.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
 #include "runtime/distribute/strategy.h"

@@ -12,6 +12,7 @@
 
 #include "distribute/make_strategy.h"
 #include "runtime/cluster/cluster_resolver.h"
+#include "runtime/cluster/tf_config_cluster_resolver.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
 #include "runtime/util/status_macros.h"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/cluster/cluster_resolver.h"
+#include "runtime/cluster/simple_cluster_resolver.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
 #include "runtime/distribute/mirrored_strategy.h"

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "runtime/cluster/simple_cluster_resolver.h"
+#include "runtime/cluster/tf_config_cluster_resolver.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {

@@ -6,8 +6,10 @@
 // factory (distribute/make_strategy.h) takes one:
 //
 //   TFConfigClusterResolver  the TF_CONFIG environment variable, read as
-//                            TensorFlow reads it (tf_config.h)
+//                            TensorFlow reads it (tf_config_cluster_resolver.h)
 //   SimpleClusterResolver    a cluster and task given in code
+//                            (simple_cluster_resolver.h)
+//   SlurmClusterResolver     an srun step (slurm_cluster_resolver.h)
 //
 // Both give a validated TfConfig; a resolver for another cluster manager
 // implements Resolve().
@@ -36,28 +38,6 @@ class ClusterResolver {
   absl::StatusOr<std::optional<TaskId>> task() const;
   // What the task is within the job (chief, its rank, its address).
   absl::StatusOr<TaskRole> task_role() const;
-};
-
-class TFConfigClusterResolver : public ClusterResolver {
- public:
-  // Reads TF_CONFIG at every Resolve, as TF's resolver reads the
-  // environment: unset is local mode (one task, no cluster).
-  absl::StatusOr<TfConfig> Resolve() const override;
-};
-
-class SimpleClusterResolver : public ClusterResolver {
- public:
-  // `task` must be one of `cluster`'s (or "evaluator"), as in TF_CONFIG;
-  // checked by Resolve. An empty cluster is local mode.
-  SimpleClusterResolver(ClusterSpec cluster, std::optional<TaskId> task,
-                        std::optional<std::string> rpc_layer = std::nullopt);
-
-  // The config as given, or INVALID_ARGUMENT with TF_CONFIG's messages
-  // prefixed "SimpleClusterResolver: " instead of "TF_CONFIG: ".
-  absl::StatusOr<TfConfig> Resolve() const override;
-
- private:
-  TfConfig config_;
 };
 
 }  // namespace distrt

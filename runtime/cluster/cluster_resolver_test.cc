@@ -4,6 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/cluster/simple_cluster_resolver.h"
+#include "runtime/cluster/tf_config_cluster_resolver.h"
 
 namespace distrt {
 namespace {

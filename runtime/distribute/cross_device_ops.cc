@@ -5,7 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/device/copy_into.h"
+#include "runtime/distribute/cpu_chunked_all_reduce.h"
+#include "runtime/distribute/hierarchical_copy_all_reduce.h"
 #include "runtime/distribute/nccl_all_reduce.h"
+#include "runtime/distribute/reduction_to_one_device.h"
+#include "runtime/distribute/replica_outcomes.h"
 #include "runtime/tensor/host_floats.h"
 #include "runtime/tensor/shape.h"
 #include "runtime/util/status_macros.h"

@@ -9,6 +9,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/distribute/cpu_chunked_all_reduce.h"
+#include "runtime/distribute/hierarchical_copy_all_reduce.h"
+#include "runtime/distribute/reduction_to_one_device.h"
 #include "runtime/distribute/replica_group.h"
 
 namespace distrt {

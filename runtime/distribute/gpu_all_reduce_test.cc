@@ -10,6 +10,7 @@
 #include "runtime/device/cpu_device.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/cross_device_ops.h"
+#include "runtime/distribute/hierarchical_copy_all_reduce.h"
 #include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/distribute/replica_group.h"
 #include "runtime/gpu/gpu_probe.h"

@@ -11,6 +11,7 @@
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
 #include "runtime/device/local_devices.h"
+#include "runtime/distribute/cpu_chunked_all_reduce.h"
 #include "runtime/distribute/replica_group.h"
 
 namespace distrt {

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "runtime/distribute/hierarchical_copy_all_reduce.h"
 #include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/gpu/cuda_status.h"
 #include "runtime/gpu/gpu_device.h"

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/central_storage_strategy.h"
+#include "runtime/distribute/cpu_chunked_all_reduce.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/one_device_strategy.h"
 #include "runtime/distribute/test_variable_options.h"

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "runtime/distribute/variable_aggregation.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
@@ -41,13 +42,6 @@
 #include "runtime/tensor/tensor.h"
 
 namespace distrt {
-
-enum class VariableSynchronization { kOnWrite, kOnRead };
-enum class VariableAggregation { kNone, kSum, kMean, kOnlyFirstReplica };
-
-// "ON_WRITE", "ON_READ"; "NONE", "SUM", "MEAN", "ONLY_FIRST_REPLICA".
-absl::string_view VariableSynchronizationName(VariableSynchronization s);
-absl::string_view VariableAggregationName(VariableAggregation a);
 
 struct VariableOptions {
   VariableSpec spec;
