@@ -119,6 +119,10 @@ int Main() {
   std::error_code ignored;
   std::filesystem::remove_all(config.scratch_dir, ignored);
 
+  if (absl::Status s = report.CheckNamesUnique(); !s.ok()) {
+    std::printf("%s\n", std::string(s.message()).c_str());
+    failed.push_back("(figure names)");
+  }
   const std::string json = absl::GetFlag(FLAGS_json);
   if (!json.empty()) {
     if (absl::Status s = report.WriteJson(UserPath(json)); !s.ok()) {

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -15,6 +16,18 @@ void BenchReport::BeginFamily(absl::string_view title,
   std::fprintf(out_, "   %-40s %14s %-8s %-22s %14s %8s\n", "figure", "value",
                "unit", "baseline", "baseline", "ratio");
   std::fflush(out_);
+}
+
+absl::Status BenchReport::CheckNamesUnique() const {
+  absl::flat_hash_set<std::string> seen;
+  for (const BenchFigure& figure : figures_) {
+    if (!seen.insert(figure.name).second) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("two figures are named \"", figure.name,
+                       "\"; every figure needs a name of its own"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 void BenchReport::Add(absl::string_view name, double value,

@@ -42,6 +42,10 @@ class BenchReport {
 
   const std::vector<BenchFigure>& figures() const { return figures_; }
 
+  // FAILED_PRECONDITION naming the first name that two figures share: each
+  // figure's name is its key in the JSON and in comparisons across runs.
+  absl::Status CheckNamesUnique() const;
+
   // Writes every figure as a JSON list to `path`; INTERNAL naming the path
   // when it cannot be written.
   absl::Status WriteJson(const std::string& path) const;

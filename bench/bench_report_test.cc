@@ -25,6 +25,20 @@ TEST(BenchReportTest, RatioIsValueOverBaselineAndZeroWithoutOne) {
   EXPECT_DOUBLE_EQ(report.figures()[1].ratio, 0.0);
 }
 
+TEST(BenchReportTest, NamesMustBeUnique) {
+  BenchReport report;
+  std::FILE* sink = std::tmpfile();
+  report.set_output(sink);
+  report.Add("dense/push/1ps/1MiB/vs_grpc", 1.0, "GB/s", "grpc", 1.0);
+  report.Add("dense/push/1ps/1MiB/vs_tcp", 1.0, "GB/s", "tcp", 1.0);
+  EXPECT_TRUE(report.CheckNamesUnique().ok());
+  report.Add("dense/push/1ps/1MiB/vs_tcp", 1.0, "GB/s", "tcp", 2.0);
+  std::fclose(sink);
+  absl::Status s = report.CheckNamesUnique();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("dense/push/1ps/1MiB/vs_tcp"), std::string::npos);
+}
+
 TEST(BenchReportTest, WritesEveryFigureAsJson) {
   BenchReport report;
   std::FILE* sink = std::tmpfile();

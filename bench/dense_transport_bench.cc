@@ -183,9 +183,9 @@ absl::Status RunSize(PsClient& client, Baselines& baselines, int num_ps,
     const std::vector<CallTimes>& t = *times;
     const double bytes_per_call = static_cast<double>(bytes);
     const double ps_gbps = t[kPs].PerSecond(bytes_per_call) / 1e9;
-    report->Add(name, ps_gbps, "GB/s", "grpc_bytebuffer",
+    report->Add(name + "/vs_grpc", ps_gbps, "GB/s", "grpc_bytebuffer",
                 t[kGrpc].PerSecond(bytes_per_call) / 1e9);
-    report->Add(name, ps_gbps, "GB/s", "raw_tcp",
+    report->Add(name + "/vs_tcp", ps_gbps, "GB/s", "raw_tcp",
                 t[kTcp].PerSecond(bytes_per_call) / 1e9);
     report->Add(name + "/p50", absl::ToDoubleMicroseconds(t[kPs].P50()), "us",
                 "grpc_bytebuffer", absl::ToDoubleMicroseconds(t[kGrpc].P50()));

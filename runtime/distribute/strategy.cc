@@ -1,7 +1,6 @@
 #include "runtime/distribute/strategy.h"
 
 #include <limits>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/distribute/local_variable.h"
@@ -205,11 +204,10 @@ absl::Status Strategy::Run(
     if (statuses[replica].ok()) statuses[replica] = fn(context);
     group_.barrier().Leave(replica, statuses[replica]);
   };
-  std::vector<std::thread> threads;
-  threads.reserve(n - 1);
-  for (int r = 1; r < n; ++r) threads.emplace_back(run_replica, r);
-  run_replica(0);  // on this thread: one replica needs no thread at all
-  for (std::thread& thread : threads) thread.join();
+  if (replica_threads_ == nullptr) {
+    replica_threads_ = std::make_unique<ReplicaThreads>(n);
+  }
+  replica_threads_->RunEach(run_replica);
 
   // A replica's own error explains the collective failures of the others.
   const absl::Status collective_failure = group_.barrier().failure();

@@ -50,6 +50,7 @@
 #include "runtime/distribute/cross_device_ops.h"
 #include "runtime/distribute/replica_context.h"
 #include "runtime/distribute/replica_group.h"
+#include "runtime/distribute/replica_threads.h"
 #include "runtime/distribute/values.h"
 #include "runtime/distribute/variable.h"
 #include "runtime/input/input_context.h"
@@ -314,6 +315,8 @@ class Strategy {
   const StrategyOptions options_;
   ReplicaGroup group_;
   absl::Mutex run_mu_;  // one Run at a time
+  // Run's threads, started by the first Run.
+  std::unique_ptr<ReplicaThreads> replica_threads_ ABSL_GUARDED_BY(run_mu_);
   const DistributedVariable* colocate_with_ = nullptr;
   std::map<std::string, std::unique_ptr<DistributedVariable>> variables_;
   std::map<std::string, std::unique_ptr<DistributedHashTable>> hash_tables_;

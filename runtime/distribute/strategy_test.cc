@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -177,6 +178,30 @@ TEST_F(StrategyTest, AReplicaErrorStopsTheOthersInsteadOfHanging) {
                     return context.AllReduce(ReduceOp::kSum, value);
                   })
                   .ok());
+}
+
+// Run keeps its replica threads between steps (it started one per replica
+// per step): a replica finds what it left in thread-local state at its
+// last step (a thread id alone could be reused by a new thread), replica 0
+// runs on the caller's thread, and no replica context outlives Run.
+TEST_F(StrategyTest, RunKeepsItsReplicaThreads) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(3);
+  static thread_local int steps_on_this_thread = 0;
+  std::vector<int> seen(3);
+  std::vector<std::thread::id> ran_on(3);
+  for (int step = 1; step <= 4; ++step) {
+    ASSERT_TRUE(strategy
+                    ->Run([&](ReplicaContext& context) {
+                      const int r = context.local_replica_id();
+                      seen[r] = ++steps_on_this_thread;
+                      ran_on[r] = std::this_thread::get_id();
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    EXPECT_THAT(seen, ::testing::Each(step)) << "step " << step;
+    EXPECT_EQ(ran_on[0], std::this_thread::get_id());
+  }
+  EXPECT_EQ(CurrentReplicaContext(), nullptr);
 }
 
 TEST_F(StrategyTest, MirroredVariablesAggregateReplicaUpdates) {
