@@ -5,7 +5,9 @@
 // where the variables live (tf.distribute.Strategy).
 //
 // Run(fn) calls fn once per replica, concurrently, each on its own thread
-// with a ReplicaContext for its device (TF's call_for_each_replica); what
+// with a ReplicaContext for its device (TF's call_for_each_replica): replica
+// 0 on the caller's thread, the others on threads the strategy keeps from
+// its first Run to its destruction (replica_threads.h); what
 // the replicas return comes back as PerReplica values, which Reduce turns
 // into one value. Variables created with CreateVariable are placed by the
 // strategy; the subclasses differ only in that placement:
