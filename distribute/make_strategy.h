@@ -9,7 +9,7 @@
 // strategies need nothing. The `worker` binary builds its strategy here;
 // so can any program (docs/library.md).
 //
-//   TFConfigClusterResolver resolver;
+//   TFConfigClusterResolver resolver;  // tf_config_cluster_resolver.h
 //   LocalDevices devices = *CreateLocalDevices({});
 //   ASSIGN_OR_RETURN(ResolvedStrategy resolved,
 //                    MakeStrategy(resolver, devices.pointers(), {}));

@@ -380,7 +380,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   // it is found now rather than at the end; after the set-up, so that the
   // other tasks are not kept waiting for it, and a failure frees them.
   std::vector<Example> eval_examples;
-  if (job.strategy->should_checkpoint() && !options.eval_data.empty()) {
+  if (job.strategy->should_init() && !options.eval_data.empty()) {
     ASSIGN_OR_RETURN(
         std::vector<Example> read,
         ReadEvalData(options, built.config, built.format, *job.model));
@@ -404,7 +404,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   if (job.checkpoints->has_value()) {
     RETURN_IF_ERROR(SaveFinalCheckpoint(job, &metrics));
   }
-  if (job.strategy->should_checkpoint() && !options.eval_data.empty()) {
+  if (job.strategy->should_init() && !options.eval_data.empty()) {
     RETURN_IF_ERROR(EvaluateAtEnd(job, eval_examples, &metrics));
   }
   if (job.has_ps && job.strategy->should_init()) {

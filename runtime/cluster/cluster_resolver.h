@@ -11,7 +11,7 @@
 //                            (simple_cluster_resolver.h)
 //   SlurmClusterResolver     an srun step (slurm_cluster_resolver.h)
 //
-// Both give a validated TfConfig; a resolver for another cluster manager
+// Each gives a validated TfConfig; a resolver for another cluster manager
 // implements Resolve().
 
 #include <optional>

@@ -19,7 +19,7 @@ ReplicaThreads::~ReplicaThreads() {
 void ReplicaThreads::Serve(int replica) {
   int64_t done_round = 0;
   while (true) {
-    const std::function<void(int)>* fn;
+    const absl::FunctionRef<void(int)>* fn;
     {
       absl::MutexLock lock(&mu_);
       auto has_work = [this, done_round]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
@@ -36,20 +36,31 @@ void ReplicaThreads::Serve(int replica) {
   }
 }
 
-void ReplicaThreads::RunEach(const std::function<void(int replica)>& fn) {
-  {
-    absl::MutexLock lock(&mu_);
-    fn_ = &fn;
-    unfinished_ = static_cast<int>(threads_.size());
-    ++round_;
-  }
-  fn(0);
+void ReplicaThreads::AwaitRound() {
   absl::MutexLock lock(&mu_);
   auto all_finished = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return unfinished_ == 0;
   };
   mu_.Await(absl::Condition(&all_finished));
   fn_ = nullptr;
+}
+
+void ReplicaThreads::RunEach(absl::FunctionRef<void(int replica)> fn) {
+  {
+    absl::MutexLock lock(&mu_);
+    fn_ = &fn;
+    unfinished_ = static_cast<int>(threads_.size());
+    ++round_;
+  }
+  try {
+    fn(0);
+  } catch (...) {
+    // The others still use `fn` and what it refers to: wait for them
+    // before the exception unwinds it.
+    AwaitRound();
+    throw;
+  }
+  AwaitRound();
 }
 
 }  // namespace distrt

@@ -11,11 +11,11 @@
 // current) is still there at its next step.
 
 #include <cstdint>
-#include <functional>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 
 namespace distrt {
@@ -29,17 +29,23 @@ class ReplicaThreads {
   ReplicaThreads(const ReplicaThreads&) = delete;
   ReplicaThreads& operator=(const ReplicaThreads&) = delete;
 
+  int num_replicas() const { return static_cast<int>(threads_.size()) + 1; }
+
   // Calls fn(r) for every replica r, concurrently, and returns once every
-  // call returned. One RunEach at a time.
-  void RunEach(const std::function<void(int replica)>& fn);
+  // call returned, also when replica 0's call throws (the exception is then
+  // rethrown). An exception leaving a call on a kept thread terminates the
+  // process, as it would on any thread. One RunEach at a time.
+  void RunEach(absl::FunctionRef<void(int replica)> fn);
 
  private:
   void Serve(int replica);
+  // Waits until every kept thread finished the round in progress.
+  void AwaitRound();
 
   absl::Mutex mu_;
   // The function of the round in progress, and how many threads have not
   // finished it.
-  const std::function<void(int)>* fn_ ABSL_GUARDED_BY(mu_) = nullptr;
+  const absl::FunctionRef<void(int)>* fn_ ABSL_GUARDED_BY(mu_) = nullptr;
   int64_t round_ ABSL_GUARDED_BY(mu_) = 0;
   int unfinished_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

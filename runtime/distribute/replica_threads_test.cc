@@ -2,11 +2,13 @@
 
 #include <atomic>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "absl/synchronization/barrier.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -48,6 +50,28 @@ TEST(ReplicaThreadsTest, KeepsEachReplicaOnItsThread) {
         [&](int replica) { now[replica] = std::this_thread::get_id(); });
     EXPECT_EQ(now, first) << "round " << round;
   }
+}
+
+// A throw from replica 0 (on the caller's thread) leaves RunEach only once
+// the other replicas finished: they still use what the caller's frame holds.
+TEST(ReplicaThreadsTest, AThrowFromReplicaZeroWaitsForTheOthers) {
+  ReplicaThreads threads(3);
+  absl::Notification thrown;
+  std::atomic<int> finished{0};
+  EXPECT_THROW(threads.RunEach([&](int replica) {
+    if (replica == 0) {
+      thrown.Notify();
+      throw std::runtime_error("replica 0 failed");
+    }
+    thrown.WaitForNotification();
+    finished.fetch_add(1);
+  }),
+               std::runtime_error);
+  EXPECT_EQ(finished.load(), 2);
+  // And the threads serve the next round.
+  std::vector<int> ran(3, 0);
+  threads.RunEach([&](int replica) { ran[replica] = 1; });
+  EXPECT_THAT(ran, ::testing::Each(1));
 }
 
 TEST(ReplicaThreadsTest, OneReplicaNeedsNoThread) {

@@ -203,8 +203,11 @@ absl::Status Strategy::Run(
     statuses[replica] = group_.device(replica)->MakeCurrent();
     if (statuses[replica].ok()) statuses[replica] = fn(context);
     group_.barrier().Leave(replica, statuses[replica]);
+    // A kept thread carries no strategy a replica function set on it
+    // (ExperimentalSetStrategy) into the next Run.
+    if (replica > 0) SetThreadStrategy(nullptr);
   };
-  if (replica_threads_ == nullptr) {
+  if (replica_threads_ == nullptr || replica_threads_->num_replicas() != n) {
     replica_threads_ = std::make_unique<ReplicaThreads>(n);
   }
   replica_threads_->RunEach(run_replica);

@@ -7,6 +7,7 @@
 // PsClient. Used by ParameterServerStrategy when a job has no ps tasks (TF
 // then trains locally) and by the strategies' unit tests.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
