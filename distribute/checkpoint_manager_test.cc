@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "client/ps_client.h"
 #include "rpc/in_process_ps_tasks.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/device/local_devices.h"

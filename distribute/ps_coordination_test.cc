@@ -3,9 +3,9 @@
 #include <memory>
 #include <thread>
 
+#include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "client/ps_client.h"
 #include "rpc/in_process_ps_tasks.h"
 #include "runtime/ps/in_memory_parameter_servers.h"
 
