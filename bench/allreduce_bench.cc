@@ -22,17 +22,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -41,6 +38,7 @@
 #include "runtime/device/local_devices.h"
 #include "runtime/distribute/cross_device_ops.h"
 #include "runtime/distribute/replica_group.h"
+#include "runtime/distribute/replica_threads.h"
 #include "runtime/tensor/dtype.h"
 #include "runtime/tensor/tensor.h"
 #include "runtime/util/status_macros.h"
@@ -66,70 +64,6 @@ constexpr int64_t kMaxIterations = 10000;
 // 256 MiB on a busy 2-core machine take seconds), so only a real hang trips
 // it.
 constexpr absl::Duration kBarrierTimeout = absl::Minutes(5);
-
-// Threads started once and given the same job over and over: Run(job) calls
-// job(worker) on each of them and returns when all have returned. The
-// workers wait for work until the crew is destroyed, which tells them to
-// stop and joins them. Run's wait is bounded by the jobs: the all-reduce's
-// barrier times out, and the baseline is a bounded loop.
-class WorkerCrew {
- public:
-  explicit WorkerCrew(int size) {
-    for (int w = 0; w < size; ++w) {
-      threads_.emplace_back([this, w] { Loop(w); });
-    }
-  }
-  ~WorkerCrew() {
-    {
-      absl::MutexLock lock(&mu_);
-      stop_ = true;
-    }
-    for (std::thread& t : threads_) t.join();
-  }
-  WorkerCrew(const WorkerCrew&) = delete;
-  WorkerCrew& operator=(const WorkerCrew&) = delete;
-
-  int size() const { return static_cast<int>(threads_.size()); }
-
-  void Run(const std::function<void(int)>& job) {
-    absl::MutexLock lock(&mu_);
-    job_ = &job;
-    running_ = size();
-    ++generation_;
-    // Runs with mu_ held, inside Await.
-    auto finished = [this]() { return running_ == 0; };
-    mu_.Await(absl::Condition(&finished));
-    job_ = nullptr;
-  }
-
- private:
-  void Loop(int worker) {
-    int64_t seen = 0;
-    while (true) {
-      const std::function<void(int)>* job;
-      {
-        absl::MutexLock lock(&mu_);
-        // Runs with mu_ held, inside Await.
-        auto woken = [this, seen]() { return stop_ || generation_ != seen; };
-        mu_.Await(absl::Condition(&woken));
-        if (stop_) return;
-        seen = generation_;
-        job = job_;
-      }
-      (*job)(worker);
-      absl::MutexLock lock(&mu_);
-      --running_;
-    }
-  }
-
-  absl::Mutex mu_;
-  const std::function<void(int)>* job_ ABSL_GUARDED_BY(mu_) = nullptr;
-  int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  int running_ ABSL_GUARDED_BY(mu_) = 0;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  // Constant after construction.
-  std::vector<std::thread> threads_;
-};
 
 // Element i of replica r: small integers, so that the sum over up to 8
 // replicas is exact in float32 and the check can ask for equality. They
@@ -193,12 +127,13 @@ absl::StatusOr<std::unique_ptr<Case>> MakeCase(int replicas, int64_t bytes) {
   return result;
 }
 
-// `iterations` all-reduces by every replica, each on its crew thread; the
+// `iterations` all-reduces by every replica, each on its thread of `crew`
+// (replica 0 on this one, as Strategy::Run runs them); the
 // first error of any replica. A failing replica leaves the barrier so that
 // the others stop at once instead of at the timeout.
-absl::Status AllReduces(Case& k, WorkerCrew& crew, int64_t iterations) {
+absl::Status AllReduces(Case& k, ReplicaThreads& crew, int64_t iterations) {
   std::vector<absl::Status> statuses(k.replicas);
-  crew.Run([&](int replica) {
+  crew.RunEach([&](int replica) {
     for (int64_t it = 0; it < iterations; ++it) {
       absl::Status s = k.ops->AllReduce(*k.group, replica, ReduceOp::kSum,
                                         k.tensors[replica]);
@@ -217,10 +152,10 @@ absl::Status AllReduces(Case& k, WorkerCrew& crew, int64_t iterations) {
 
 // `iterations` passes of c = a + b, each worker on its own contiguous
 // slice (no false sharing but at the slices' edges).
-void MemoryPasses(Case& k, WorkerCrew& crew, int64_t iterations) {
+void MemoryPasses(Case& k, ReplicaThreads& crew, int64_t iterations) {
   const int64_t count = static_cast<int64_t>(k.c.size());
-  const int workers = crew.size();
-  crew.Run([&](int worker) {
+  const int workers = crew.num_replicas();
+  crew.RunEach([&](int worker) {
     const int64_t begin = count * worker / workers;
     const int64_t end = count * (worker + 1) / workers;
     const float* a = k.a.data();
@@ -283,11 +218,11 @@ std::string SizeName(int64_t bytes) {
 }
 
 // Measures one case and adds its row.
-absl::Status RunCase(int replicas, int64_t bytes, WorkerCrew& memory_crew,
+absl::Status RunCase(int replicas, int64_t bytes, ReplicaThreads& memory_crew,
                      BenchReport* report) {
   ASSIGN_OR_RETURN(std::unique_ptr<Case> made, MakeCase(replicas, bytes));
   Case& k = *made;
-  WorkerCrew replica_crew(replicas);
+  ReplicaThreads replica_crew(replicas);
 
   // Warm-up, one of each; it also gives the check its input and the
   // repetitions their length.
@@ -356,7 +291,7 @@ absl::Status RunAllReduceBench(const BenchConfig& config, BenchReport* report) {
       absl::FormatDuration(kRepetitionTarget),
       "; every all-reduce result checked once against a sum computed here"));
 
-  WorkerCrew memory_crew(hardware_threads);
+  ReplicaThreads memory_crew(hardware_threads);
   for (int replicas : replica_counts) {
     for (int64_t bytes : sizes) {
       RETURN_IF_ERROR(RunCase(replicas, bytes, memory_crew, report));
