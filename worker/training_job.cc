@@ -54,10 +54,11 @@ struct Job {
   std::unique_ptr<WorkerGroup> workers;
   std::unique_ptr<Strategy> strategy;
   std::unique_ptr<Model> model;
-  // The variables and, the chief's with --checkpoint_dir, the checkpoints.
+  // The variables and, the chief's with --checkpoint_dir, the checkpoints;
+  // `variables` and `checkpoints` (null: none) point into it.
   std::unique_ptr<JobVariables> job_variables;
   ModelVariables* variables = nullptr;
-  std::optional<CheckpointManager>* checkpoints = nullptr;
+  CheckpointManager* checkpoints = nullptr;
   // The chief's TensorBoard summaries; null without --log_dir.
   std::unique_ptr<EventFileWriter> summaries;
   // The chief's view of each ps task's incarnation (GetStatus), to notice
@@ -176,7 +177,9 @@ absl::Status SetUpVariables(Job& job) {
   ASSIGN_OR_RETURN(job.job_variables,
                    SetUpJobVariables(*job.strategy, *job.model, options));
   job.variables = &job.job_variables->variables;
-  job.checkpoints = &job.job_variables->checkpoints;
+  if (job.job_variables->checkpoints.has_value()) {
+    job.checkpoints = &*job.job_variables->checkpoints;
+  }
   if (job.has_ps && job.strategy->should_init()) {
     ASSIGN_OR_RETURN(std::vector<ps::GetStatusResponse> stats,
                      job.client->Stats());
@@ -257,11 +260,11 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   loop.log_every = Secs(o.log_every_secs);
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
-  if (job.checkpoints->has_value()) {
+  if (job.checkpoints != nullptr) {
     loop.checkpoint_every_steps = o.checkpoint_every_steps;
     loop.checkpoint_every = Secs(o.checkpoint_every_secs);
     loop.save_checkpoint = [&job](int64_t step) {
-      return (*job.checkpoints)->Save(step).status();
+      return job.checkpoints->Save(step).status();
     };
   }
   loop.log = job.log;
@@ -297,7 +300,7 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   ASSIGN_OR_RETURN(int64_t global_step,
                    job.variables->ReadGlobalStep(*job.strategy));
   metrics->global_step = global_step;
-  return (*job.checkpoints)->SaveFinal(global_step).status();
+  return job.checkpoints->SaveFinal(global_step).status();
 }
 
 absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
@@ -401,7 +404,7 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
   if (job.has_ps && job.strategy->should_init()) {
     RETURN_IF_ERROR(WaitForOtherWorkers(job));
   }
-  if (job.checkpoints->has_value()) {
+  if (job.checkpoints != nullptr) {
     RETURN_IF_ERROR(SaveFinalCheckpoint(job, &metrics));
   }
   if (job.strategy->should_init() && !options.eval_data.empty()) {
