@@ -13,11 +13,13 @@
 //       --checkpoint_dir=/tmp/ckpt
 //
 // It uses the public headers only: distribute/ (the strategy factory, the
-// checkpoints, the chief's handshake with ps tasks), the strategies'
-// Strategy / ReplicaContext, the context functions and runtime/device.
+// set-up of the variables, the checkpoints, the chief's handshake with ps
+// tasks), the strategies' Strategy / ReplicaContext, the context functions
+// and runtime/device.
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,7 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "distribute/checkpoint_manager.h"
+#include "distribute/job_variables.h"
 #include "distribute/make_strategy.h"
 #include "distribute/ps_coordination.h"
 #include "examples/custom_training_loop/line_model.h"
@@ -94,34 +96,24 @@ absl::Status Train() {
     return absl::InternalError("the scope did not set the strategy");
   }
 
-  // With ps tasks, the other workers find the variables the chief made
-  // (and restored) rather than racing it.
+  // The model's variables, wherever the strategy keeps them. With ps tasks
+  // the other workers find the ones the chief made (and restored) rather
+  // than racing it; with --checkpoint_dir the chief restores the latest.
+  const LineModel model(/*learning_rate=*/0.1f);
+  JobVariablesOptions setup;
+  setup.ps = resolved.ps_client.get();
+  setup.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  setup.log = [](absl::string_view line) {
+    std::printf("%s\n", std::string(line).c_str());
+  };
+  ASSIGN_OR_RETURN(std::unique_ptr<JobVariables> job,
+                   SetUpJobVariables(strategy, model, setup));
+  ModelVariables& variables = job->variables;
+  DistributedVariable* w = variables.variable(0);
+  DistributedVariable* b = variables.variable(1);
   std::optional<PsCoordination> coordination;
   if (resolved.ps_client != nullptr) {
     coordination.emplace(resolved.ps_client.get(), PsCoordination::Options());
-    if (!strategy.should_init()) {
-      RETURN_IF_ERROR(coordination->WaitForChiefReady());
-    }
-  }
-  // The model's variables, wherever the strategy keeps them.
-  const LineModel model(/*learning_rate=*/0.1f);
-  ASSIGN_OR_RETURN(ModelVariables variables,
-                   ModelVariables::Create(strategy, model));
-  DistributedVariable* w = variables.variable(0);
-  DistributedVariable* b = variables.variable(1);
-  std::optional<CheckpointManager> checkpoints;
-  if (strategy.should_checkpoint() &&
-      !absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
-    CheckpointManager::Options options;
-    options.directory = absl::GetFlag(FLAGS_checkpoint_dir);
-    options.log = [](absl::string_view line) {
-      std::printf("%s\n", std::string(line).c_str());
-    };
-    checkpoints.emplace(resolved.ps_client.get(), &variables, options);
-    RETURN_IF_ERROR(checkpoints->RestoreLatest().status());
-  }
-  if (coordination.has_value() && strategy.should_init()) {
-    RETURN_IF_ERROR(coordination->AnnounceChiefReady());
   }
   // Multi-worker mirrored: every worker's mirrors start from the chief's.
   if (resolved.workers != nullptr) {
@@ -219,9 +211,9 @@ absl::Status Train() {
       absl::StrFormat("%.4f %.4f %.4f", wv.flat<float>()[0],
                       wv.flat<float>()[1], bv.flat<float>()[0]);
   std::printf("final: loss %.6f weights %s\n", last_loss, weights.c_str());
-  if (checkpoints.has_value()) {
+  if (job->checkpoints.has_value()) {
     ASSIGN_OR_RETURN(int64_t global_step, variables.ReadGlobalStep(strategy));
-    RETURN_IF_ERROR(checkpoints->SaveFinal(global_step).status());
+    RETURN_IF_ERROR(job->checkpoints->SaveFinal(global_step).status());
   }
   const std::string out = absl::GetFlag(FLAGS_out);
   if (strategy.should_checkpoint() && !out.empty()) {
