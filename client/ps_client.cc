@@ -357,9 +357,11 @@ absl::Status PsClient::PullInt64(const VariablePlacement& variable,
 }
 
 absl::Status PsClient::AddInt64(const VariablePlacement& variable,
-                                absl::Span<const int64_t> delta) {
-  return impl_->PushDense<int64_t>(variable, {0, NumRows(variable.spec)},
-                                   delta);
+                                absl::Span<const int64_t> delta,
+                                absl::Span<int64_t> after) {
+  RETURN_IF_ERROR(CheckDType(variable, DType::kInt64, "AddInt64"));
+  return impl_->PushDense<int64_t>(variable, {0, NumRows(variable.spec)}, delta,
+                                   ps::ADD, after);
 }
 
 absl::Status PsClient::PullSparse(const VariablePlacement& variable,

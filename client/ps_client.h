@@ -172,11 +172,14 @@ class PsClient : public ParameterServers {
                    absl::Span<const float> delta) override;
   absl::Status AssignInt64(const VariablePlacement& variable,
                            absl::Span<const int64_t> values) override;
-  // int64 variables (e.g. the global step).
+  // int64 variables (e.g. the global step); AddInt64 with `after` is one
+  // fetch-and-add round trip.
   absl::Status PullInt64(const VariablePlacement& variable,
                          absl::Span<int64_t> out) override;
+  using ParameterServers::AddInt64;
   absl::Status AddInt64(const VariablePlacement& variable,
-                        absl::Span<const int64_t> delta) override;
+                        absl::Span<const int64_t> delta,
+                        absl::Span<int64_t> after) override;
 
   // Rows by id; `out` / `grads` hold ids.size() rows, in the order of
   // `ids`. Each distinct id is sent once: a pull copies its row to every

@@ -62,12 +62,20 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     });
   }
 
+  // Pushes `values` to `rows` as `write` says. `after`, for an int64 add,
+  // when not empty (as many elements as `values`), receives the values the
+  // add left, which the ps sends back in the same round trip.
   template <typename T>
   absl::Status PushDense(const VariablePlacement& variable, RowRange rows,
                          absl::Span<const T> values,
-                         ps::DenseWrite write = ps::APPLY_GRADIENT) {
+                         ps::DenseWrite write = ps::APPLY_GRADIENT,
+                         absl::Span<int64_t> after = {}) {
     RETURN_IF_ERROR(
         CheckRows(variable, rows, values.size(), "the pushed tensor"));
+    if (!after.empty()) {
+      RETURN_IF_ERROR(CheckRows(variable, rows, after.size(),
+                                "the buffer for the values after the add"));
+    }
     auto calls =
         SplitRows<ps::PushDenseRequest, ps::PushDenseResponse>(variable, rows);
     const int64_t width = RowWidth(variable.spec);
@@ -75,11 +83,31 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       const RowRange piece = RowRangeFromProto(call->request.rows());
       call->request.set_request_id(NewRequestId());
       call->request.set_write(write);
+      call->request.set_return_values(!after.empty());
       // Sent from `values` itself: the call ends before this returns.
       call->wire_request = EncodeDensePush(
           call->request, values.subspan(call->offset, piece.size() * width));
     }
-    return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
+    return RunWire("PushDense", calls, [&](auto& call) -> absl::Status {
+      if (after.empty()) return absl::OkStatus();
+      const RowRange piece = RowRangeFromProto(call.request.rows());
+      const std::string what = RowsOf(variable.spec.name, piece);
+      ps::PushDenseResponse response;
+      RETURN_IF_ERROR(
+          rpc::DecodeWithTensors(&call.wire_response,
+                                 absl::StrCat("PushDense response for ", what,
+                                              " from ", TaskName(call.ps_task)),
+                                 &response, {}));
+      const int64_t elements = piece.size() * width;
+      if (response.values_after_size() != elements) {
+        return absl::InternalError(absl::StrCat(
+            TaskName(call.ps_task), " sent ", response.values_after_size(),
+            " values after the add to ", what, ", not ", elements));
+      }
+      std::copy(response.values_after().begin(), response.values_after().end(),
+                after.begin() + call.offset);
+      return absl::OkStatus();
+    });
   }
 
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {

@@ -246,8 +246,10 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
       values.in_place = true;
       RETURN_IF_ERROR(
           DecodeWithTensors(in, "PushDense request", &request, {&values}));
-      *out = EncodeWithTensors(ps::PushDenseResponse(), {});
-      return handler_.PushDense(request, values.view());
+      ps::PushDenseResponse response;
+      RETURN_IF_ERROR(handler_.PushDense(request, values.view(), &response));
+      *out = EncodeWithTensors(response, {});
+      return absl::OkStatus();
     });
     ServeRaw(kPullSparse, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       return PullRowsById("PullSparse request", in, out,

@@ -145,13 +145,32 @@ absl::Status PsRequestHandler::ApplyOnce(uint64_t request_id, Apply apply) {
 }
 
 absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request,
-                                         const TensorView& values) {
-  return ApplyOnce(request.request_id(),
-                   [&] { return ApplyPushDense(request, values); });
+                                         const TensorView& values,
+                                         ps::PushDenseResponse* response) {
+  ps::PushDenseResponse unused;
+  if (response == nullptr) response = &unused;
+  response->clear_values_after();
+  bool applied = false;
+  RETURN_IF_ERROR(ApplyOnce(request.request_id(), [&] {
+    applied = true;
+    return ApplyPushDense(request, values, response);
+  }));
+  if (applied || !request.return_values()) return absl::OkStatus();
+  // A retry of an add applied before (its first reply was lost): what the
+  // variable holds now includes the add.
+  ASSIGN_OR_RETURN(VariableInfo info, store_.Lookup(request.name()));
+  ASSIGN_OR_RETURN(RowRange rows, RequestedRows(request, info));
+  response->mutable_values_after()->Resize(rows.size() * RowWidth(info.spec),
+                                           0);
+  return store_.PullInt64(
+      request.name(), rows,
+      absl::MakeSpan(response->mutable_values_after()->mutable_data(),
+                     response->values_after_size()));
 }
 
 absl::Status PsRequestHandler::ApplyPushDense(
-    const ps::PushDenseRequest& request, const TensorView& values) {
+    const ps::PushDenseRequest& request, const TensorView& values,
+    ps::PushDenseResponse* response) {
   ASSIGN_OR_RETURN(VariableInfo info, store_.Lookup(request.name()));
   ASSIGN_OR_RETURN(RowRange rows, RequestedRows(request, info));
   const std::string what =
@@ -162,6 +181,16 @@ absl::Status PsRequestHandler::ApplyPushDense(
         absl::StrCat("push to variable \"", request.name(),
                      "\": unknown write ", static_cast<int>(write)));
   }
+  // Batch items come without a response: their return_values is ignored.
+  const bool return_values = response != nullptr && request.return_values();
+  const bool adds_int64 =
+      info.spec.dtype == DType::kInt64 && write != ps::ASSIGN;
+  if (return_values && !adds_int64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "push to variable \"", request.name(),
+        "\": return_values is for adds to int64 variables; this one is ",
+        DTypeName(info.spec.dtype), (write == ps::ASSIGN ? ", assigned" : "")));
+  }
   if (info.spec.dtype == DType::kInt64) {
     std::vector<int64_t> scratch;
     ASSIGN_OR_RETURN(absl::Span<const int64_t> ints,
@@ -169,7 +198,13 @@ absl::Status PsRequestHandler::ApplyPushDense(
     if (write == ps::ASSIGN) {
       return store_.AssignInt64(request.name(), rows, ints);
     }
-    return store_.AddInt64(request.name(), rows, ints);
+    absl::Span<int64_t> after;
+    if (return_values) {
+      response->mutable_values_after()->Resize(ints.size(), 0);
+      after = absl::MakeSpan(response->mutable_values_after()->mutable_data(),
+                             ints.size());
+    }
+    return store_.AddInt64(request.name(), rows, ints, after);
   }
   if (write != ps::APPLY_GRADIENT) {
     std::vector<float> scratch;
@@ -215,7 +250,7 @@ absl::Status PsRequestHandler::PushDenseBatch(
     const ps::PushDenseBatchRequest& request) {
   return ApplyOnce(request.request_id(), [&] {
     for (const ps::PushDenseRequest& item : request.pushes()) {
-      RETURN_IF_ERROR(ApplyPushDense(item, ViewOf(item.values())));
+      RETURN_IF_ERROR(ApplyPushDense(item, ViewOf(item.values()), nullptr));
     }
     return absl::OkStatus();
   });

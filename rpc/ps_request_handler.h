@@ -60,9 +60,11 @@ class PsRequestHandler {
                          ResponseTensor values) const;
   // Every push is applied once per request_id (see
   // runtime/ps/recent_request_ids.h): a copy sent again is answered OK
-  // without being applied.
+  // without being applied. `response` (may be null: nothing to return)
+  // receives the values after an int64 add the request asks them of.
   absl::Status PushDense(const ps::PushDenseRequest& request,
-                         const TensorView& values);
+                         const TensorView& values,
+                         ps::PushDenseResponse* response = nullptr);
   // Small variables several at a time, as protobuf messages (their tensors
   // are small): each item as PullDense / PushDense. The pulls' total is
   // bounded like one pull's; a push item that fails stops the batch, the
@@ -104,7 +106,8 @@ class PsRequestHandler {
   template <typename Apply>
   absl::Status ApplyOnce(uint64_t request_id, Apply apply);
   absl::Status ApplyPushDense(const ps::PushDenseRequest& request,
-                              const TensorView& values);
+                              const TensorView& values,
+                              ps::PushDenseResponse* response);
 
   // RESOURCE_EXHAUSTED when `num_ids` new rows of `table` could take the
   // memory of variables and tables past max_variable_bytes.

@@ -180,6 +180,48 @@ TEST(PsRequestHandlerTest, AssignsAndAddsWithoutTheOptimizer) {
   EXPECT_THAT(PullAll(handler, "w"), ElementsAre(13, 24));
 }
 
+// An int64 add may bring back the values it left (a fetch-and-add); a
+// retry answers with what the variable holds, without adding again; other
+// pushes may not ask for them.
+TEST(PsRequestHandlerTest, AnInt64AddReturnsTheValuesItLeftWhenAsked) {
+  PsRequestHandler handler(PsRequestHandler::Options{});
+  ps::CreateVariableRequest create;
+  VariableSpec spec;
+  spec.name = "step";
+  spec.dtype = DType::kInt64;
+  VariableSpecToProto(spec, create.mutable_spec());
+  ps::VariableInfo info;
+  ASSERT_TRUE(handler.CreateVariable(create, &info).ok());
+  ps::Tensor one;
+  EncodeInt64({1}, {}, &one);
+  ps::PushDenseRequest add = PushRequest("step", 5);
+  add.set_write(ps::ADD);
+  add.set_return_values(true);
+  ps::PushDenseResponse response;
+  ASSERT_TRUE(handler.PushDense(add, ViewOf(one), &response).ok());
+  EXPECT_THAT(response.values_after(), ElementsAre(1));
+  ps::PushDenseRequest other = add;
+  other.set_request_id(6);
+  ASSERT_TRUE(handler.PushDense(other, ViewOf(one), &response).ok());
+  EXPECT_THAT(response.values_after(), ElementsAre(2));
+  ASSERT_TRUE(handler.PushDense(add, ViewOf(one), &response).ok());  // retry
+  EXPECT_THAT(response.values_after(), ElementsAre(2));
+  // Not asked: nothing returned.
+  ASSERT_TRUE(
+      handler.PushDense(PushRequest("step", 7), ViewOf(one), &response).ok());
+  EXPECT_EQ(response.values_after_size(), 0);
+
+  ASSERT_TRUE(handler.CreateVariable(CreateRequest("w", 1), &info).ok());
+  ps::Tensor grad;
+  ps::PushDenseRequest float_push = PushRequest("w", 8);
+  float_push.set_return_values(true);
+  absl::Status s =
+      handler.PushDense(float_push, FloatView({1, 2}, &grad), &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("return_values"));
+  EXPECT_THAT(PullAll(handler, "w"), ElementsAre(0, 0));
+}
+
 TEST(PsRequestHandlerTest, BadRequestsChangeNothing) {
   PsRequestHandler handler(PsRequestHandler::Options{});
   ps::VariableInfo info;

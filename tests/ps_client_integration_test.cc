@@ -223,18 +223,39 @@ TEST_F(PsClientIntegrationTest, ConcurrentPushesAreNeverLost) {
   const std::vector<float> minus_one(Elements(w->spec), -1.0f);
   std::vector<std::thread> threads;
   std::vector<absl::Status> failures(kThreads);
+  // Half the threads add as a training step does, learning the value their
+  // add left (a fetch-and-add): those values are all distinct.
+  std::vector<std::vector<int64_t>> seen(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPushes && failures[t].ok(); ++i) {
         failures[t] = client_->Push(*w, minus_one);
-        if (failures[t].ok()) {
+        if (!failures[t].ok()) break;
+        if (t % 2 == 0) {
           failures[t] = client_->AddInt64(*step, std::vector<int64_t>{1});
+          continue;
         }
+        int64_t after = 0;
+        failures[t] = client_->AddInt64(*step, std::vector<int64_t>{1},
+                                        absl::MakeSpan(&after, 1));
+        seen[t].push_back(after);
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
   for (const absl::Status& s : failures) ASSERT_TRUE(s.ok()) << s;
+  std::set<int64_t> distinct;
+  size_t fetched = 0;
+  for (const std::vector<int64_t>& values : seen) {
+    fetched += values.size();
+    for (int64_t v : values) {
+      EXPECT_GE(v, 1);
+      EXPECT_LE(v, kThreads * kPushes);
+      distinct.insert(v);
+    }
+  }
+  EXPECT_EQ(fetched, static_cast<size_t>(kThreads / 2 * kPushes));
+  EXPECT_EQ(distinct.size(), fetched);
 
   std::vector<float> values(Elements(w->spec));
   ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());

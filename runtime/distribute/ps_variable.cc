@@ -46,10 +46,23 @@ absl::Status PsVariable::AddToCopy(int copy, const Tensor& delta) {
   RETURN_IF_ERROR(CheckCopy(copy));
   RETURN_IF_ERROR(CheckFits("adding to", delta));
   if (spec().dtype == DType::kInt64) {
-    return servers_->AddInt64(placement_, delta.flat<int64_t>());
+    return servers_->AddInt64(placement_, delta.flat<int64_t>(), {});
   }
   ASSIGN_OR_RETURN(HostFloats values, HostFloats::Read(delta));
   return servers_->Add(placement_, values.values());
+}
+
+absl::StatusOr<Tensor> PsVariable::AddToCopyAndRead(int copy,
+                                                    const Tensor& delta) {
+  if (spec().dtype != DType::kInt64) {
+    return DistributedVariable::AddToCopyAndRead(copy, delta);
+  }
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckFits("adding to", delta));
+  ASSIGN_OR_RETURN(Tensor after, Tensor::Create(spec().dtype, spec().shape));
+  RETURN_IF_ERROR(servers_->AddInt64(placement_, delta.flat<int64_t>(),
+                                     after.flat<int64_t>()));
+  return after;
 }
 
 absl::Status PsVariable::ApplyGradient(int copy, absl::Span<const float> grad) {

@@ -39,6 +39,9 @@ class PsVariable : public DistributedVariable {
                         absl::Span<float> out) const override;
   absl::Status WriteCopy(int copy, const Tensor& value) override;
   absl::Status AddToCopy(int copy, const Tensor& delta) override;
+  // int64: one fetch-and-add on the ps tasks.
+  absl::StatusOr<Tensor> AddToCopyAndRead(int copy,
+                                          const Tensor& delta) override;
   absl::Status ApplyGradient(int copy, absl::Span<const float> grad) override;
   absl::Status ApplySparseGradient(int copy, absl::Span<const int64_t> ids,
                                    absl::Span<const float> grads) override;

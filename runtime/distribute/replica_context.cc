@@ -69,10 +69,18 @@ bool ReplicaContext::SharesCopies(const DistributedVariable& variable) const {
 }
 
 absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
-                                       Tensor delta) {
+                                       Tensor delta, Tensor* after) {
+  if (after != nullptr) *after = Tensor();
+  // Adds to this replica's copy, and reads it back when asked to.
+  const auto add_to_own_copy = [&]() -> absl::Status {
+    const int copy = variable.CopyOfReplica(replica_);
+    if (after == nullptr) return variable.AddToCopy(copy, delta);
+    ASSIGN_OR_RETURN(*after, variable.AddToCopyAndRead(copy, delta));
+    return absl::OkStatus();
+  };
   const VariableOptions& options = variable.options();
   if (options.synchronization == VariableSynchronization::kOnRead) {
-    return variable.AddToCopy(variable.CopyOfReplica(replica_), delta);
+    return add_to_own_copy();
   }
   const int n = num_replicas_in_sync();
   switch (options.aggregation) {
@@ -127,9 +135,7 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
       break;
   }
   absl::Status applied = absl::OkStatus();
-  if (UpdatesItsCopy(variable)) {
-    applied = variable.AddToCopy(variable.CopyOfReplica(replica_), delta);
-  }
+  if (UpdatesItsCopy(variable)) applied = add_to_own_copy();
   RETURN_IF_ERROR(applied);
   return SharesCopies(variable) ? group_->barrier().Wait("AssignAdd")
                                 : absl::OkStatus();

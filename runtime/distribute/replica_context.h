@@ -110,8 +110,14 @@ class ReplicaContext {
   // first replica's (as TF's, without a cross-worker broadcast: every
   // worker computes the same), and kNone is FAILED_PRECONDITION with more
   // than one replica in sync (as in TF). Sync-on-read variables add to this
-  // replica's copy only; ReadVar combines them.
-  absl::Status AssignAdd(DistributedVariable& variable, Tensor delta);
+  // replica's copy only; ReadVar combines them. `after`, when not null,
+  // receives the value the add left in the copy, if this replica made the
+  // add (replica 0 always does; a replica sharing its copy with an earlier
+  // one does not, and gets an empty tensor): a training step learns the
+  // new global step from it without another read (on ps tasks, from the
+  // add's own round trip).
+  absl::Status AssignAdd(DistributedVariable& variable, Tensor delta,
+                         Tensor* after = nullptr);
 
   // Applies the variable's optimizer with a gradient that is already the
   // same on every replica (after AllReduce or a MergeCall gather): each

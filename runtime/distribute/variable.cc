@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/tensor/shape.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -69,6 +70,12 @@ absl::Status DistributedVariable::CheckFits(absl::string_view what,
         ShapeString(spec().shape), ") with ", DescribeTensor(value)));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> DistributedVariable::AddToCopyAndRead(
+    int copy, const Tensor& delta) {
+  RETURN_IF_ERROR(AddToCopy(copy, delta));
+  return ReadCopy(copy);
 }
 
 }  // namespace distrt

@@ -75,6 +75,12 @@ class DistributedVariable {
   virtual absl::Status WriteCopy(int copy, const Tensor& value) = 0;
   // Adds `delta` (dtype and shape of the spec) to copy `copy`.
   virtual absl::Status AddToCopy(int copy, const Tensor& delta) = 0;
+  // AddToCopy, then the copy's value after it, in host memory. This
+  // default reads the copy once the add is in, so another update may come
+  // between; on ps tasks an int64 add brings its result back in its own
+  // round trip, atomically (a training step learns the global step so).
+  virtual absl::StatusOr<Tensor> AddToCopyAndRead(int copy,
+                                                  const Tensor& delta);
   // Applies the spec's optimizer to copy `copy` with a gradient for all
   // elements, or for rows `ids` (repeated ids summed first).
   virtual absl::Status ApplyGradient(int copy,

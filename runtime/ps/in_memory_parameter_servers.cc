@@ -286,10 +286,17 @@ absl::Status InMemoryParameterServers::PullInt64(
 }
 
 absl::Status InMemoryParameterServers::AddInt64(
-    const VariablePlacement& variable, absl::Span<const int64_t> delta) {
+    const VariablePlacement& variable, absl::Span<const int64_t> delta,
+    absl::Span<int64_t> after) {
   RETURN_IF_ERROR(CheckWhole(variable, DType::kInt64, delta.size()));
+  if (!after.empty()) {
+    RETURN_IF_ERROR(CheckWhole(variable, DType::kInt64, after.size()));
+  }
   return ForEachPart(variable, delta, [&](const VariablePart& part, auto rows) {
-    return Store(part).AddInt64(variable.spec.name, part.rows, rows);
+    const size_t offset = rows.data() - delta.data();
+    return Store(part).AddInt64(
+        variable.spec.name, part.rows, rows,
+        after.empty() ? after : after.subspan(offset, rows.size()));
   });
 }
 

@@ -62,8 +62,10 @@ class InMemoryParameterServers : public ParameterServers {
                            absl::Span<const int64_t> values) override;
   absl::Status PullInt64(const VariablePlacement& variable,
                          absl::Span<int64_t> out) override;
+  using ParameterServers::AddInt64;
   absl::Status AddInt64(const VariablePlacement& variable,
-                        absl::Span<const int64_t> delta) override;
+                        absl::Span<const int64_t> delta,
+                        absl::Span<int64_t> after) override;
   absl::Status PullSparse(const VariablePlacement& variable,
                           absl::Span<const int64_t> ids,
                           absl::Span<float> out) override;

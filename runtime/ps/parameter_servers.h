@@ -110,11 +110,23 @@ class ParameterServers {
                            absl::Span<const float> delta) = 0;
   virtual absl::Status AssignInt64(const VariablePlacement& variable,
                                    absl::Span<const int64_t> values) = 0;
-  // int64 variables (e.g. the global step).
+  // int64 variables (e.g. the global step). AddInt64 is a fetch-and-add:
+  // when `after` is not empty (then it holds every element) it receives the
+  // values the add left, read atomically with it per part, in the same
+  // round trip; a training step learns the new global step so, without a
+  // pull of its own. (When a retry finds its add already applied, `after`
+  // holds the values then, which include the add.)
   virtual absl::Status PullInt64(const VariablePlacement& variable,
                                  absl::Span<int64_t> out) = 0;
   virtual absl::Status AddInt64(const VariablePlacement& variable,
-                                absl::Span<const int64_t> delta) = 0;
+                                absl::Span<const int64_t> delta,
+                                absl::Span<int64_t> after) = 0;
+  // Without the values after. (An implementation brings it into scope with
+  // `using ParameterServers::AddInt64;`.)
+  absl::Status AddInt64(const VariablePlacement& variable,
+                        absl::Span<const int64_t> delta) {
+    return AddInt64(variable, delta, {});
+  }
 
   // Rows by id; `out` / `grads` hold ids.size() rows, in the order of
   // `ids`. Gradients of a repeated id are summed and applied as one update.

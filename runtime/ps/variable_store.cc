@@ -336,7 +336,13 @@ absl::Status VariableStore::PullInt64(absl::string_view name, RowRange rows,
 }
 
 absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
-                                     absl::Span<const int64_t> delta) {
+                                     absl::Span<const int64_t> delta,
+                                     absl::Span<int64_t> after) {
+  if (!after.empty() && after.size() != delta.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", name, "\": room for ", after.size(),
+                     " values after the add of ", delta.size()));
+  }
   ASSIGN_OR_RETURN(
       std::shared_ptr<Variable> found,
       FindChecked(name, DType::kInt64, rows, "the increment", delta.size()));
@@ -355,6 +361,7 @@ absl::Status VariableStore::AddInt64(absl::string_view name, RowRange rows,
   }
   ++v.step;
   for (size_t i = 0; i < delta.size(); ++i) v.ints[offset + i] += delta[i];
+  std::copy_n(v.ints.begin() + offset, after.size(), after.begin());
   return absl::OkStatus();
 }
 

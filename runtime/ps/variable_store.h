@@ -97,11 +97,15 @@ class VariableStore {
   absl::Status AssignInt64(absl::string_view name, RowRange rows,
                            absl::Span<const int64_t> values);
 
-  // int64 variables (e.g. the global step): pull, and add `delta`.
+  // int64 variables (e.g. the global step): pull, and add `delta`. When
+  // `after` is not empty (then it holds delta.size() elements) it receives
+  // the values the add left, read under the same lock: a fetch-and-add,
+  // which saves the caller a pull.
   absl::Status PullInt64(absl::string_view name, RowRange rows,
                          absl::Span<int64_t> out) const;
   absl::Status AddInt64(absl::string_view name, RowRange rows,
-                        absl::Span<const int64_t> delta);
+                        absl::Span<const int64_t> delta,
+                        absl::Span<int64_t> after = {});
 
   // Sparse access by row id (whole-variable coordinates, each within the
   // rows held): `out` / `grads` hold ids.size() rows. Gradients of repeated

@@ -243,13 +243,37 @@ TEST(VariableStoreTest, Int64VariablesAdd) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(VariableStoreTest, AnInt64IncrementThatOverflowsChangesNothing) {
-  VariableStore store;
+// An int64 vector variable of `size` elements.
+VariableSpec Int64Counts(int64_t size) {
   VariableSpec counts;
   counts.name = "counts";
   counts.dtype = DType::kInt64;
-  counts.shape = {2};
-  ASSERT_TRUE(store.Create(counts, {0, 2}).ok());
+  counts.shape = {size};
+  return counts;
+}
+
+TEST(VariableStoreTest, AnInt64AddCanReturnTheValuesItLeft) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Int64Counts(3), {0, 3}).ok());
+  ASSERT_TRUE(store.AssignInt64("counts", {0, 3}, {10, 20, 30}).ok());
+  std::vector<int64_t> after(2);
+  ASSERT_TRUE(
+      store.AddInt64("counts", {1, 3}, {1, 2}, absl::MakeSpan(after)).ok());
+  EXPECT_EQ(after, (std::vector<int64_t>{21, 32}));
+  // A buffer of another size is refused before anything is added.
+  std::vector<int64_t> short_buffer(1);
+  absl::Status s =
+      store.AddInt64("counts", {1, 3}, {1, 2}, absl::MakeSpan(short_buffer));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("\"counts\""));
+  std::vector<int64_t> value(3);
+  ASSERT_TRUE(store.PullInt64("counts", {0, 3}, absl::MakeSpan(value)).ok());
+  EXPECT_EQ(value, (std::vector<int64_t>{10, 21, 32}));
+}
+
+TEST(VariableStoreTest, AnInt64IncrementThatOverflowsChangesNothing) {
+  VariableStore store;
+  ASSERT_TRUE(store.Create(Int64Counts(2), {0, 2}).ok());
   const int64_t big = int64_t{1} << 62;
   ASSERT_TRUE(store.AddInt64("counts", {0, 2}, {1, big}).ok());
   absl::Status s = store.AddInt64("counts", {0, 2}, {1, big});

@@ -1,6 +1,7 @@
 #include "runtime/training/train_step.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -121,7 +122,8 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
 absl::Status TrainReplica(ReplicaContext& context, const Model& model,
                           const ModelVariables& variables, const Batch& batch,
                           std::vector<float>* predictions, int64_t* examples,
-                          double* loss_sum) {
+                          double* loss_sum,
+                          std::optional<int64_t>* global_step) {
   const std::vector<ModelVariable>& specs = model.variables();
   Device& device = *context.device();
   // One all-reduce for every dense gradient, the loss and the count, in
@@ -203,7 +205,11 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
 
   ASSIGN_OR_RETURN(Tensor one, Tensor::Create(DType::kInt64, {}));
   one.flat<int64_t>()[0] = 1;
-  return context.AssignAdd(variables.global_step(), std::move(one));
+  Tensor after;
+  RETURN_IF_ERROR(
+      context.AssignAdd(variables.global_step(), std::move(one), &after));
+  if (after.num_elements() == 1) *global_step = after.flat<int64_t>()[0];
+  return absl::OkStatus();
 }
 
 absl::Status CheckBatches(const Strategy& strategy,
@@ -227,14 +233,17 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
   step.predictions.resize(n);
   std::vector<int64_t> examples(n);
   std::vector<double> losses(n);
+  std::vector<std::optional<int64_t>> global_steps(n);
   absl::Status s = strategy.Run([&](ReplicaContext& context) {
     const int r = context.local_replica_id();
     return TrainReplica(context, model, variables, batches[r],
-                        &step.predictions[r], &examples[r], &losses[r]);
+                        &step.predictions[r], &examples[r], &losses[r],
+                        &global_steps[r]);
   });
   RETURN_IF_ERROR(s);
   step.examples = examples[0];
   step.loss_sum = losses[0];
+  step.global_step = global_steps[0];
   return step;
 }
 

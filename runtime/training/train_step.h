@@ -18,6 +18,7 @@
 // A step whose batches are all empty changes nothing.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -34,6 +35,10 @@ struct StepResult {
   double loss_sum = 0;   // over all replicas' examples
   // Per replica: the model's predictions for its batch, before the update.
   std::vector<std::vector<float>> predictions;
+  // TrainStep: the global step its increment left (every worker's steps up
+  // to this one), learnt with the increment itself; none when the step had
+  // no examples (no increment) or for EvaluateStep.
+  std::optional<int64_t> global_step;
 
   double mean_loss() const { return examples > 0 ? loss_sum / examples : 0; }
 };

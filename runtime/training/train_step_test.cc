@@ -532,6 +532,7 @@ class CountingParameterServers : public ParameterServers {
   absl::Status WaitForServers(absl::Duration timeout) override {
     return Count("WaitForServers", servers_->WaitForServers(timeout));
   }
+  using ParameterServers::AddInt64;
   using ParameterServers::CreateVariable;
   absl::StatusOr<VariablePlacement> CreateVariable(
       const VariableSpec& spec, const PartitionPolicy& partition) override {
@@ -589,8 +590,9 @@ class CountingParameterServers : public ParameterServers {
     return Count("PullInt64", servers_->PullInt64(v, out));
   }
   absl::Status AddInt64(const VariablePlacement& v,
-                        absl::Span<const int64_t> delta) override {
-    return Count("AddInt64", servers_->AddInt64(v, delta));
+                        absl::Span<const int64_t> delta,
+                        absl::Span<int64_t> after) override {
+    return Count("AddInt64", servers_->AddInt64(v, delta, after));
   }
   absl::Status PullSparse(const VariablePlacement& v,
                           absl::Span<const int64_t> ids,
@@ -650,6 +652,7 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
     std::map<std::string, int64_t> now;
     for (const std::string& m : dense) now[m] = servers.calls(m);
     now["AddInt64"] = servers.calls("AddInt64");
+    now["PullInt64"] = servers.calls("PullInt64");
     return now;
   };
 
@@ -666,6 +669,9 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
     EXPECT_EQ(after["Pull"], before["Pull"]);
     EXPECT_EQ(after["Push"], before["Push"]);
     EXPECT_EQ(after["AddInt64"] - before["AddInt64"], 1);
+    // The increment brought the new global step back: no read for it.
+    EXPECT_EQ(after["PullInt64"], before["PullInt64"]);
+    EXPECT_EQ(result->global_step, step + 1);
   }
   EXPECT_EQ(*variables.ReadGlobalStep(*strategy), 2);
 

@@ -51,7 +51,13 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
     ++result.steps;
     result.examples += done->examples;
     meter.AddStep(done->examples, done->loss_sum);
-    ASSIGN_OR_RETURN(global_step, variables.ReadGlobalStep(strategy));
+    // The step's increment told what it left; a step without examples
+    // made none, so the global step is read (other workers move it).
+    if (done->global_step.has_value()) {
+      global_step = *done->global_step;
+    } else {
+      ASSIGN_OR_RETURN(global_step, variables.ReadGlobalStep(strategy));
+    }
     if (options.on_step) options.on_step(*done, global_step);
     const absl::Time time = now();
     if (std::optional<std::string> line = meter.Line(global_step, time)) {

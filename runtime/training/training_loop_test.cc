@@ -140,6 +140,29 @@ TEST_F(TrainingLoopTest, CountsTrainStepsFromTheGlobalStepItFinds) {
   EXPECT_EQ(Run(*data, options)->steps, 0);
 }
 
+// The loop learns the global step from each step's increment, which
+// counts the steps other workers made meanwhile (here, 10 after each).
+TEST_F(TrainingLoopTest, TheGlobalStepCountsOtherWorkersSteps) {
+  std::unique_ptr<InputPipeline> data = Dataset(Data(), /*epochs=*/0);
+  TrainingLoopOptions options;
+  options.train_steps = 30;
+  std::vector<int64_t> stepped;
+  options.on_step = [&](const StepResult& step, int64_t global_step) {
+    EXPECT_EQ(step.global_step, global_step);
+    stepped.push_back(global_step);
+    absl::StatusOr<Tensor> ten = Tensor::Create(DType::kInt64, {});
+    ASSERT_TRUE(ten.ok());
+    ten->flat<int64_t>()[0] = 10;
+    ASSERT_TRUE(strategy_->AssignAdd(variables_->global_step(), *ten).ok());
+  };
+  absl::StatusOr<TrainingLoopResult> result = Run(*data, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(stepped, ElementsAre(1, 12, 23, 34));
+  EXPECT_EQ(result->steps, 4);
+  EXPECT_EQ(result->global_step, 34);
+  EXPECT_EQ(*variables_->ReadGlobalStep(*strategy_), 44);
+}
+
 TEST_F(TrainingLoopTest, EndsWithTheDataOrMaxSteps) {
   std::unique_ptr<InputPipeline> one_epoch = Dataset(Data(), /*epochs=*/1);
   absl::StatusOr<TrainingLoopResult> result = Run(*one_epoch, {});
