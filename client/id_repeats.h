@@ -34,7 +34,9 @@ struct IdRepeats {
 // sorting a copy of (id, position) pairs 4 to 5 times (O(n log n), and the
 // result still has to be scattered back). Sorting would also lose the
 // caller's order, which the contiguous fast paths of pulls and pushes need
-// and in which repeated gradients are summed.
+// and in which repeated gradients are summed. Ids in increasing order (what
+// a model gives: sorted and distinct) are recognised in one pass first,
+// without the table.
 IdRepeats FindRepeats(absl::Span<const int64_t> ids);
 
 }  // namespace distrt

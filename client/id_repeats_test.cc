@@ -20,6 +20,19 @@ TEST(IdRepeatsTest, DistinctIdsHaveNoRepeats) {
   EXPECT_TRUE(repeats.first.empty());
 }
 
+// Increasing ids are distinct; ids that only look sorted (one equal
+// neighbour, or a later step back) are not taken for it.
+TEST(IdRepeatsTest, SortedIdsAreToldFromAlmostSortedOnes) {
+  EXPECT_FALSE(FindRepeats({-4, 0, 3, 1LL << 40}).any());
+  const IdRepeats equal_neighbours = FindRepeats({1, 2, 2, 5});
+  ASSERT_TRUE(equal_neighbours.any());
+  EXPECT_THAT(equal_neighbours.distinct_of, ElementsAre(0, 1, 1, 2));
+  const IdRepeats back_to_the_start = FindRepeats({1, 2, 3, 1});
+  ASSERT_TRUE(back_to_the_start.any());
+  EXPECT_THAT(back_to_the_start.first, ElementsAre(0, 1, 2));
+  EXPECT_THAT(back_to_the_start.distinct_of, ElementsAre(0, 1, 2, 0));
+}
+
 TEST(IdRepeatsTest, RepeatsPointAtTheFirstOccurrence) {
   const std::vector<int64_t> ids = {3, 9, 3, -2, 9, 9, 4};
   const IdRepeats repeats = FindRepeats(ids);

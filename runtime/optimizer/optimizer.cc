@@ -41,14 +41,18 @@ void ApplyAdagrad(const OptimizerConfig& c, absl::Span<const float> g,
   }
 }
 
-// Keras Adam: bias correction folded into the step size.
-void ApplyAdam(const OptimizerConfig& c, int64_t step,
-               absl::Span<const float> g, absl::Span<float> w,
-               absl::Span<float> m, absl::Span<float> v) {
+// Keras Adam's step size at `step`, the bias correction folded in (once
+// per update, not per row: two pow calls).
+float AdamStepSize(const OptimizerConfig& c, int64_t step) {
   const double t = static_cast<double>(step);
-  const float alpha = static_cast<float>(c.learning_rate *
-                                         std::sqrt(1.0 - std::pow(c.beta2, t)) /
-                                         (1.0 - std::pow(c.beta1, t)));
+  return static_cast<float>(c.learning_rate *
+                            std::sqrt(1.0 - std::pow(c.beta2, t)) /
+                            (1.0 - std::pow(c.beta1, t)));
+}
+
+// Keras Adam with step size `alpha` (AdamStepSize).
+void ApplyAdam(const OptimizerConfig& c, float alpha, absl::Span<const float> g,
+               absl::Span<float> w, absl::Span<float> m, absl::Span<float> v) {
   for (size_t i = 0; i < w.size(); ++i) {
     m[i] += (g[i] - m[i]) * (1.0f - c.beta1);
     v[i] += (g[i] * g[i] - v[i]) * (1.0f - c.beta2);
@@ -72,6 +76,26 @@ void ApplyFtrl(const OptimizerConfig& c, absl::Span<const float> g,
                ? (std::copysign(l1, linear[i]) - linear[i]) / quadratic
                : 0.0f;
     accum[i] = new_accum;
+  }
+}
+
+// Calls update(row's gradient, row's offset) for each row, with the
+// memory of the row kPrefetchAhead rows later requested meanwhile.
+template <typename Update>
+void ForEachRow(int64_t width, absl::Span<const float> grads,
+                absl::Span<const int64_t> offsets, float* params,
+                absl::Span<float* const> slots, Update update) {
+  // Far enough ahead to cover a miss (~100 ns) with short rows' work, near
+  // enough that the lines are still in cache when their row comes.
+  constexpr size_t kPrefetchAhead = 8;
+  const size_t n = offsets.size();
+  for (size_t r = 0; r < n; ++r) {
+    if (r + kPrefetchAhead < n) {
+      const int64_t ahead = offsets[r + kPrefetchAhead];
+      __builtin_prefetch(params + ahead, /*rw=*/1);
+      for (float* slot : slots) __builtin_prefetch(slot + ahead, /*rw=*/1);
+    }
+    update(grads.subspan(r * width, width), offsets[r]);
   }
 }
 
@@ -194,10 +218,56 @@ void ApplyOptimizer(const OptimizerConfig& config, int64_t step,
       ApplyAdagrad(config, grad, params, slots[0]);
       return;
     case OptimizerKind::kAdam:
-      ApplyAdam(config, step, grad, params, slots[0], slots[1]);
+      ApplyAdam(config, AdamStepSize(config, step), grad, params, slots[0],
+                slots[1]);
       return;
     case OptimizerKind::kFtrl:
       ApplyFtrl(config, grad, params, slots[0], slots[1]);
+      return;
+  }
+}
+
+void ApplyOptimizerToRows(const OptimizerConfig& config, int64_t step,
+                          int64_t width, absl::Span<const float> grads,
+                          absl::Span<const int64_t> offsets, float* params,
+                          absl::Span<float* const> slots) {
+  assert(grads.size() == offsets.size() * width);
+  assert(slots.size() == SlotNames(config.kind).size());
+  const auto row = [width](float* base, int64_t offset) {
+    return absl::MakeSpan(base + offset, width);
+  };
+  const auto each = [&](auto update) {
+    ForEachRow(width, grads, offsets, params, slots, update);
+  };
+  switch (config.kind) {
+    case OptimizerKind::kSgd:
+      each([&](absl::Span<const float> g, int64_t at) {
+        ApplySgd(config, g, row(params, at));
+      });
+      return;
+    case OptimizerKind::kMomentum:
+      each([&](absl::Span<const float> g, int64_t at) {
+        ApplyMomentum(config, g, row(params, at), row(slots[0], at));
+      });
+      return;
+    case OptimizerKind::kAdagrad:
+      each([&](absl::Span<const float> g, int64_t at) {
+        ApplyAdagrad(config, g, row(params, at), row(slots[0], at));
+      });
+      return;
+    case OptimizerKind::kAdam: {
+      const float alpha = AdamStepSize(config, step);
+      each([&](absl::Span<const float> g, int64_t at) {
+        ApplyAdam(config, alpha, g, row(params, at), row(slots[0], at),
+                  row(slots[1], at));
+      });
+      return;
+    }
+    case OptimizerKind::kFtrl:
+      each([&](absl::Span<const float> g, int64_t at) {
+        ApplyFtrl(config, g, row(params, at), row(slots[0], at),
+                  row(slots[1], at));
+      });
       return;
   }
 }

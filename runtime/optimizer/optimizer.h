@@ -68,6 +68,18 @@ void ApplyOptimizer(const OptimizerConfig& config, int64_t step,
                     absl::Span<const float> grad, absl::Span<float> params,
                     absl::Span<const absl::Span<float>> slots);
 
+// ApplyOptimizer over many rows of one variable at once, as a sparse push
+// updates them: row r of `grads` (`width` elements) updates the `width`
+// elements at offsets[r] of `params` and of each of `slots` (SlotNames
+// order, each as long as `params`). Offsets must be distinct. The same
+// result as one ApplyOptimizer per row, but the optimizer is chosen once,
+// and the rows a few ahead are prefetched: scattered rows of a large
+// variable are cache misses, which otherwise dominate a push of short rows.
+void ApplyOptimizerToRows(const OptimizerConfig& config, int64_t step,
+                          int64_t width, absl::Span<const float> grads,
+                          absl::Span<const int64_t> offsets, float* params,
+                          absl::Span<float* const> slots);
+
 }  // namespace distrt
 
 #endif  // DISTRT_RUNTIME_OPTIMIZER_OPTIMIZER_H_

@@ -201,5 +201,55 @@ TEST(OptimizerTest, NamesAndValidation) {
   EXPECT_TRUE(ValidateOptimizerConfig(OptimizerConfig{}).ok());
 }
 
+// The block form gives exactly what one ApplyOptimizer per row gives, for
+// every optimizer, with rows in any order and more of them than are
+// prefetched ahead.
+TEST(OptimizerTest, ApplyOptimizerToRowsMatchesOneCallPerRow) {
+  constexpr int64_t kRows = 40, kWidth = 3;
+  // Every other row, from the end backwards.
+  std::vector<int64_t> offsets;
+  for (int64_t r = kRows - 1; r >= 0; r -= 2) offsets.push_back(r * kWidth);
+  std::vector<float> grads(offsets.size() * kWidth);
+  for (size_t i = 0; i < grads.size(); ++i) grads[i] = 0.1f * (i % 7) - 0.3f;
+  for (OptimizerKind kind :
+       {OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kAdagrad,
+        OptimizerKind::kAdam, OptimizerKind::kFtrl}) {
+    OptimizerConfig config;
+    config.kind = kind;
+    config.learning_rate = 0.05f;
+    config.l1_regularization = 0.01f;
+    const int num_slots = SlotNames(kind).size();
+    // Two copies of the same state: one updated per row, one per block.
+    std::vector<float> w_rows(kRows * kWidth), w_block;
+    for (size_t i = 0; i < w_rows.size(); ++i) w_rows[i] = 0.01f * i - 0.2f;
+    w_block = w_rows;
+    std::vector<std::vector<float>> s_rows, s_block;
+    for (int s = 0; s < num_slots; ++s) {
+      s_rows.emplace_back(w_rows.size(), SlotInitialValue(config, s));
+    }
+    s_block = s_rows;
+    for (int64_t step = 1; step <= 3; ++step) {
+      for (size_t r = 0; r < offsets.size(); ++r) {
+        std::vector<absl::Span<float>> slots;
+        for (auto& d : s_rows) {
+          slots.push_back(absl::MakeSpan(d).subspan(offsets[r], kWidth));
+        }
+        ApplyOptimizer(config, step,
+                       absl::MakeConstSpan(grads).subspan(r * kWidth, kWidth),
+                       absl::MakeSpan(w_rows).subspan(offsets[r], kWidth),
+                       slots);
+      }
+      std::vector<float*> slots;
+      for (auto& d : s_block) slots.push_back(d.data());
+      ApplyOptimizerToRows(config, step, kWidth, grads, offsets, w_block.data(),
+                           slots);
+    }
+    EXPECT_EQ(w_block, w_rows) << OptimizerName(kind);
+    EXPECT_EQ(s_block, s_rows) << OptimizerName(kind);
+    EXPECT_NE(w_block[offsets[0]], 0.01f * offsets[0] - 0.2f)
+        << OptimizerName(kind) << " changed nothing";
+  }
+}
+
 }  // namespace
 }  // namespace distrt

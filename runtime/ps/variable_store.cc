@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -423,38 +424,42 @@ absl::Status VariableStore::PushSparse(absl::string_view name,
       std::shared_ptr<Variable> found,
       FindChecked(name, DType::kFloat32, ids, "the gradient", grads.size()));
   Variable& v = *found;
-  // Sum the gradients of repeated ids, outside the lock.
-  absl::flat_hash_map<int64_t, size_t> slot_of_id;
-  slot_of_id.reserve(ids.size());
+  // Ids in increasing order are distinct: nothing to sum, and the rows are
+  // updated straight from `grads`. PsClient sends them so (a model's ids
+  // sorted and made distinct, split by part in order), so this is the
+  // common case; others are summed per distinct id first, outside the lock.
+  const bool increasing =
+      std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) ==
+      ids.end();
   std::vector<int64_t> unique_ids;
-  unique_ids.reserve(ids.size());
   std::vector<float> summed;
-  summed.reserve(ids.size() * v.width);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto [it, inserted] = slot_of_id.emplace(ids[i], unique_ids.size());
-    const float* grad = grads.data() + i * v.width;
-    if (inserted) {
-      unique_ids.push_back(ids[i]);
-      summed.insert(summed.end(), grad, grad + v.width);
-    } else {
-      float* row = summed.data() + it->second * v.width;
-      for (int64_t k = 0; k < v.width; ++k) row[k] += grad[k];
+  if (!increasing) {
+    absl::flat_hash_map<int64_t, size_t> slot_of_id;
+    slot_of_id.reserve(ids.size());
+    unique_ids.reserve(ids.size());
+    summed.reserve(ids.size() * v.width);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto [it, inserted] = slot_of_id.emplace(ids[i], unique_ids.size());
+      const float* grad = grads.data() + i * v.width;
+      if (inserted) {
+        unique_ids.push_back(ids[i]);
+        summed.insert(summed.end(), grad, grad + v.width);
+      } else {
+        float* row = summed.data() + it->second * v.width;
+        for (int64_t k = 0; k < v.width; ++k) row[k] += grad[k];
+      }
     }
+    ids = unique_ids;
+    grads = summed;
   }
+  std::vector<int64_t> offsets(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) offsets[i] = v.Offset(ids[i]);
+  std::vector<float*> slots(v.slots.size());
   absl::MutexLock lock(&v.mu);
   ++v.step;
-  // One vector of slot spans reused for every row, not one allocated per
-  // row: rows are short (an embedding's width), so that would show.
-  std::vector<absl::Span<float>> slots(v.slots.size());
-  for (size_t u = 0; u < unique_ids.size(); ++u) {
-    const int64_t offset = v.Offset(unique_ids[u]);
-    for (size_t k = 0; k < slots.size(); ++k) {
-      slots[k] = absl::MakeSpan(v.slots[k]).subspan(offset, v.width);
-    }
-    ApplyOptimizer(v.spec.optimizer, v.step,
-                   absl::MakeConstSpan(summed).subspan(u * v.width, v.width),
-                   absl::MakeSpan(v.values).subspan(offset, v.width), slots);
-  }
+  for (size_t k = 0; k < slots.size(); ++k) slots[k] = v.slots[k].data();
+  ApplyOptimizerToRows(v.spec.optimizer, v.step, v.width, grads, offsets,
+                       v.values.data(), slots);
   return absl::OkStatus();
 }
 

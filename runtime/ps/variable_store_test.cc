@@ -193,6 +193,40 @@ TEST(VariableStoreTest, SparsePushSumsRepeatedIdsBeforeApplying) {
             "[0, 5)");
 }
 
+// Ids in increasing order (what PsClient sends) take the path without
+// summing; the same rows in another order update the same way.
+TEST(VariableStoreTest, SparsePushInOrderOrNotUpdatesAlike) {
+  VariableSpec spec = Spec("emb", {40, 2}, 0.1f);
+  spec.optimizer.kind = OptimizerKind::kAdam;
+  VariableStore in_order, shuffled;
+  ASSERT_TRUE(in_order.Create(spec, {0, 40}).ok());
+  ASSERT_TRUE(shuffled.Create(spec, {0, 40}).ok());
+  std::vector<int64_t> ids;
+  std::vector<float> grads;
+  for (int64_t id = 1; id < 40; id += 3) {
+    ids.push_back(id);
+    grads.insert(grads.end(), {0.5f * id, -1.0f});
+  }
+  std::vector<int64_t> reversed(ids.rbegin(), ids.rend());
+  std::vector<float> reversed_grads;
+  for (size_t i = ids.size(); i-- > 0;) {
+    reversed_grads.insert(reversed_grads.end(), grads.begin() + 2 * i,
+                          grads.begin() + 2 * i + 2);
+  }
+  std::vector<float> initial(80);
+  ASSERT_TRUE(in_order.PullRows("emb", {0, 40}, absl::MakeSpan(initial)).ok());
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(in_order.PushSparse("emb", ids, grads).ok());
+    ASSERT_TRUE(shuffled.PushSparse("emb", reversed, reversed_grads).ok());
+  }
+  std::vector<float> a(80), b(80);
+  ASSERT_TRUE(in_order.PullRows("emb", {0, 40}, absl::MakeSpan(a)).ok());
+  ASSERT_TRUE(shuffled.PullRows("emb", {0, 40}, absl::MakeSpan(b)).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a[2 * 1], initial[2 * 1]);  // row 1 moved
+  EXPECT_EQ(a[2 * 2], initial[2 * 2]);  // row 2 was not pushed
+}
+
 // TF's assign / assign_add on a ps variable: rows written without the
 // optimizer, whose step stays where the pushes left it.
 TEST(VariableStoreTest, AssignAndAddWriteRowsWithoutTheOptimizer) {
