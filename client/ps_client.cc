@@ -328,6 +328,17 @@ absl::Status CheckDType(const VariablePlacement& variable, DType dtype,
                    DTypeName(dtype), " values"));
 }
 
+// INVALID_ARGUMENT naming the variable unless `elements` make one row of
+// it per id (`what`: the buffer, the gradients).
+absl::Status CheckRowsById(const VariablePlacement& variable, size_t ids,
+                           size_t elements, absl::string_view what) {
+  const int64_t width = RowWidth(variable.spec);
+  if (static_cast<int64_t>(elements) == static_cast<int64_t>(ids) * width) {
+    return absl::OkStatus();
+  }
+  return SizeMismatch(variable.spec.name, what, elements, ids * width);
+}
+
 }  // namespace
 
 absl::Status PsClient::Assign(const VariablePlacement& variable,
@@ -364,15 +375,21 @@ absl::Status PsClient::AddInt64(const VariablePlacement& variable,
                                    ps::ADD, after);
 }
 
+absl::Status PsClient::PullStep(absl::Span<const DenseVariablePull> dense,
+                                absl::Span<const SparseVariablePull> sparse) {
+  for (const SparseVariablePull& pull : sparse) {
+    RETURN_IF_ERROR(CheckRowsById(*pull.variable, pull.ids.size(),
+                                  pull.out.size(), "the buffer"));
+  }
+  return impl_->PullStep(dense, sparse);
+}
+
 absl::Status PsClient::PullSparse(const VariablePlacement& variable,
                                   absl::Span<const int64_t> ids,
                                   absl::Span<float> out) {
+  RETURN_IF_ERROR(
+      CheckRowsById(variable, ids.size(), out.size(), "the buffer"));
   const int64_t width = RowWidth(variable.spec);
-  if (static_cast<int64_t>(out.size()) !=
-      static_cast<int64_t>(ids.size()) * width) {
-    return SizeMismatch(variable.spec.name, "the buffer", out.size(),
-                        ids.size() * width);
-  }
   const IdRepeats repeats = FindRepeats(ids);
   auto calls =
       impl_->GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
@@ -385,12 +402,9 @@ absl::Status PsClient::PullSparse(const VariablePlacement& variable,
 absl::Status PsClient::PushSparse(const VariablePlacement& variable,
                                   absl::Span<const int64_t> ids,
                                   absl::Span<const float> grads) {
+  RETURN_IF_ERROR(
+      CheckRowsById(variable, ids.size(), grads.size(), "the gradients"));
   const int64_t width = RowWidth(variable.spec);
-  if (static_cast<int64_t>(grads.size()) !=
-      static_cast<int64_t>(ids.size()) * width) {
-    return SizeMismatch(variable.spec.name, "the gradients", grads.size(),
-                        ids.size() * width);
-  }
   const IdRepeats repeats = FindRepeats(ids);
   auto calls =
       impl_->GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(

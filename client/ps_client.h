@@ -164,6 +164,10 @@ class PsClient : public ParameterServers {
   // parts) may have been applied. An empty list sends nothing.
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) override;
   absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override;
+  // Every request of the step's reads in one round (one round trip where
+  // the dense and the sparse reads took one each).
+  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
+                        absl::Span<const SparseVariablePull> sparse) override;
   // Assign, Add and AssignInt64 as ParameterServers says: one PushDense per
   // part, with its write and a request id.
   absl::Status Assign(const VariablePlacement& variable,

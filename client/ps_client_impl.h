@@ -111,6 +111,16 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
   }
 
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {
+    ASSIGN_OR_RETURN(std::vector<std::unique_ptr<ManyCall>> calls,
+                     PlanPullMany(pulls));
+    return RunWire("PullDense", calls, [&](ManyCall& call) {
+      return DecodeManyPulled(call, pulls);
+    });
+  }
+
+  // PullMany's requests for `pulls`, checked, planned and encoded.
+  absl::StatusOr<std::vector<std::unique_ptr<ManyCall>>> PlanPullMany(
+      absl::Span<const DenseVariablePull> pulls) {
     std::vector<const VariablePlacement*> variables;
     for (size_t i = 0; i < pulls.size(); ++i) {
       RETURN_IF_ERROR(CheckManyItem(pulls[i].variable, i, pulls[i].out.size(),
@@ -134,16 +144,74 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
         call->wire_request = rpc::EncodeWithTensors(request, {});
       }
     }
-    return RunWire("PullDense", calls, [&](ManyCall& call) -> absl::Status {
-      if (call.batch) return DecodeBatchPulled(call, pulls);
-      const DensePiece& piece = call.pieces[0];
-      const VariableSpec& spec = variables[piece.variable]->spec;
-      const int64_t width = RowWidth(spec);
-      return DecodePulled(
-          call, RowsOf(spec.name, piece.rows),
-          pulls[piece.variable].out.data() + piece.rows.begin * width,
-          piece.rows.size() * width);
-    });
+    return calls;
+  }
+
+  // Decodes the response of one of PlanPullMany's calls into the buffers of
+  // `pulls`.
+  absl::Status DecodeManyPulled(ManyCall& call,
+                                absl::Span<const DenseVariablePull> pulls) {
+    if (call.batch) return DecodeBatchPulled(call, pulls);
+    const DensePiece& piece = call.pieces[0];
+    const VariableSpec& spec = pulls[piece.variable].variable->spec;
+    const int64_t width = RowWidth(spec);
+    return DecodePulled(
+        call, RowsOf(spec.name, piece.rows),
+        pulls[piece.variable].out.data() + piece.rows.begin * width,
+        piece.rows.size() * width);
+  }
+
+  // PullMany of `dense` and a PullSparse of each of `sparse` (their sizes
+  // checked by the caller), all their requests sent in one round and each
+  // response decoded as its operation decodes it.
+  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
+                        absl::Span<const SparseVariablePull> sparse) {
+    using SparseCall = Call<ps::PullSparseRequest, ps::PullSparseResponse>;
+    std::vector<std::unique_ptr<ManyCall>> dense_calls;
+    if (!dense.empty()) {
+      ASSIGN_OR_RETURN(dense_calls, PlanPullMany(dense));
+    }
+    std::vector<IdRepeats> repeats(sparse.size());
+    std::vector<std::vector<std::unique_ptr<SparseCall>>> sparse_calls(
+        sparse.size());
+    for (size_t v = 0; v < sparse.size(); ++v) {
+      const SparseVariablePull& pull = sparse[v];
+      repeats[v] = FindRepeats(pull.ids);
+      ASSIGN_OR_RETURN(
+          sparse_calls[v],
+          (GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
+              *pull.variable, pull.ids, repeats[v])));
+      EncodeIdRequests(sparse_calls[v]);
+    }
+    // Every call, and how its response is decoded.
+    std::vector<CallBase*> all;
+    absl::flat_hash_map<const CallBase*, std::function<absl::Status()>>
+        decoders;
+    for (auto& call : dense_calls) {
+      ManyCall* c = call.get();
+      all.push_back(c);
+      decoders[c] = [this, c, dense] { return DecodeManyPulled(*c, dense); };
+    }
+    for (size_t v = 0; v < sparse.size(); ++v) {
+      const SparseVariablePull& pull = sparse[v];
+      for (auto& call : sparse_calls[v]) {
+        SparseCall* c = call.get();
+        c->rpc = "PullSparse";
+        all.push_back(c);
+        decoders[c] = [this, c, &pull] {
+          return DecodeRowsById(*c, RowWidth(pull.variable->spec),
+                                pull.variable->spec.name, pull.out);
+        };
+      }
+    }
+    RETURN_IF_ERROR(RunWireCalls("PullStep", std::move(all), [&](CallBase& c) {
+      return decoders.at(&c)();
+    }));
+    for (size_t v = 0; v < sparse.size(); ++v) {
+      CopyRepeatedRows(repeats[v], RowWidth(sparse[v].variable->spec),
+                       sparse[v].out);
+    }
+    return absl::OkStatus();
   }
 
   // Decodes a PullDenseBatch response (a protobuf message: its tensors are
@@ -246,6 +314,17 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
   absl::Status PullRowsById(absl::string_view rpc, Calls& calls, int64_t width,
                             absl::string_view name, const IdRepeats& repeats,
                             absl::Span<float> out) {
+    EncodeIdRequests(calls);
+    RETURN_IF_ERROR(RunWire(rpc, calls, [&](auto& call) {
+      return DecodeRowsById(call, width, name, out);
+    }));
+    CopyRepeatedRows(repeats, width, out);
+    return absl::OkStatus();
+  }
+
+  // Encodes each call's ids (field 2) as its request's tensor.
+  template <typename Calls>
+  static void EncodeIdRequests(Calls& calls) {
     for (auto& call : calls) {
       call->wire_request = rpc::EncodeWithTensors(
           call->request, {{2,
@@ -254,34 +333,40 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
                            BytesOf(absl::MakeConstSpan(call->ids)),
                            nullptr}});
     }
-    const absl::Status pulled = RunWire(rpc, calls, [&](auto& call) {
-      const std::string what =
-          absl::StrCat(call.ids.size(), " rows of \"", name, "\"");
-      const int64_t elements = call.ids.size() * width;
-      if (IsContiguous(call.positions)) {  // straight into place
-        return DecodePulled(
-            call, what, out.data() + call.positions.front() * width, elements);
-      }
-      call.rows.resize(elements);
-      absl::Status s = DecodePulled(call, what, call.rows.data(), elements);
-      RETURN_IF_ERROR(s);
-      for (size_t i = 0; i < call.positions.size(); ++i) {
-        std::copy_n(call.rows.begin() + i * width, width,
-                    out.begin() + call.positions[i] * width);
-      }
-      return absl::OkStatus();
-    });
-    RETURN_IF_ERROR(pulled);
-    if (repeats.any()) {  // rows were pulled for first occurrences only
-      for (size_t i = 0; i < repeats.distinct_of.size(); ++i) {
-        const size_t first = repeats.first[repeats.distinct_of[i]];
-        if (first != i) {
-          std::copy_n(out.begin() + first * width, width,
-                      out.begin() + i * width);
-        }
-      }
+  }
+
+  // Decodes the rows of a call's ids into their positions in `out`.
+  template <typename CallType>
+  absl::Status DecodeRowsById(CallType& call, int64_t width,
+                              absl::string_view name, absl::Span<float> out) {
+    const std::string what =
+        absl::StrCat(call.ids.size(), " rows of \"", name, "\"");
+    const int64_t elements = call.ids.size() * width;
+    if (IsContiguous(call.positions)) {  // straight into place
+      return DecodePulled(
+          call, what, out.data() + call.positions.front() * width, elements);
+    }
+    call.rows.resize(elements);
+    RETURN_IF_ERROR(DecodePulled(call, what, call.rows.data(), elements));
+    for (size_t i = 0; i < call.positions.size(); ++i) {
+      std::copy_n(call.rows.begin() + i * width, width,
+                  out.begin() + call.positions[i] * width);
     }
     return absl::OkStatus();
+  }
+
+  // Rows were pulled for the first occurrence of each id only: copies them
+  // to the repeats.
+  static void CopyRepeatedRows(const IdRepeats& repeats, int64_t width,
+                               absl::Span<float> out) {
+    if (!repeats.any()) return;
+    for (size_t i = 0; i < repeats.distinct_of.size(); ++i) {
+      const size_t first = repeats.first[repeats.distinct_of[i]];
+      if (first != i) {
+        std::copy_n(out.begin() + first * width, width,
+                    out.begin() + i * width);
+      }
+    }
   }
 
   // Pushes `grads` (one row per id of the caller's list) through `rpc`,

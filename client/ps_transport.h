@@ -243,29 +243,40 @@ class PsTransport {
   absl::Status RunWire(absl::string_view rpc,
                        std::vector<std::unique_ptr<CallType>>& calls,
                        Decode decode) {
-    if (calls.empty()) return absl::OkStatus();
+    std::vector<CallType*> all;
+    all.reserve(calls.size());
+    for (auto& call : calls) all.push_back(call.get());
+    return RunWireCalls(rpc, std::move(all), decode);
+  }
+
+  // RunWire over calls owned elsewhere, possibly of several kinds (as
+  // CallBase, each with its `rpc` set): one operation's requests, or a
+  // training step's several operations sent in one round (PullStep).
+  template <typename CallType, typename Decode>
+  absl::Status RunWireCalls(absl::string_view rpc, std::vector<CallType*> all,
+                            Decode decode) {
+    if (all.empty()) return absl::OkStatus();
     const auto method_of = [](absl::string_view name) {
       return absl::StrCat("/", ps::ParameterServer::service_full_name(), "/",
                           name);
     };
     const std::string method = method_of(rpc);
     std::vector<int> calls_per_task(num_tasks(), 0);
-    std::vector<CallType*> all;
-    for (auto& call : calls) {
+    for (CallType* call : all) {
       CallType& c = *call;
       if (!c.rpc.empty() && c.rpc != rpc) c.method = method_of(c.rpc);
       // Round-robin over the task's connections.
       c.stripe = calls_per_task[c.ps_task]++ % options_.connections_per_task;
-      all.push_back(call.get());
     }
-    absl::Status gave_up =
-        SendWithRetries(rpc, std::move(all), /*retry=*/true,
-                        [&](const std::vector<CallType*>& round) {
-                          SendWireRound(method, round, decode);
-                        });
+    absl::Status gave_up = SendWithRetries(
+        rpc, all, /*retry=*/true, [&](const std::vector<CallType*>& round) {
+          SendWireRound(method, round, decode);
+        });
     RETURN_IF_ERROR(gave_up);
-    RETURN_IF_ERROR(FirstError(rpc, calls));
-    for (const auto& call : calls) {
+    for (const CallType* call : all) {
+      RETURN_IF_ERROR(CallError(rpc, *call));
+    }
+    for (const CallType* call : all) {
       if (!call->decoded.ok()) return call->decoded;
     }
     return absl::OkStatus();
@@ -349,17 +360,21 @@ class PsTransport {
                           const std::vector<std::unique_ptr<CallType>>& calls,
                           bool ignore_not_found = false) const {
     for (const auto& call : calls) {
-      if (call->status.ok()) continue;
       if (ignore_not_found &&
           call->status.error_code() == grpc::StatusCode::NOT_FOUND) {
         continue;
       }
-      return rpc::FromGrpcStatus(
-          call->status,
-          absl::StrCat(call->rpc.empty() ? rpc : call->rpc, call->about, " to ",
-                       TaskName(call->ps_task)));
+      RETURN_IF_ERROR(CallError(rpc, *call));
     }
     return absl::OkStatus();
+  }
+
+  // The call's gRPC error, naming the RPC and the ps task; OK when none.
+  absl::Status CallError(absl::string_view rpc, const CallBase& call) const {
+    if (call.status.ok()) return absl::OkStatus();
+    return rpc::FromGrpcStatus(
+        call.status, absl::StrCat(call.rpc.empty() ? rpc : call.rpc, call.about,
+                                  " to ", TaskName(call.ps_task)));
   }
 
   const PsClient::Options& options() const { return options_; }

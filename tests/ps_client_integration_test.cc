@@ -178,6 +178,60 @@ TEST_F(PsClientIntegrationTest, SparseRowsByIdWithDuplicatesSummed) {
   EXPECT_THAT(bad.message(), HasSubstr("id 10 is not one of its rows"));
 }
 
+// A step's reads in one round: dense variables (a small pair batched, a
+// partitioned one) and rows by id of two variables (ids on both tasks, one
+// repeated) come back as Pull and PullSparse give them; a bad buffer or id
+// is refused naming the variable.
+TEST_F(PsClientIntegrationTest, PullStepReadsDenseAndSparseTogether) {
+  const VariablePlacement a = *client_->CreateVariable(Spec("a", {3}, 1.0f));
+  const VariablePlacement b = *client_->CreateVariable(Spec("b", {}, 2.0f));
+  const VariablePlacement big = *client_->CreateVariable(
+      Spec("big", {6, 2}, 3.0f), PartitionPolicy::FixedShards(2));
+  const VariablePlacement emb = *client_->CreateVariable(
+      Spec("emb", {10, 3}, 0.0f), PartitionPolicy::FixedShards(2));
+  const VariablePlacement wide = *client_->CreateVariable(
+      Spec("wide", {8, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  // Distinct rows, so that misplaced ones show.
+  std::vector<float> emb_grad(30), wide_grad(8);
+  for (size_t i = 0; i < emb_grad.size(); ++i) emb_grad[i] = -1.0f * i;
+  for (size_t i = 0; i < wide_grad.size(); ++i) wide_grad[i] = -10.0f * i;
+  ASSERT_TRUE(client_->Push(emb, emb_grad).ok());
+  ASSERT_TRUE(client_->Push(wide, wide_grad).ok());
+
+  std::vector<float> a_out(3), b_out(1), big_out(12);
+  const std::vector<int64_t> emb_ids = {9, 2, 9, 5}, wide_ids = {0, 7};
+  std::vector<float> emb_out(4 * 3), wide_out(2);
+  const std::vector<DenseVariablePull> dense = {
+      {&a, absl::MakeSpan(a_out)},
+      {&b, absl::MakeSpan(b_out)},
+      {&big, absl::MakeSpan(big_out)}};
+  const std::vector<SparseVariablePull> sparse = {
+      {&emb, emb_ids, absl::MakeSpan(emb_out)},
+      {&wide, wide_ids, absl::MakeSpan(wide_out)}};
+  ASSERT_TRUE(client_->PullStep(dense, sparse).ok());
+  EXPECT_THAT(a_out, ::testing::Each(1.0f));
+  EXPECT_THAT(b_out, ElementsAre(2.0f));
+  EXPECT_THAT(big_out, ::testing::Each(3.0f));
+  EXPECT_THAT(emb_out,
+              ElementsAre(27, 28, 29, 6, 7, 8, 27, 28, 29, 15, 16, 17));
+  EXPECT_THAT(wide_out, ElementsAre(0, 70));
+
+  // Only sparse reads, too.
+  std::fill(emb_out.begin(), emb_out.end(), 0.0f);
+  ASSERT_TRUE(client_->PullStep({}, {sparse.data(), 1}).ok());
+  EXPECT_EQ(emb_out[0], 27);
+
+  std::vector<float> short_out(2);
+  absl::Status s =
+      client_->PullStep(dense, {{&emb, emb_ids, absl::MakeSpan(short_out)}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
+  s = client_->PullStep(dense, {{&wide, std::vector<int64_t>{8},
+                                 absl::MakeSpan(wide_out).first(1)}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("id 8 is not one of its rows"));
+}
+
 TEST_F(PsClientIntegrationTest, HashTableRowsAreCreatedOnFirstUse) {
   HashEmbeddingSpec table;
   table.name = "user_emb";

@@ -81,7 +81,8 @@ ParameterServerStrategy::MakeHashTable(const HashEmbeddingSpec& spec) {
 }
 
 absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
-    absl::Span<const VariableCopy> copies) const {
+    absl::Span<const VariableCopy> copies,
+    absl::Span<const CopyRows> rows) const {
   std::vector<Tensor> values;
   values.reserve(copies.size());
   std::vector<DenseVariablePull> pulls;
@@ -96,6 +97,20 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
     if (ps != nullptr) {
       pulls.push_back({&ps->placement(), values.back().flat<float>()});
     }
+  }
+  std::vector<SparseVariablePull> row_pulls;
+  for (const CopyRows& r : rows) {
+    const PsVariable* ps = BatchablePsVariable(r.variable, r.copy, servers_);
+    if (ps == nullptr) {
+      RETURN_IF_ERROR(r.variable->ReadRows(r.copy, r.ids, r.out));
+      continue;
+    }
+    row_pulls.push_back({&ps->placement(), r.ids, r.out});
+  }
+  if (!row_pulls.empty()) {
+    // Dense and sparse reads in one round of requests.
+    RETURN_IF_ERROR(servers_->PullStep(pulls, row_pulls));
+    return values;
   }
   if (pulls.empty()) return values;
   // One variable goes as PsVariable::ReadCopy sends it (and errs as it).

@@ -52,10 +52,12 @@ class ParameterServerStrategy : public Strategy {
   absl::StatusOr<std::unique_ptr<DistributedHashTable>> MakeHashTable(
       const HashEmbeddingSpec& spec) override;
   // The float32 variables on this strategy's ps tasks go in one
-  // ParameterServers::PullMany / PushMany (small ones batched per ps task);
-  // others (int64, sync-on-read variables on the worker) one at a time.
+  // ParameterServers::PullMany / PushMany (small ones batched per ps task),
+  // with rows by id in one PullStep together with them; others (int64,
+  // sync-on-read variables on the worker) one at a time.
   absl::StatusOr<std::vector<Tensor>> ReadCopies(
-      absl::Span<const VariableCopy> copies) const override;
+      absl::Span<const VariableCopy> copies,
+      absl::Span<const CopyRows> rows) const override;
   absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates) override;
 

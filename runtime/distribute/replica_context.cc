@@ -47,13 +47,20 @@ absl::Status ReplicaContext::ReadRows(const DistributedVariable& variable,
 }
 
 absl::StatusOr<std::vector<Tensor>> ReplicaContext::ReadMany(
-    absl::Span<const DistributedVariable* const> variables) const {
+    absl::Span<const DistributedVariable* const> variables,
+    absl::Span<const RowsToRead> rows) const {
   std::vector<Strategy::VariableCopy> copies;
   copies.reserve(variables.size());
   for (const DistributedVariable* variable : variables) {
     copies.push_back({variable, variable->CopyOfReplica(replica_)});
   }
-  return strategy_->ReadCopies(copies);
+  std::vector<Strategy::CopyRows> copy_rows;
+  copy_rows.reserve(rows.size());
+  for (const RowsToRead& r : rows) {
+    copy_rows.push_back(
+        {r.variable, r.variable->CopyOfReplica(replica_), r.ids, r.out});
+  }
+  return strategy_->ReadCopies(copies, copy_rows);
 }
 
 bool ReplicaContext::UpdatesItsCopy(const DistributedVariable& variable) const {

@@ -98,11 +98,21 @@ class ReplicaContext {
   absl::Status ReadRows(const DistributedVariable& variable,
                         absl::Span<const int64_t> ids,
                         absl::Span<float> out) const;
-  // Read for each of `variables`, in order, at once: on parameter servers,
-  // the small variables of each ps task come in one request. The first
-  // error (with Read's message, for a variable read one at a time).
+  // Rows `ids` of a float32 variable, for ReadMany: ids.size() rows into
+  // `out`.
+  struct RowsToRead {
+    const DistributedVariable* variable;
+    absl::Span<const int64_t> ids;
+    absl::Span<float> out;
+  };
+  // Read for each of `variables`, in order, and ReadRows for each of `rows`,
+  // at once: on parameter servers, the small variables of each ps task come
+  // in one request, and all the requests go out together (one round trip
+  // for a step's dense and sparse reads). The first error (with Read's or
+  // ReadRows' message, for a variable read one at a time).
   absl::StatusOr<std::vector<Tensor>> ReadMany(
-      absl::Span<const DistributedVariable* const> variables) const;
+      absl::Span<const DistributedVariable* const> variables,
+      absl::Span<const RowsToRead> rows = {}) const;
 
   // variable += delta, with the variable's aggregation: kSum / kMean
   // combine the delta of every replica in sync (every worker's, under

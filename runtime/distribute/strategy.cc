@@ -541,12 +541,16 @@ absl::Status Strategy::AssignSub(DistributedVariable& variable,
 }
 
 absl::StatusOr<std::vector<Tensor>> Strategy::ReadCopies(
-    absl::Span<const VariableCopy> copies) const {
+    absl::Span<const VariableCopy> copies,
+    absl::Span<const CopyRows> rows) const {
   std::vector<Tensor> values;
   values.reserve(copies.size());
   for (const VariableCopy& c : copies) {
     ASSIGN_OR_RETURN(Tensor value, c.variable->ReadCopy(c.copy));
     values.push_back(std::move(value));
+  }
+  for (const CopyRows& r : rows) {
+    RETURN_IF_ERROR(r.variable->ReadRows(r.copy, r.ids, r.out));
   }
   return values;
 }

@@ -280,6 +280,14 @@ class Strategy {
     const DistributedVariable* variable;
     int copy;
   };
+  // Rows `ids` of copy `copy` of a float32 variable, read into `out`
+  // (ids.size() rows).
+  struct CopyRows {
+    const DistributedVariable* variable;
+    int copy;
+    absl::Span<const int64_t> ids;
+    absl::Span<float> out;
+  };
   // A gradient for all elements of copy `copy` of `variable`.
   struct CopyGradient {
     DistributedVariable* variable;
@@ -288,14 +296,16 @@ class Strategy {
   };
   // What ReplicaContext::ReadMany and ApplyGradients do once they know
   // which copies this replica reads or updates: the value of each copy, in
-  // order (as ReadCopy gives it), and each copy's optimizer applied with
+  // order (as ReadCopy gives it), with the rows of `rows` read into their
+  // buffers (as ReadRows), and each copy's optimizer applied with
   // its gradient (as ApplyGradient). The defaults call the variables one
   // after another and stop at the first error. A strategy whose variables
   // are remote overrides them to move many variables in few requests; the
   // values and the variables' states afterwards must be the same; when an
   // update fails, which of the others were applied is unspecified.
   virtual absl::StatusOr<std::vector<Tensor>> ReadCopies(
-      absl::Span<const VariableCopy> copies) const;
+      absl::Span<const VariableCopy> copies,
+      absl::Span<const CopyRows> rows) const;
   virtual absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates);
 

@@ -39,6 +39,13 @@ struct DenseVariablePush {
   const VariablePlacement* variable;
   absl::Span<const float> grad;  // all its elements, as Push takes them
 };
+// Rows of one float32 variable by id in ParameterServers::PullStep, as
+// PullSparse takes them; the placement and buffers must outlive the call.
+struct SparseVariablePull {
+  const VariablePlacement* variable;
+  absl::Span<const int64_t> ids;
+  absl::Span<float> out;  // ids.size() rows
+};
 
 // What ParameterServers::Save and Restore did.
 struct CheckpointSaved {
@@ -97,6 +104,21 @@ class ParameterServers {
   // size. An empty list does nothing.
   virtual absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) = 0;
   virtual absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) = 0;
+  // A training step's reads at once: PullMany of `dense` and PullSparse of
+  // each of `sparse`, with their checks and errors. PsClient sends them all
+  // in one round of requests (one round trip where a step made one per
+  // kind); this default makes the calls one after another.
+  virtual absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
+                                absl::Span<const SparseVariablePull> sparse) {
+    if (!dense.empty()) {
+      if (absl::Status s = PullMany(dense); !s.ok()) return s;
+    }
+    for (const SparseVariablePull& pull : sparse) {
+      absl::Status s = PullSparse(*pull.variable, pull.ids, pull.out);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   // Without the variable's optimizer (TF's assign and assign_add on a
   // variable on parameter servers), on the ps tasks, atomically per part:
   // Assign sets every element of a float32 variable, Add adds to them, and

@@ -18,15 +18,18 @@ using Tensors = std::shared_ptr<const std::vector<Tensor>>;
 
 // The whole values of the float32 variables `variables[i]` for the model's
 // variables `indices[i]` as this replica computes with them, into
-// values[indices[i]].dense: all read at once (on parameter servers, the
-// small variables of each ps task in one request). Replicas sharing one
-// copy (central storage, parameter servers) read it once, on replica 0, and
-// share it: one read per step, not one per replica. Every replica makes the
-// same collectives (none, or one MergeCall), whatever fails.
-absl::Status ReadDense(ReplicaContext& context,
-                       absl::Span<const DistributedVariable* const> variables,
-                       absl::Span<const int> indices,
-                       std::vector<VariableSlice>& values) {
+// values[indices[i]].dense, and the replica's `rows`: all read at once (on
+// parameter servers, the small variables of each ps task in one request,
+// and the rows' requests sent with them). Replicas sharing one copy
+// (central storage, parameter servers) read a whole variable once, on
+// replica 0, and share it: one read per step, not one per replica. Every
+// replica makes the same collectives (none, or one MergeCall), whatever
+// fails.
+absl::Status ReadValues(ReplicaContext& context,
+                        absl::Span<const DistributedVariable* const> variables,
+                        absl::Span<const int> indices,
+                        absl::Span<const ReplicaContext::RowsToRead> rows,
+                        std::vector<VariableSlice>& values) {
   const int n = context.num_local_replicas();
   std::vector<const DistributedVariable*> own, shared;
   std::vector<int> own_index, shared_index;
@@ -63,8 +66,8 @@ absl::Status ReadDense(ReplicaContext& context,
     RETURN_IF_ERROR(read.status());
     RETURN_IF_ERROR(store(**read, shared_index));
   }
-  if (!own.empty()) {
-    ASSIGN_OR_RETURN(std::vector<Tensor> read, context.ReadMany(own));
+  if (!own.empty() || !rows.empty()) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> read, context.ReadMany(own, rows));
     RETURN_IF_ERROR(store(read, own_index));
   }
   return absl::OkStatus();
@@ -91,27 +94,33 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
   if (!batch_ok.ok()) ids.assign(model.variables().size(), {});
 
   std::vector<VariableSlice> values(model.variables().size());
-  // Every dense variable in one read.
+  // Every dense variable and the rows of every row-sparse one in one read.
   std::vector<const DistributedVariable*> dense;
   std::vector<int> dense_index;
-  for (int i = 0; i < variables.size(); ++i) {
-    if (model.variables()[i].kind == ModelVariable::Kind::kDense) {
-      dense.push_back(variables.variable(i));
-      dense_index.push_back(i);
-    }
-  }
-  RETURN_IF_ERROR(ReadDense(context, dense, dense_index, values));
+  std::vector<ReplicaContext::RowsToRead> rows;
   for (int i = 0; i < variables.size(); ++i) {
     const ModelVariable& v = model.variables()[i];
-    if (v.kind == ModelVariable::Kind::kDense) continue;
+    if (v.kind == ModelVariable::Kind::kDense) {
+      dense.push_back(variables.variable(i));
+      dense_index.push_back(i);
+      continue;
+    }
     VariableSlice& slice = values[i];
     slice.ids = std::move(ids[i]);
     slice.rows.resize(slice.ids.size() * v.row_width());
-    RETURN_IF_ERROR(v.kind == ModelVariable::Kind::kRowSparse
-                        ? context.ReadRows(*variables.variable(i), slice.ids,
-                                           absl::MakeSpan(slice.rows))
-                        : variables.hash_table(i)->Pull(
-                              slice.ids, absl::MakeSpan(slice.rows)));
+    if (v.kind == ModelVariable::Kind::kRowSparse) {
+      rows.push_back(
+          {variables.variable(i), slice.ids, absl::MakeSpan(slice.rows)});
+    }
+  }
+  RETURN_IF_ERROR(ReadValues(context, dense, dense_index, rows, values));
+  for (int i = 0; i < variables.size(); ++i) {
+    if (model.variables()[i].kind != ModelVariable::Kind::kHashEmbedding) {
+      continue;
+    }
+    VariableSlice& slice = values[i];
+    RETURN_IF_ERROR(
+        variables.hash_table(i)->Pull(slice.ids, absl::MakeSpan(slice.rows)));
   }
   RETURN_IF_ERROR(batch_ok);
   return model.ComputeOn(*context.device(), batch, values, with_gradients,

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -599,6 +600,10 @@ class CountingParameterServers : public ParameterServers {
                           absl::Span<float> out) override {
     return Count("PullSparse", servers_->PullSparse(v, ids, out));
   }
+  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
+                        absl::Span<const SparseVariablePull> sparse) override {
+    return Count("PullStep", servers_->PullStep(dense, sparse));
+  }
   absl::Status PushSparse(const VariablePlacement& v,
                           absl::Span<const int64_t> ids,
                           absl::Span<const float> grads) override {
@@ -634,17 +639,34 @@ class CountingParameterServers : public ParameterServers {
 // requests per task) the train step must hand it together: each step reads
 // every dense variable in one PullMany and pushes their gradients in one
 // PushMany.
+// Model `name` on two CPU replicas under ParameterServerStrategy over
+// CountingParameterServers with two ps tasks.
+struct CountedPsJob {
+  explicit CountedPsJob(const std::string& name)
+      : servers(TwoPsTasks()), local(*CreateLocalDevices([] {
+          LocalDevicesOptions options;
+          options.num_cpu_devices = 2;
+          options.use_gpus = false;
+          return options;
+        }())) {
+    strategy = *ParameterServerStrategy::Create(local.pointers(), &servers);
+    EXPECT_TRUE(strategy->Initialize().ok());
+    model = *CreateModel(ConfigFor(name));
+    variables.emplace(*ModelVariables::Create(*strategy, *model));
+  }
+  CountingParameterServers servers;
+  LocalDevices local;
+  std::unique_ptr<ParameterServerStrategy> strategy;
+  std::unique_ptr<Model> model;
+  std::optional<ModelVariables> variables;
+};
+
 TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
-  CountingParameterServers servers(TwoPsTasks());
-  LocalDevicesOptions options;
-  options.num_cpu_devices = 2;
-  options.use_gpus = false;
-  LocalDevices local = *CreateLocalDevices(options);
-  std::unique_ptr<ParameterServerStrategy> strategy =
-      *ParameterServerStrategy::Create(local.pointers(), &servers);
-  ASSERT_TRUE(strategy->Initialize().ok());
-  std::unique_ptr<Model> model = *CreateModel(ConfigFor("mlp"));
-  ModelVariables variables = *ModelVariables::Create(*strategy, *model);
+  CountedPsJob job("mlp");
+  CountingParameterServers& servers = job.servers;
+  ParameterServerStrategy* strategy = job.strategy.get();
+  Model* model = job.model.get();
+  ModelVariables& variables = *job.variables;
   const std::vector<Example> data = MakeData("mlp", 3);
   const std::vector<std::string> dense = {"Pull", "Push", "PullMany",
                                           "PushMany"};
@@ -683,6 +705,27 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
   std::map<std::string, int64_t> after = counts();
   EXPECT_EQ(after["PullMany"] - before["PullMany"], 1);
   EXPECT_EQ(after["Pull"], before["Pull"]);
+}
+
+// A model with a row-sparse variable (logreg: its weights; its bias is
+// dense) reads both in one PullStep, which the ps transport sends in one
+// round; on two replicas, each reads its own rows.
+TEST(TrainStepTest, DenseAndSparseReadsGoTogether) {
+  CountedPsJob job("logreg");
+  CountingParameterServers& servers = job.servers;
+  const std::vector<Example> data = MakeData("logreg", 3);
+  const std::vector<std::string> reads = {"Pull", "PullMany", "PullSparse",
+                                          "PullStep"};
+  std::map<std::string, int64_t> before;
+  for (const std::string& m : reads) before[m] = servers.calls(m);
+  absl::StatusOr<StepResult> result = TrainStep(
+      *job.strategy, *job.model, *job.variables, StepBatches(data, 0, 2));
+  ASSERT_TRUE(result.ok()) << result.status();
+  // The bias is shared: replica 0 reads it for both (a Pull, in its
+  // MergeCall); each replica reads its rows in a PullStep.
+  EXPECT_EQ(servers.calls("PullStep") - before["PullStep"], 2);
+  EXPECT_EQ(servers.calls("PullSparse"), before["PullSparse"]);
+  EXPECT_LT(result->mean_loss(), 1.0);
 }
 
 TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {
