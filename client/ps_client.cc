@@ -384,6 +384,15 @@ absl::Status PsClient::PullStep(absl::Span<const DenseVariablePull> dense,
   return impl_->PullStep(dense, sparse);
 }
 
+absl::Status PsClient::PushStep(absl::Span<const DenseVariablePush> dense,
+                                absl::Span<const SparseVariablePush> sparse) {
+  for (const SparseVariablePush& push : sparse) {
+    RETURN_IF_ERROR(CheckRowsById(*push.variable, push.ids.size(),
+                                  push.grads.size(), "the gradients"));
+  }
+  return impl_->PushStep(dense, sparse);
+}
+
 absl::Status PsClient::PullSparse(const VariablePlacement& variable,
                                   absl::Span<const int64_t> ids,
                                   absl::Span<float> out) {

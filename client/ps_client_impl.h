@@ -270,6 +270,15 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
   }
 
   absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) {
+    ASSIGN_OR_RETURN(std::vector<std::unique_ptr<ManyCall>> calls,
+                     PlanPushMany(pushes));
+    return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
+  }
+
+  // PushMany's requests for `pushes`, checked, planned and encoded (large
+  // pieces sent from the caller's buffers).
+  absl::StatusOr<std::vector<std::unique_ptr<ManyCall>>> PlanPushMany(
+      absl::Span<const DenseVariablePush> pushes) {
     std::vector<const VariablePlacement*> variables;
     for (size_t i = 0; i < pushes.size(); ++i) {
       RETURN_IF_ERROR(CheckManyItem(
@@ -305,7 +314,40 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       // Sent from the caller's buffer: the call ends before this returns.
       call->wire_request = EncodeDensePush(request, grad_of(piece));
     }
-    return RunWire("PushDense", calls, [](auto&) { return absl::OkStatus(); });
+    return calls;
+  }
+
+  // PushMany of `dense` and a PushSparse of each of `sparse` (their sizes
+  // checked by the caller), all their requests sent in one round.
+  absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
+                        absl::Span<const SparseVariablePush> sparse) {
+    using SparseCall = Call<ps::PushSparseRequest, ps::PushSparseResponse>;
+    std::vector<std::unique_ptr<ManyCall>> dense_calls;
+    if (!dense.empty()) {
+      ASSIGN_OR_RETURN(dense_calls, PlanPushMany(dense));
+    }
+    std::vector<std::vector<std::unique_ptr<SparseCall>>> sparse_calls(
+        sparse.size());
+    for (size_t v = 0; v < sparse.size(); ++v) {
+      const SparseVariablePush& push = sparse[v];
+      const IdRepeats repeats = FindRepeats(push.ids);
+      ASSIGN_OR_RETURN(
+          sparse_calls[v],
+          (GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(
+              *push.variable, push.ids, repeats)));
+      EncodeRowPushes(sparse_calls[v], RowWidth(push.variable->spec), repeats,
+                      push.grads);
+    }
+    std::vector<CallBase*> all;
+    for (auto& call : dense_calls) all.push_back(call.get());
+    for (auto& calls : sparse_calls) {
+      for (auto& call : calls) {
+        call->rpc = "PushSparse";
+        all.push_back(call.get());
+      }
+    }
+    return RunWireCalls("PushStep", std::move(all),
+                        [](CallBase&) { return absl::OkStatus(); });
   }
 
   // Pulls the rows of every call's ids through `rpc` and puts each where
@@ -376,6 +418,16 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
   absl::Status PushRowsById(absl::string_view rpc, Calls& calls, int64_t width,
                             const IdRepeats& repeats,
                             absl::Span<const float> grads) {
+    EncodeRowPushes(calls, width, repeats, grads);
+    return RunWire(rpc, calls, [](auto&) { return absl::OkStatus(); });
+  }
+
+  // Encodes each call's ids and their gradients (from `grads`, one row per
+  // id of the caller's list; where ids repeat, each distinct id's rows
+  // summed in the order they appear), with a new request id.
+  template <typename Calls>
+  void EncodeRowPushes(Calls& calls, int64_t width, const IdRepeats& repeats,
+                       absl::Span<const float> grads) {
     if (repeats.any()) {
       // Each distinct id's row in its call, then every gradient added to it.
       std::vector<float*> row_of(repeats.first.size());
@@ -425,7 +477,6 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
                            BytesOf(rows),
                            nullptr}});
     }
-    return RunWire(rpc, calls, [](auto&) { return absl::OkStatus(); });
   }
 
   // Whether `positions` (ascending) are one run, e.g. every id on one task.

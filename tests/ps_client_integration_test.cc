@@ -232,6 +232,28 @@ TEST_F(PsClientIntegrationTest, PullStepReadsDenseAndSparseTogether) {
   EXPECT_THAT(s.message(), HasSubstr("id 8 is not one of its rows"));
 }
 
+// A step's updates in one round: a dense variable and rows by id (on both
+// tasks, one repeated: summed) land as Push and PushSparse apply them.
+TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
+  const VariablePlacement b = *client_->CreateVariable(Spec("b", {2}, 1.0f));
+  const VariablePlacement emb = *client_->CreateVariable(
+      Spec("emb", {10, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  const std::vector<float> b_grad = {0.5f, -0.5f};
+  const std::vector<int64_t> ids = {9, 2, 9};
+  const std::vector<float> grads = {1.0f, 2.0f, 4.0f};
+  ASSERT_TRUE(client_->PushStep({{&b, b_grad}}, {{&emb, ids, grads}}).ok());
+  std::vector<float> b_now(2), emb_now(10);
+  ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());
+  ASSERT_TRUE(client_->Pull(emb, absl::MakeSpan(emb_now)).ok());
+  EXPECT_THAT(b_now, ElementsAre(0.5f, 1.5f));
+  EXPECT_THAT(emb_now, ElementsAre(0, 0, -2, 0, 0, 0, 0, 0, 0, -5));
+
+  const std::vector<float> short_grads = {1.0f};
+  absl::Status s = client_->PushStep({}, {{&emb, ids, short_grads}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
+}
+
 TEST_F(PsClientIntegrationTest, HashTableRowsAreCreatedOnFirstUse) {
   HashEmbeddingSpec table;
   table.name = "user_emb";

@@ -121,7 +121,8 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
 }
 
 absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
-    absl::Span<const CopyGradient> updates) {
+    absl::Span<const CopyGradient> updates,
+    absl::Span<const CopySparseGradient> sparse) {
   std::vector<DenseVariablePush> pushes;
   for (const CopyGradient& u : updates) {
     if (const PsVariable* ps =
@@ -131,6 +132,19 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
       continue;
     }
     RETURN_IF_ERROR(u.variable->ApplyGradient(u.copy, u.grad));
+  }
+  std::vector<SparseVariablePush> row_pushes;
+  for (const CopySparseGradient& u : sparse) {
+    const PsVariable* ps = BatchablePsVariable(u.variable, u.copy, servers_);
+    if (ps == nullptr) {
+      RETURN_IF_ERROR(u.variable->ApplySparseGradient(u.copy, u.ids, u.grads));
+      continue;
+    }
+    row_pushes.push_back({&ps->placement(), u.ids, u.grads});
+  }
+  if (!row_pushes.empty()) {
+    // Dense and sparse updates in one round of requests.
+    return servers_->PushStep(pushes, row_pushes);
   }
   if (pushes.empty()) return absl::OkStatus();
   // One variable goes as PsVariable::ApplyGradient sends it.

@@ -160,7 +160,8 @@ absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
 
 absl::Status ReplicaContext::ApplyGradients(
     absl::Span<DistributedVariable* const> variables,
-    absl::Span<const absl::Span<const float>> grads) {
+    absl::Span<const absl::Span<const float>> grads,
+    absl::Span<const SparseUpdate> sparse) {
   if (variables.size() != grads.size()) {
     // Every replica passes the same counts, so all return this error and
     // nobody waits in a collective.
@@ -178,8 +179,17 @@ absl::Status ReplicaContext::ApplyGradients(
     }
     shares_copies = shares_copies || SharesCopies(variable);
   }
-  if (!updates.empty()) {
-    RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(updates));
+  std::vector<Strategy::CopySparseGradient> sparse_updates;
+  for (const SparseUpdate& u : sparse) {
+    DistributedVariable& variable = *u.variable;
+    if (UpdatesItsCopy(variable)) {
+      sparse_updates.push_back({&variable, variable.CopyOfReplica(replica_),
+                                u.grad->ids, u.grad->rows});
+    }
+    shares_copies = shares_copies || SharesCopies(variable);
+  }
+  if (!updates.empty() || !sparse_updates.empty()) {
+    RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(updates, sparse_updates));
   }
   // One barrier for all: nobody reads a shared copy before every update of
   // this call is in.

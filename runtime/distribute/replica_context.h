@@ -134,14 +134,23 @@ class ReplicaContext {
   // copy is updated once, by the first replica that computes with it.
   absl::Status ApplyGradient(DistributedVariable& variable,
                              absl::Span<const float> grad);
-  // ApplyGradient for each of `variables` with grads[i], at once (on
-  // parameter servers, the small variables of each ps task in one request),
-  // waiting for the other replicas once at the end instead of once per
-  // variable that replicas share. When an update fails, which of the other
-  // variables were updated is unspecified. INVALID_ARGUMENT, on every
-  // replica and before any update, when the counts differ.
+  // A gradient of some rows of a float32 variable for ApplyGradients, the
+  // same on every replica (after AllGather).
+  struct SparseUpdate {
+    DistributedVariable* variable;
+    const SparseGradient* grad;
+  };
+  // ApplyGradient for each of `variables` with grads[i], and
+  // ApplySparseGradient for each of `sparse`, at once (on parameter servers,
+  // the small variables of each ps task in one request, and every request
+  // sent together: one round trip for a step's updates), waiting for the
+  // other replicas once at the end instead of once per variable that
+  // replicas share. When an update fails, which of the other variables were
+  // updated is unspecified. INVALID_ARGUMENT, on every replica and before
+  // any update, when the counts differ.
   absl::Status ApplyGradients(absl::Span<DistributedVariable* const> variables,
-                              absl::Span<const absl::Span<const float>> grads);
+                              absl::Span<const absl::Span<const float>> grads,
+                              absl::Span<const SparseUpdate> sparse = {});
   absl::Status ApplySparseGradient(DistributedVariable& variable,
                                    const SparseGradient& grad);
 

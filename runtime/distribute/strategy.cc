@@ -556,9 +556,13 @@ absl::StatusOr<std::vector<Tensor>> Strategy::ReadCopies(
 }
 
 absl::Status Strategy::ApplyGradientsToCopies(
-    absl::Span<const CopyGradient> updates) {
+    absl::Span<const CopyGradient> updates,
+    absl::Span<const CopySparseGradient> sparse) {
   for (const CopyGradient& u : updates) {
     RETURN_IF_ERROR(u.variable->ApplyGradient(u.copy, u.grad));
+  }
+  for (const CopySparseGradient& u : sparse) {
+    RETURN_IF_ERROR(u.variable->ApplySparseGradient(u.copy, u.ids, u.grads));
   }
   return absl::OkStatus();
 }

@@ -294,20 +294,29 @@ class Strategy {
     int copy;
     absl::Span<const float> grad;
   };
+  // Gradients of rows `ids` of copy `copy` of a float32 variable.
+  struct CopySparseGradient {
+    DistributedVariable* variable;
+    int copy;
+    absl::Span<const int64_t> ids;
+    absl::Span<const float> grads;  // ids.size() rows
+  };
   // What ReplicaContext::ReadMany and ApplyGradients do once they know
   // which copies this replica reads or updates: the value of each copy, in
   // order (as ReadCopy gives it), with the rows of `rows` read into their
   // buffers (as ReadRows), and each copy's optimizer applied with
-  // its gradient (as ApplyGradient). The defaults call the variables one
-  // after another and stop at the first error. A strategy whose variables
-  // are remote overrides them to move many variables in few requests; the
-  // values and the variables' states afterwards must be the same; when an
-  // update fails, which of the others were applied is unspecified.
+  // its gradient (as ApplyGradient, or ApplySparseGradient for `sparse`). The
+  // defaults call the variables one after another and stop at the first error.
+  // A strategy whose variables are remote overrides them to move many variables
+  // in few requests; the values and the variables' states afterwards must be
+  // the same; when an update fails, which of the others were applied is
+  // unspecified.
   virtual absl::StatusOr<std::vector<Tensor>> ReadCopies(
       absl::Span<const VariableCopy> copies,
       absl::Span<const CopyRows> rows) const;
   virtual absl::Status ApplyGradientsToCopies(
-      absl::Span<const CopyGradient> updates);
+      absl::Span<const CopyGradient> updates,
+      absl::Span<const CopySparseGradient> sparse);
 
   // Replaces `value` (float32, int64 or float64, this worker's share) with
   // its sum over num_workers(): the cross-worker step of the reductions that

@@ -46,6 +46,13 @@ struct SparseVariablePull {
   absl::Span<const int64_t> ids;
   absl::Span<float> out;  // ids.size() rows
 };
+// Gradients of rows of one float32 variable by id in
+// ParameterServers::PushStep, as PushSparse takes them.
+struct SparseVariablePush {
+  const VariablePlacement* variable;
+  absl::Span<const int64_t> ids;
+  absl::Span<const float> grads;  // ids.size() rows
+};
 
 // What ParameterServers::Save and Restore did.
 struct CheckpointSaved {
@@ -115,6 +122,21 @@ class ParameterServers {
     }
     for (const SparseVariablePull& pull : sparse) {
       absl::Status s = PullSparse(*pull.variable, pull.ids, pull.out);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  // A training step's updates at once: PushMany of `dense` and PushSparse
+  // of each of `sparse`, sent together by PsClient (this default: one after
+  // another). When one fails, which of the others were applied is
+  // unspecified.
+  virtual absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
+                                absl::Span<const SparseVariablePush> sparse) {
+    if (!dense.empty()) {
+      if (absl::Status s = PushMany(dense); !s.ok()) return s;
+    }
+    for (const SparseVariablePush& push : sparse) {
+      absl::Status s = PushSparse(*push.variable, push.ids, push.grads);
       if (!s.ok()) return s;
     }
     return absl::OkStatus();

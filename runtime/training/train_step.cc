@@ -176,38 +176,42 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   if (*examples == 0) return absl::OkStatus();
   const float scale = 1.0f / static_cast<float>(*examples);
 
-  // Every dense mean gradient in one update.
+  // Every dense mean gradient and every row-sparse one in one update; the
+  // sparse ones first gathered over the replicas (the same order of
+  // collectives on every replica).
   std::vector<DistributedVariable*> dense;
   std::vector<absl::Span<const float>> means;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].kind != ModelVariable::Kind::kDense) continue;
-    absl::Span<float> mean = buffer.subspan(
-        gradients.offsets[i], NumRows(specs[i].spec) * RowWidth(specs[i].spec));
-    for (float& g : mean) g *= scale;
-    dense.push_back(variables.variable(i));
-    means.push_back(mean);
-  }
-  RETURN_IF_ERROR(context.ApplyGradients(dense, means));
-
+  std::vector<std::shared_ptr<const SparseGradient>> gathered(specs.size());
+  std::vector<ReplicaContext::SparseUpdate> sparse;
   for (size_t i = 0; i < specs.size(); ++i) {
     const ModelVariable& v = specs[i];
+    if (v.kind == ModelVariable::Kind::kDense) {
+      absl::Span<float> mean = buffer.subspan(
+          gradients.offsets[i], NumRows(v.spec) * RowWidth(v.spec));
+      for (float& g : mean) g *= scale;
+      dense.push_back(variables.variable(i));
+      means.push_back(mean);
+      continue;
+    }
     VariableSlice& grad = result.gradients[i];
-    if (v.kind == ModelVariable::Kind::kDense) continue;
     SparseGradient mine;
     mine.ids = std::move(grad.ids);
     mine.rows = std::move(grad.rows);
     for (float& g : mine.rows) g *= scale;
-    ASSIGN_OR_RETURN(std::shared_ptr<const SparseGradient> all,
-                     context.AllGather(std::move(mine)));
+    ASSIGN_OR_RETURN(gathered[i], context.AllGather(std::move(mine)));
     if (v.kind == ModelVariable::Kind::kRowSparse) {
-      RETURN_IF_ERROR(
-          context.ApplySparseGradient(*variables.variable(i), *all));
-      continue;
+      sparse.push_back({variables.variable(i), gathered[i].get()});
     }
+  }
+  RETURN_IF_ERROR(context.ApplyGradients(dense, means, sparse));
+
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].kind != ModelVariable::Kind::kHashEmbedding) continue;
     // Hash tables have one copy: replica 0 pushes, the others wait so that
     // nobody reads the table before the push is in.
     if (context.local_replica_id() == 0) {
-      RETURN_IF_ERROR(variables.hash_table(i)->Push(all->ids, all->rows));
+      RETURN_IF_ERROR(
+          variables.hash_table(i)->Push(gathered[i]->ids, gathered[i]->rows));
     }
     RETURN_IF_ERROR(context.Barrier());
   }

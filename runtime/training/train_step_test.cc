@@ -604,6 +604,10 @@ class CountingParameterServers : public ParameterServers {
                         absl::Span<const SparseVariablePull> sparse) override {
     return Count("PullStep", servers_->PullStep(dense, sparse));
   }
+  absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
+                        absl::Span<const SparseVariablePush> sparse) override {
+    return Count("PushStep", servers_->PushStep(dense, sparse));
+  }
   absl::Status PushSparse(const VariablePlacement& v,
                           absl::Span<const int64_t> ids,
                           absl::Span<const float> grads) override {
@@ -708,14 +712,16 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
 }
 
 // A model with a row-sparse variable (logreg: its weights; its bias is
-// dense) reads both in one PullStep, which the ps transport sends in one
-// round; on two replicas, each reads its own rows.
-TEST(TrainStepTest, DenseAndSparseReadsGoTogether) {
+// dense) reads both in one PullStep and updates both in one PushStep, which
+// the ps transport sends in one round each; on two replicas, each reads its
+// own rows, and replica 0 pushes the gathered gradients.
+TEST(TrainStepTest, DenseAndSparseReadsAndUpdatesGoTogether) {
   CountedPsJob job("logreg");
   CountingParameterServers& servers = job.servers;
   const std::vector<Example> data = MakeData("logreg", 3);
-  const std::vector<std::string> reads = {"Pull", "PullMany", "PullSparse",
-                                          "PullStep"};
+  const std::vector<std::string> reads = {
+      "Pull", "PullMany", "PullSparse", "PullStep",
+      "Push", "PushMany", "PushSparse", "PushStep"};
   std::map<std::string, int64_t> before;
   for (const std::string& m : reads) before[m] = servers.calls(m);
   absl::StatusOr<StepResult> result = TrainStep(
@@ -725,6 +731,10 @@ TEST(TrainStepTest, DenseAndSparseReadsGoTogether) {
   // MergeCall); each replica reads its rows in a PullStep.
   EXPECT_EQ(servers.calls("PullStep") - before["PullStep"], 2);
   EXPECT_EQ(servers.calls("PullSparse"), before["PullSparse"]);
+  EXPECT_EQ(servers.calls("PushStep") - before["PushStep"], 1);
+  for (const char* alone : {"Push", "PushMany", "PushSparse"}) {
+    EXPECT_EQ(servers.calls(alone), before[alone]) << alone;
+  }
   EXPECT_LT(result->mean_loss(), 1.0);
 }
 
