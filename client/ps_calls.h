@@ -41,8 +41,9 @@ struct CallBase {
   // while the ps task is unreachable).
   bool wait_for_ready = false;
   grpc::Status status;
-  // The RPC, when the calls sent together are of several (PullMany); empty
-  // when it is the one RunWire is given.
+  // The RPC, when the calls sent together are of several (PullMany, and
+  // every call of RunWireCalls' PullStep / PushStep rounds); empty when it
+  // is the one RunWire is given.
   absl::string_view rpc;
   // Said in errors after the RPC's name (e.g. " of \"w\""); may be empty.
   std::string about;

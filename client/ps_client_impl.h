@@ -88,26 +88,39 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       call->wire_request = EncodeDensePush(
           call->request, values.subspan(call->offset, piece.size() * width));
     }
-    return RunWire("PushDense", calls, [&](auto& call) -> absl::Status {
-      if (after.empty()) return absl::OkStatus();
-      const RowRange piece = RowRangeFromProto(call.request.rows());
-      const std::string what = RowsOf(variable.spec.name, piece);
-      ps::PushDenseResponse response;
-      RETURN_IF_ERROR(
-          rpc::DecodeWithTensors(&call.wire_response,
-                                 absl::StrCat("PushDense response for ", what,
-                                              " from ", TaskName(call.ps_task)),
-                                 &response, {}));
-      const int64_t elements = piece.size() * width;
-      if (response.values_after_size() != elements) {
-        return absl::InternalError(absl::StrCat(
-            TaskName(call.ps_task), " sent ", response.values_after_size(),
-            " values after the add to ", what, ", not ", elements));
-      }
-      std::copy(response.values_after().begin(), response.values_after().end(),
-                after.begin() + call.offset);
-      return absl::OkStatus();
-    });
+    // Set when a ps task answers without the values (a ps_server older
+    // than return_values): they are then read after the add.
+    std::atomic<bool> without_values{false};
+    RETURN_IF_ERROR(
+        RunWire("PushDense", calls, [&](auto& call) -> absl::Status {
+          if (after.empty()) return absl::OkStatus();
+          const RowRange piece = RowRangeFromProto(call.request.rows());
+          const std::string what = RowsOf(variable.spec.name, piece);
+          ps::PushDenseResponse response;
+          RETURN_IF_ERROR(rpc::DecodeWithTensors(
+              &call.wire_response,
+              absl::StrCat("PushDense response for ", what, " from ",
+                           TaskName(call.ps_task)),
+              &response, {}));
+          const int64_t elements = piece.size() * width;
+          if (response.values_after_size() == 0 && elements > 0) {
+            without_values = true;
+            return absl::OkStatus();
+          }
+          if (response.values_after_size() != elements) {
+            return absl::InternalError(absl::StrCat(
+                TaskName(call.ps_task), " sent ", response.values_after_size(),
+                " values after the add to ", what, ", not ", elements));
+          }
+          std::copy(response.values_after().begin(),
+                    response.values_after().end(), after.begin() + call.offset);
+          return absl::OkStatus();
+        }));
+    if (!without_values) return absl::OkStatus();
+    if constexpr (std::is_same_v<T, int64_t>) {
+      return PullDense<int64_t>(variable, rows, after);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {

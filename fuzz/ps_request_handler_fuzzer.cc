@@ -316,7 +316,10 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
                .ok()) {
         return;
       }
-      const absl::Status status = handler_.PushDense(request, values.view());
+      // With a response, as the server calls it: return_values is fuzzed.
+      ps::PushDenseResponse response;
+      const absl::Status status =
+          handler_.PushDense(request, values.view(), &response);
       if (!status.ok()) ExpectServiceError(status, "PushDense");
       return;
     }

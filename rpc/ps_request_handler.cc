@@ -156,12 +156,18 @@ absl::Status PsRequestHandler::PushDense(const ps::PushDenseRequest& request,
     return ApplyPushDense(request, values, response);
   }));
   if (applied || !request.return_values()) return absl::OkStatus();
-  // A retry of an add applied before (its first reply was lost): what the
-  // variable holds now includes the add.
+  // A copy of an add seen before: its first reply was lost, or the client
+  // gave up waiting for it. What the variable holds now includes the add
+  // once the first copy is in; a copy that overtakes a first one still
+  // being applied reads the values before it (one step behind, for a
+  // global step).
   ASSIGN_OR_RETURN(VariableInfo info, store_.Lookup(request.name()));
   ASSIGN_OR_RETURN(RowRange rows, RequestedRows(request, info));
-  response->mutable_values_after()->Resize(rows.size() * RowWidth(info.spec),
-                                           0);
+  const int64_t elements = rows.size() * RowWidth(info.spec);
+  RETURN_IF_ERROR(CheckResponseSize(
+      absl::StrCat("returning the values of variable \"", request.name(), "\""),
+      elements * int64_t{sizeof(int64_t)}));
+  response->mutable_values_after()->Resize(elements, 0);
   return store_.PullInt64(
       request.name(), rows,
       absl::MakeSpan(response->mutable_values_after()->mutable_data(),
@@ -200,6 +206,10 @@ absl::Status PsRequestHandler::ApplyPushDense(
     }
     absl::Span<int64_t> after;
     if (return_values) {
+      RETURN_IF_ERROR(CheckResponseSize(
+          absl::StrCat("returning the values of variable \"", request.name(),
+                       "\""),
+          static_cast<int64_t>(ints.size() * sizeof(int64_t))));
       response->mutable_values_after()->Resize(ints.size(), 0);
       after = absl::MakeSpan(response->mutable_values_after()->mutable_data(),
                              ints.size());

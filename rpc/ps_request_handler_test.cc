@@ -222,6 +222,42 @@ TEST(PsRequestHandlerTest, AnInt64AddReturnsTheValuesItLeftWhenAsked) {
   EXPECT_THAT(PullAll(handler, "w"), ElementsAre(0, 0));
 }
 
+// Values after an add that would not fit in a response are refused before
+// the add.
+TEST(PsRequestHandlerTest, ValuesAfterAnAddAreBoundedLikeAPull) {
+  PsRequestHandler handler(SmallLimits());  // 64-byte responses
+  ps::CreateVariableRequest create;
+  VariableSpec spec;
+  spec.name = "counts";
+  spec.dtype = DType::kInt64;
+  spec.shape = {16};
+  VariableSpecToProto(spec, create.mutable_spec());
+  ps::VariableInfo info;
+  ASSERT_TRUE(handler.CreateVariable(create, &info).ok());
+  ps::Tensor ones;
+  EncodeInt64(std::vector<int64_t>(16, 1), {16}, &ones);
+  ps::PushDenseRequest add = PushRequest("counts", 1);
+  add.set_write(ps::ADD);
+  add.set_return_values(true);
+  ps::PushDenseResponse response;
+  absl::Status s = handler.PushDense(add, ViewOf(ones), &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s.message(), HasSubstr("\"counts\""));
+  add.set_return_values(false);
+  add.set_request_id(2);
+  ASSERT_TRUE(handler.PushDense(add, ViewOf(ones), &response).ok());
+  // Only the second add is in: element 0 is 1, not 2.
+  ps::PullDenseRequest pull = PullRequest("counts");
+  pull.mutable_rows()->set_begin(0);
+  pull.mutable_rows()->set_end(1);
+  Pulled pulled;
+  ASSERT_TRUE(handler.PullDense(pull, pulled.Sink()).ok());
+  ASSERT_EQ(pulled.bytes.size(), sizeof(int64_t));
+  int64_t first = 0;
+  std::memcpy(&first, pulled.bytes.data(), sizeof(first));
+  EXPECT_EQ(first, 1);
+}
+
 TEST(PsRequestHandlerTest, BadRequestsChangeNothing) {
   PsRequestHandler handler(PsRequestHandler::Options{});
   ps::VariableInfo info;

@@ -113,7 +113,8 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
     return values;
   }
   if (pulls.empty()) return values;
-  // One variable goes as PsVariable::ReadCopy sends it (and errs as it).
+  // Without rows, one variable goes as PsVariable::ReadCopy sends it (and
+  // errs as it).
   RETURN_IF_ERROR(pulls.size() == 1
                       ? servers_->Pull(*pulls[0].variable, pulls[0].out)
                       : servers_->PullMany(pulls));
@@ -147,7 +148,7 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     return servers_->PushStep(pushes, row_pushes);
   }
   if (pushes.empty()) return absl::OkStatus();
-  // One variable goes as PsVariable::ApplyGradient sends it.
+  // Without rows, one variable goes as PsVariable::ApplyGradient sends it.
   if (pushes.size() == 1) {
     return servers_->Push(*pushes[0].variable, pushes[0].grad);
   }

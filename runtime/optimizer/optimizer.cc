@@ -79,8 +79,10 @@ void ApplyFtrl(const OptimizerConfig& c, absl::Span<const float> g,
   }
 }
 
-// Calls update(row's gradient, row's offset) for each row, with the
-// memory of the row kPrefetchAhead rows later requested meanwhile.
+// Calls update(row's gradient, row's offset) for each row, with the first
+// cache line of the row kPrefetchAhead rows later (values and each slot)
+// requested meanwhile: enough for short rows, whose misses dominate; the
+// hardware prefetcher follows a long row by itself.
 template <typename Update>
 void ForEachRow(int64_t width, absl::Span<const float> grads,
                 absl::Span<const int64_t> offsets, float* params,

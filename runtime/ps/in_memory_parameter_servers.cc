@@ -293,10 +293,11 @@ absl::Status InMemoryParameterServers::AddInt64(
     RETURN_IF_ERROR(CheckWhole(variable, DType::kInt64, after.size()));
   }
   return ForEachPart(variable, delta, [&](const VariablePart& part, auto rows) {
-    const size_t offset = rows.data() - delta.data();
     return Store(part).AddInt64(
         variable.spec.name, part.rows, rows,
-        after.empty() ? after : after.subspan(offset, rows.size()));
+        after.empty() ? after
+                      : after.subspan(part.rows.begin * RowWidth(variable.spec),
+                                      rows.size()));
   });
 }
 

@@ -113,6 +113,17 @@ TEST(InMemoryParameterServersTest, Int64VariablesAdd) {
   std::vector<float> floats(1);
   EXPECT_EQ(servers->Pull(*step, absl::MakeSpan(floats)).code(),
             absl::StatusCode::kInvalidArgument);
+
+  // A counter split over both tasks returns what each part's add left.
+  absl::StatusOr<VariablePlacement> counts = servers->CreateVariable(
+      Spec("counts", {4}, DType::kInt64), PartitionPolicy::FixedShards(2));
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->parts.size(), 2u);
+  ASSERT_TRUE(servers->AddInt64(*counts, {1, 2, 3, 4}).ok());
+  std::vector<int64_t> after(4);
+  ASSERT_TRUE(
+      servers->AddInt64(*counts, {10, 20, 30, 40}, absl::MakeSpan(after)).ok());
+  EXPECT_EQ(after, (std::vector<int64_t>{11, 22, 33, 44}));
 }
 
 TEST(InMemoryParameterServersTest, ManyChecksEveryBufferBeforeApplyingAny) {

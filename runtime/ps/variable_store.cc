@@ -425,9 +425,10 @@ absl::Status VariableStore::PushSparse(absl::string_view name,
       FindChecked(name, DType::kFloat32, ids, "the gradient", grads.size()));
   Variable& v = *found;
   // Ids in increasing order are distinct: nothing to sum, and the rows are
-  // updated straight from `grads`. PsClient sends them so (a model's ids
-  // sorted and made distinct, split by part in order), so this is the
-  // common case; others are summed per distinct id first, outside the lock.
+  // updated straight from `grads`. PsClient sends one replica's ids so (a
+  // model's ids sorted and made distinct, split by part in order), the
+  // common case on CPU workers; others (e.g. several replicas' ids gathered)
+  // are summed per distinct id first, outside the lock.
   const bool increasing =
       std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) ==
       ids.end();

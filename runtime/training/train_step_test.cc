@@ -639,10 +639,6 @@ class CountingParameterServers : public ParameterServers {
   std::map<std::string, int64_t> calls_ ABSL_GUARDED_BY(mu_);
 };
 
-// What the ps transport batches (client/ps_client_strategy_test counts its
-// requests per task) the train step must hand it together: each step reads
-// every dense variable in one PullMany and pushes their gradients in one
-// PushMany.
 // Model `name` on two CPU replicas under ParameterServerStrategy over
 // CountingParameterServers with two ps tasks.
 struct CountedPsJob {
@@ -665,6 +661,10 @@ struct CountedPsJob {
   std::optional<ModelVariables> variables;
 };
 
+// What the ps transport batches (client/ps_client_strategy_test counts its
+// requests per task) the train step must hand it together: each step reads
+// every dense variable in one PullMany and pushes their gradients in one
+// PushMany.
 TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
   CountedPsJob job("mlp");
   CountingParameterServers& servers = job.servers;
