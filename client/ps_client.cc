@@ -393,33 +393,20 @@ absl::Status PsClient::PushStep(absl::Span<const DenseVariablePush> dense,
   return impl_->PushStep(dense, sparse);
 }
 
+// One variable's rows go as a step's would: the same checks, plans and
+// messages.
 absl::Status PsClient::PullSparse(const VariablePlacement& variable,
                                   absl::Span<const int64_t> ids,
                                   absl::Span<float> out) {
-  RETURN_IF_ERROR(
-      CheckRowsById(variable, ids.size(), out.size(), "the buffer"));
-  const int64_t width = RowWidth(variable.spec);
-  const IdRepeats repeats = FindRepeats(ids);
-  auto calls =
-      impl_->GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
-          variable, ids, repeats);
-  RETURN_IF_ERROR(calls.status());
-  return impl_->PullRowsById("PullSparse", *calls, width, variable.spec.name,
-                             repeats, out);
+  const SparseVariablePull pull = {&variable, ids, out};
+  return PullStep({}, {&pull, 1});
 }
 
 absl::Status PsClient::PushSparse(const VariablePlacement& variable,
                                   absl::Span<const int64_t> ids,
                                   absl::Span<const float> grads) {
-  RETURN_IF_ERROR(
-      CheckRowsById(variable, ids.size(), grads.size(), "the gradients"));
-  const int64_t width = RowWidth(variable.spec);
-  const IdRepeats repeats = FindRepeats(ids);
-  auto calls =
-      impl_->GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(
-          variable, ids, repeats);
-  RETURN_IF_ERROR(calls.status());
-  return impl_->PushRowsById("PushSparse", *calls, width, repeats, grads);
+  const SparseVariablePush push = {&variable, ids, grads};
+  return PushStep({}, {&push, 1});
 }
 
 absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {

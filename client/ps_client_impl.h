@@ -117,10 +117,7 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
           return absl::OkStatus();
         }));
     if (!without_values) return absl::OkStatus();
-    if constexpr (std::is_same_v<T, int64_t>) {
-      return PullDense<int64_t>(variable, rows, after);
-    }
-    return absl::OkStatus();
+    return PullDense<int64_t>(variable, rows, after);
   }
 
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {
