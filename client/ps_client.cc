@@ -385,12 +385,16 @@ absl::Status PsClient::PullStep(absl::Span<const DenseVariablePull> dense,
 }
 
 absl::Status PsClient::PushStep(absl::Span<const DenseVariablePush> dense,
-                                absl::Span<const SparseVariablePush> sparse) {
+                                absl::Span<const SparseVariablePush> sparse,
+                                absl::Span<const Int64VariableAdd> adds) {
   for (const SparseVariablePush& push : sparse) {
     RETURN_IF_ERROR(CheckRowsById(*push.variable, push.ids.size(),
                                   push.grads.size(), "the gradients"));
   }
-  return impl_->PushStep(dense, sparse);
+  for (const Int64VariableAdd& add : adds) {
+    RETURN_IF_ERROR(CheckDType(*add.variable, DType::kInt64, "AddInt64"));
+  }
+  return impl_->PushStep(dense, sparse, adds);
 }
 
 // One variable's rows go as a step's would: the same checks, plans and
@@ -406,7 +410,7 @@ absl::Status PsClient::PushSparse(const VariablePlacement& variable,
                                   absl::Span<const int64_t> ids,
                                   absl::Span<const float> grads) {
   const SparseVariablePush push = {&variable, ids, grads};
-  return PushStep({}, {&push, 1});
+  return PushStep({}, {&push, 1}, {});
 }
 
 absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {

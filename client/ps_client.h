@@ -168,8 +168,10 @@ class PsClient : public ParameterServers {
   // the dense and the sparse reads took one each).
   absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
                         absl::Span<const SparseVariablePull> sparse) override;
+  // The step's updates and its global step's fetch-and-add in one round.
   absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                        absl::Span<const SparseVariablePush> sparse) override;
+                        absl::Span<const SparseVariablePush> sparse,
+                        absl::Span<const Int64VariableAdd> adds) override;
   // Assign, Add and AssignInt64 as ParameterServers says: one PushDense per
   // part, with its write and a request id.
   absl::Status Assign(const VariablePlacement& variable,

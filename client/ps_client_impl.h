@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <utility>
@@ -62,6 +63,8 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     });
   }
 
+  using DensePushCall = Call<ps::PushDenseRequest, ps::PushDenseResponse>;
+
   // Pushes `values` to `rows` as `write` says. `after`, for an int64 add,
   // when not empty (as many elements as `values`), receives the values the
   // add left, which the ps sends back in the same round trip.
@@ -70,6 +73,22 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
                          absl::Span<const T> values,
                          ps::DenseWrite write = ps::APPLY_GRADIENT,
                          absl::Span<int64_t> after = {}) {
+    ASSIGN_OR_RETURN(auto calls,
+                     PlanDensePush(variable, rows, values, write, after));
+    ValuesAfter values_after{&variable, rows, after};
+    RETURN_IF_ERROR(RunWire("PushDense", calls, [&](DensePushCall& call) {
+      return DecodeValuesAfter(call, values_after);
+    }));
+    return ReadValuesAfterIfMissing(values_after);
+  }
+
+  // PushDense's requests, checked, planned and encoded (sent from `values`
+  // itself: the calls must end before it goes).
+  template <typename T>
+  absl::StatusOr<std::vector<std::unique_ptr<DensePushCall>>> PlanDensePush(
+      const VariablePlacement& variable, RowRange rows,
+      absl::Span<const T> values, ps::DenseWrite write,
+      absl::Span<int64_t> after) {
     RETURN_IF_ERROR(
         CheckRows(variable, rows, values.size(), "the pushed tensor"));
     if (!after.empty()) {
@@ -84,40 +103,52 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       call->request.set_request_id(NewRequestId());
       call->request.set_write(write);
       call->request.set_return_values(!after.empty());
-      // Sent from `values` itself: the call ends before this returns.
       call->wire_request = EncodeDensePush(
           call->request, values.subspan(call->offset, piece.size() * width));
     }
-    // Set when a ps task answers without the values (a ps_server older
-    // than return_values): they are then read after the add.
-    std::atomic<bool> without_values{false};
+    return calls;
+  }
+
+  // Where an int64 add's values after go, and whether a ps task answered
+  // without them (a ps_server older than return_values): they are then
+  // read after the add.
+  struct ValuesAfter {
+    const VariablePlacement* variable = nullptr;
+    RowRange rows;
+    absl::Span<int64_t> after;  // empty: not asked for
+    std::atomic<bool> missing{false};
+  };
+
+  // Copies the values after the add that `call`'s response carries into
+  // `values.after` (nothing when they were not asked for).
+  absl::Status DecodeValuesAfter(DensePushCall& call, ValuesAfter& values) {
+    if (values.after.empty()) return absl::OkStatus();
+    const RowRange piece = RowRangeFromProto(call.request.rows());
+    const std::string what = RowsOf(values.variable->spec.name, piece);
+    ps::PushDenseResponse response;
     RETURN_IF_ERROR(
-        RunWire("PushDense", calls, [&](auto& call) -> absl::Status {
-          if (after.empty()) return absl::OkStatus();
-          const RowRange piece = RowRangeFromProto(call.request.rows());
-          const std::string what = RowsOf(variable.spec.name, piece);
-          ps::PushDenseResponse response;
-          RETURN_IF_ERROR(rpc::DecodeWithTensors(
-              &call.wire_response,
-              absl::StrCat("PushDense response for ", what, " from ",
-                           TaskName(call.ps_task)),
-              &response, {}));
-          const int64_t elements = piece.size() * width;
-          if (response.values_after_size() == 0 && elements > 0) {
-            without_values = true;
-            return absl::OkStatus();
-          }
-          if (response.values_after_size() != elements) {
-            return absl::InternalError(absl::StrCat(
-                TaskName(call.ps_task), " sent ", response.values_after_size(),
-                " values after the add to ", what, ", not ", elements));
-          }
-          std::copy(response.values_after().begin(),
-                    response.values_after().end(), after.begin() + call.offset);
-          return absl::OkStatus();
-        }));
-    if (!without_values) return absl::OkStatus();
-    return PullDense<int64_t>(variable, rows, after);
+        rpc::DecodeWithTensors(&call.wire_response,
+                               absl::StrCat("PushDense response for ", what,
+                                            " from ", TaskName(call.ps_task)),
+                               &response, {}));
+    const int64_t elements = piece.size() * RowWidth(values.variable->spec);
+    if (response.values_after_size() == 0 && elements > 0) {
+      values.missing = true;
+      return absl::OkStatus();
+    }
+    if (response.values_after_size() != elements) {
+      return absl::InternalError(absl::StrCat(
+          TaskName(call.ps_task), " sent ", response.values_after_size(),
+          " values after the add to ", what, ", not ", elements));
+    }
+    std::copy(response.values_after().begin(), response.values_after().end(),
+              values.after.begin() + call.offset);
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadValuesAfterIfMissing(ValuesAfter& values) {
+    if (!values.missing) return absl::OkStatus();
+    return PullDense<int64_t>(*values.variable, values.rows, values.after);
   }
 
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) {
@@ -327,10 +358,12 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     return calls;
   }
 
-  // PushMany of `dense` and a PushSparse of each of `sparse` (their sizes
-  // checked by the caller), all their requests sent in one round.
+  // PushMany of `dense`, a PushSparse of each of `sparse` (their sizes
+  // checked by the caller) and an AddInt64 of each of `adds` (int64, checked
+  // by the caller), all their requests sent in one round.
   absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                        absl::Span<const SparseVariablePush> sparse) {
+                        absl::Span<const SparseVariablePush> sparse,
+                        absl::Span<const Int64VariableAdd> adds) {
     using SparseCall = Call<ps::PushSparseRequest, ps::PushSparseResponse>;
     std::vector<std::unique_ptr<ManyCall>> dense_calls;
     if (!dense.empty()) {
@@ -348,7 +381,23 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       EncodeRowPushes(sparse_calls[v], RowWidth(push.variable->spec), repeats,
                       push.grads);
     }
+    std::vector<std::vector<std::unique_ptr<DensePushCall>>> add_calls(
+        adds.size());
+    // Made in place (an atomic does not move) and never moved.
+    std::deque<ValuesAfter> values_after(adds.size());
+    for (size_t a = 0; a < adds.size(); ++a) {
+      const Int64VariableAdd& add = adds[a];
+      const RowRange rows = {0, NumRows(add.variable->spec)};
+      ASSIGN_OR_RETURN(
+          add_calls[a],
+          PlanDensePush(*add.variable, rows, add.delta, ps::ADD, add.after));
+      values_after[a].variable = add.variable;
+      values_after[a].rows = rows;
+      values_after[a].after = add.after;
+    }
     std::vector<CallBase*> all;
+    absl::flat_hash_map<const CallBase*, std::function<absl::Status()>>
+        decoders;
     for (auto& call : dense_calls) all.push_back(call.get());
     for (auto& calls : sparse_calls) {
       for (auto& call : calls) {
@@ -356,8 +405,25 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
         all.push_back(call.get());
       }
     }
-    return RunWireCalls("PushStep", std::move(all),
-                        [](CallBase&) { return absl::OkStatus(); });
+    for (size_t a = 0; a < adds.size(); ++a) {
+      for (auto& call : add_calls[a]) {
+        DensePushCall* c = call.get();
+        c->rpc = "PushDense";
+        all.push_back(c);
+        ValuesAfter* values = &values_after[a];
+        decoders[c] = [this, c, values] {
+          return DecodeValuesAfter(*c, *values);
+        };
+      }
+    }
+    RETURN_IF_ERROR(RunWireCalls("PushStep", std::move(all), [&](CallBase& c) {
+      const auto decoder = decoders.find(&c);
+      return decoder == decoders.end() ? absl::OkStatus() : decoder->second();
+    }));
+    for (ValuesAfter& values : values_after) {
+      RETURN_IF_ERROR(ReadValuesAfterIfMissing(values));
+    }
+    return absl::OkStatus();
   }
 
   // Pulls the rows of every call's ids through `rpc` and puts each where

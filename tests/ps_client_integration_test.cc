@@ -241,7 +241,7 @@ TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
   const std::vector<float> b_grad = {0.5f, -0.5f};
   const std::vector<int64_t> ids = {9, 2, 9};
   const std::vector<float> grads = {1.0f, 2.0f, 4.0f};
-  ASSERT_TRUE(client_->PushStep({{&b, b_grad}}, {{&emb, ids, grads}}).ok());
+  ASSERT_TRUE(client_->PushStep({{&b, b_grad}}, {{&emb, ids, grads}}, {}).ok());
   std::vector<float> b_now(2), emb_now(10);
   ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());
   ASSERT_TRUE(client_->Pull(emb, absl::MakeSpan(emb_now)).ok());
@@ -249,9 +249,48 @@ TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
   EXPECT_THAT(emb_now, ElementsAre(0, 0, -2, 0, 0, 0, 0, 0, 0, -5));
 
   const std::vector<float> short_grads = {1.0f};
-  absl::Status s = client_->PushStep({}, {{&emb, ids, short_grads}});
+  absl::Status s = client_->PushStep({}, {{&emb, ids, short_grads}}, {});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
+}
+
+// The global step's fetch-and-add goes in a step's round of updates: it
+// is applied once with them and brings back the value it left.
+TEST_F(PsClientIntegrationTest, PushStepAddsToACounterAndReturnsItsValue) {
+  const VariablePlacement b = *client_->CreateVariable(Spec("b", {2}, 1.0f));
+  const VariablePlacement emb = *client_->CreateVariable(
+      Spec("emb", {10, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  const VariablePlacement step = *client_->CreateVariable(
+      VariableSpec{"global_step", DType::kInt64, {}, {}, {}});
+  ASSERT_TRUE(client_->AddInt64(step, std::vector<int64_t>{40}).ok());
+  const std::vector<float> b_grad = {0.5f, -0.5f};
+  const std::vector<int64_t> ids = {1, 8};
+  const std::vector<float> grads = {1.0f, 2.0f};
+  const std::vector<int64_t> one = {1};
+  int64_t after = 0;
+  ASSERT_TRUE(client_
+                  ->PushStep({{&b, b_grad}}, {{&emb, ids, grads}},
+                             {{&step, one, absl::MakeSpan(&after, 1)}})
+                  .ok());
+  EXPECT_EQ(after, 41);
+  // Without the values after: added all the same.
+  ASSERT_TRUE(client_->PushStep({}, {}, {{&step, one, {}}}).ok());
+  int64_t now = 0;
+  ASSERT_TRUE(client_->PullInt64(step, absl::MakeSpan(&now, 1)).ok());
+  EXPECT_EQ(now, 42);
+  std::vector<float> b_now(2), emb_now(10);
+  ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());
+  ASSERT_TRUE(client_->Pull(emb, absl::MakeSpan(emb_now)).ok());
+  EXPECT_THAT(b_now, ElementsAre(0.5f, 1.5f));
+  EXPECT_THAT(emb_now, ElementsAre(0, -1, 0, 0, 0, 0, 0, 0, -2, 0));
+
+  // An add to a float32 variable is refused before anything is sent.
+  const std::vector<int64_t> two = {1, 1};
+  absl::Status s = client_->PushStep({{&b, b_grad}}, {}, {{&b, two, {}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("\"b\""));
+  ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());
+  EXPECT_THAT(b_now, ElementsAre(0.5f, 1.5f));
 }
 
 TEST_F(PsClientIntegrationTest, HashTableRowsAreCreatedOnFirstUse) {

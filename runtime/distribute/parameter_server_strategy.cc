@@ -12,12 +12,27 @@ namespace {
 // `copy` exists, which PullMany / PushMany can move; null for anything
 // else, which goes through the variable's own methods (and their errors).
 const PsVariable* BatchablePsVariable(const DistributedVariable* variable,
-                                      int copy,
-                                      const ParameterServers* servers) {
+                                      int copy, const ParameterServers* servers,
+                                      DType dtype = DType::kFloat32) {
   const auto* ps = dynamic_cast<const PsVariable*>(variable);
-  if (ps == nullptr || ps->servers() != servers ||
-      ps->spec().dtype != DType::kFloat32 || copy < 0 ||
-      copy >= ps->num_copies()) {
+  if (ps == nullptr || ps->servers() != servers || ps->spec().dtype != dtype ||
+      copy < 0 || copy >= ps->num_copies()) {
+    return nullptr;
+  }
+  return ps;
+}
+
+// The ps variable that an add of `delta` to copy `copy` of `variable` goes
+// to, when it can go in a PushStep: an int64 variable of `servers` and a
+// delta of its dtype and shape (any other goes through the variable, which
+// says what is wrong).
+const PsVariable* BatchableAdd(const DistributedVariable* variable, int copy,
+                               const Tensor& delta,
+                               const ParameterServers* servers) {
+  const PsVariable* ps =
+      BatchablePsVariable(variable, copy, servers, DType::kInt64);
+  if (ps == nullptr || delta.is_null() || delta.dtype() != DType::kInt64 ||
+      delta.shape() != ps->spec().shape) {
     return nullptr;
   }
   return ps;
@@ -123,7 +138,7 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
 
 absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     absl::Span<const CopyGradient> updates,
-    absl::Span<const CopySparseGradient> sparse) {
+    absl::Span<const CopySparseGradient> sparse, const CopyAdd* add) {
   std::vector<DenseVariablePush> pushes;
   for (const CopyGradient& u : updates) {
     if (const PsVariable* ps =
@@ -143,16 +158,31 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     }
     row_pushes.push_back({&ps->placement(), u.ids, u.grads});
   }
+  const PsVariable* added =
+      add == nullptr
+          ? nullptr
+          : BatchableAdd(add->variable, add->copy, *add->delta, servers_);
+  if (added != nullptr) {
+    std::vector<Int64VariableAdd> adds(1);
+    adds[0].variable = &added->placement();
+    adds[0].delta = add->delta->flat<int64_t>();
+    if (add->after != nullptr) {
+      ASSIGN_OR_RETURN(*add->after,
+                       Tensor::Create(DType::kInt64, added->spec().shape));
+      adds[0].after = add->after->flat<int64_t>();
+    }
+    // Dense and sparse updates and the add in one round of requests.
+    return servers_->PushStep(pushes, row_pushes, adds);
+  }
   if (!row_pushes.empty()) {
-    // Dense and sparse updates in one round of requests.
-    return servers_->PushStep(pushes, row_pushes);
+    RETURN_IF_ERROR(servers_->PushStep(pushes, row_pushes, {}));
+  } else if (pushes.size() == 1) {
+    // One variable goes as PsVariable::ApplyGradient sends it.
+    RETURN_IF_ERROR(servers_->Push(*pushes[0].variable, pushes[0].grad));
+  } else if (!pushes.empty()) {
+    RETURN_IF_ERROR(servers_->PushMany(pushes));
   }
-  if (pushes.empty()) return absl::OkStatus();
-  // Without rows, one variable goes as PsVariable::ApplyGradient sends it.
-  if (pushes.size() == 1) {
-    return servers_->Push(*pushes[0].variable, pushes[0].grad);
-  }
-  return servers_->PushMany(pushes);
+  return Strategy::ApplyGradientsToCopies({}, {}, add);
 }
 
 }  // namespace distrt

@@ -53,14 +53,15 @@ class ParameterServerStrategy : public Strategy {
       const HashEmbeddingSpec& spec) override;
   // The float32 variables on this strategy's ps tasks go in one
   // ParameterServers::PullMany / PushMany (small ones batched per ps task),
-  // with rows by id in one PullStep / PushStep together with them; others
-  // (int64, sync-on-read variables on the worker) one at a time.
+  // with rows by id and an int64 add (the global step's) in one PullStep /
+  // PushStep together with them; others (sync-on-read variables on the
+  // worker) one at a time.
   absl::StatusOr<std::vector<Tensor>> ReadCopies(
       absl::Span<const VariableCopy> copies,
       absl::Span<const CopyRows> rows) const override;
   absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates,
-      absl::Span<const CopySparseGradient> sparse) override;
+      absl::Span<const CopySparseGradient> sparse, const CopyAdd* add) override;
 
  private:
   ParameterServerStrategy(std::vector<Device*> devices,

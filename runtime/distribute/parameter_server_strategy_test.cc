@@ -200,6 +200,49 @@ TEST_F(ParameterServerStrategyTest, GlobalStepCountsWorkerStepsNotReplicas) {
   EXPECT_EQ(worker_a->ReadVar(*step_a)->flat<int64_t>()[0], 2 * kSteps);
 }
 
+// The step's add goes with its gradients (one PushStep on the servers): the
+// step counts once per worker step, and replica 0 learns each value it
+// left; a delta that does not fit goes through the variable and errs there.
+TEST_F(ParameterServerStrategyTest, AStepsAddGoesWithItsGradients) {
+  auto worker = Worker();
+  DistributedVariable* w = *worker->CreateVariable(SumVariable("w", {2}));
+  DistributedVariable* step = *worker->CreateVariable(GlobalStepVariable());
+  const auto values = [&] {
+    const Tensor t = *worker->ReadVar(*w);
+    return std::vector<float>(t.flat<float>().begin(), t.flat<float>().end());
+  };
+  const std::vector<float> before = values();
+  const std::vector<float> grad = {1.0f, -1.0f};
+  const std::vector<absl::Span<const float>> grads = {grad};
+  for (int round = 1; round <= 3; ++round) {
+    std::vector<Tensor> after(3);
+    absl::Status s = worker->Run([&](ReplicaContext& context) {
+      Tensor one = *Tensor::Create(DType::kInt64, {});
+      one.flat<int64_t>()[0] = 1;
+      ReplicaContext::AddUpdate add = {step, std::move(one),
+                                       &after[context.local_replica_id()]};
+      return context.ApplyGradients({&w, 1}, grads, {}, &add);
+    });
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(after[0].num_elements(), 1);
+    EXPECT_EQ(after[0].flat<int64_t>()[0], round);
+    // The others share replica 0's copy.
+    EXPECT_EQ(after[1].num_elements(), 0);
+    EXPECT_EQ(after[2].num_elements(), 0);
+  }
+  EXPECT_EQ(worker->ReadVar(*step)->flat<int64_t>()[0], 3);
+  EXPECT_NE(values(), before);
+
+  absl::Status wrong = worker->Run([&](ReplicaContext& context) {
+    ReplicaContext::AddUpdate add = {step, *Tensor::Create(DType::kInt64, {2}),
+                                     nullptr};
+    return context.ApplyGradients({}, {}, {}, &add);
+  });
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kInvalidArgument) << wrong;
+  EXPECT_THAT(wrong.message(), HasSubstr("global_step"));
+  EXPECT_EQ(worker->ReadVar(*step)->flat<int64_t>()[0], 3);
+}
+
 TEST_F(ParameterServerStrategyTest, SyncOnReadVariablesStayOnTheWorker) {
   auto strategy = Worker();
   VariableOptions metric = SumVariable("examples_seen", {1});

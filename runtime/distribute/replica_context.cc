@@ -1,5 +1,7 @@
 #include "runtime/distribute/replica_context.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/device/copy_into.h"
 #include "runtime/distribute/strategy.h"
@@ -78,17 +80,30 @@ bool ReplicaContext::SharesCopies(const DistributedVariable& variable) const {
 absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
                                        Tensor delta, Tensor* after) {
   if (after != nullptr) *after = Tensor();
-  // Adds to this replica's copy, and reads it back when asked to.
-  const auto add_to_own_copy = [&]() -> absl::Status {
+  ASSIGN_OR_RETURN(const bool adds, AggregateAdd(variable, delta));
+  if (adds) {
     const int copy = variable.CopyOfReplica(replica_);
-    if (after == nullptr) return variable.AddToCopy(copy, delta);
-    ASSIGN_OR_RETURN(*after, variable.AddToCopyAndRead(copy, delta));
-    return absl::OkStatus();
-  };
-  const VariableOptions& options = variable.options();
-  if (options.synchronization == VariableSynchronization::kOnRead) {
-    return add_to_own_copy();
+    if (after == nullptr) {
+      RETURN_IF_ERROR(variable.AddToCopy(copy, delta));
+    } else {
+      ASSIGN_OR_RETURN(*after, variable.AddToCopyAndRead(copy, delta));
+    }
   }
+  return WaitsAfterAdd(variable) ? group_->barrier().Wait("AssignAdd")
+                                 : absl::OkStatus();
+}
+
+bool ReplicaContext::WaitsAfterAdd(const DistributedVariable& variable) const {
+  return variable.options().synchronization !=
+             VariableSynchronization::kOnRead &&
+         SharesCopies(variable);
+}
+
+absl::StatusOr<bool> ReplicaContext::AggregateAdd(DistributedVariable& variable,
+                                                  Tensor& delta) {
+  const VariableOptions& options = variable.options();
+  // Sync-on-read variables: each replica adds to its own copy.
+  if (options.synchronization == VariableSynchronization::kOnRead) return true;
   const int n = num_replicas_in_sync();
   switch (options.aggregation) {
     case VariableAggregation::kNone:
@@ -141,11 +156,7 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
       }
       break;
   }
-  absl::Status applied = absl::OkStatus();
-  if (UpdatesItsCopy(variable)) applied = add_to_own_copy();
-  RETURN_IF_ERROR(applied);
-  return SharesCopies(variable) ? group_->barrier().Wait("AssignAdd")
-                                : absl::OkStatus();
+  return UpdatesItsCopy(variable);
 }
 
 absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
@@ -161,7 +172,7 @@ absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
 absl::Status ReplicaContext::ApplyGradients(
     absl::Span<DistributedVariable* const> variables,
     absl::Span<const absl::Span<const float>> grads,
-    absl::Span<const SparseUpdate> sparse) {
+    absl::Span<const SparseUpdate> sparse, AddUpdate* add) {
   if (variables.size() != grads.size()) {
     // Every replica passes the same counts, so all return this error and
     // nobody waits in a collective.
@@ -188,8 +199,20 @@ absl::Status ReplicaContext::ApplyGradients(
     }
     shares_copies = shares_copies || SharesCopies(variable);
   }
-  if (!updates.empty() || !sparse_updates.empty()) {
-    RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(updates, sparse_updates));
+  std::optional<Strategy::CopyAdd> copy_add;
+  if (add != nullptr) {
+    if (add->after != nullptr) *add->after = Tensor();
+    DistributedVariable& variable = *add->variable;
+    ASSIGN_OR_RETURN(const bool adds, AggregateAdd(variable, add->delta));
+    if (adds) {
+      copy_add = Strategy::CopyAdd{&variable, variable.CopyOfReplica(replica_),
+                                   &add->delta, add->after};
+    }
+    shares_copies = shares_copies || WaitsAfterAdd(variable);
+  }
+  if (!updates.empty() || !sparse_updates.empty() || copy_add.has_value()) {
+    RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(
+        updates, sparse_updates, copy_add ? &*copy_add : nullptr));
   }
   // One barrier for all: nobody reads a shared copy before every update of
   // this call is in.

@@ -140,17 +140,26 @@ class ReplicaContext {
     DistributedVariable* variable;
     const SparseGradient* grad;
   };
-  // ApplyGradient for each of `variables` with grads[i], and
-  // ApplySparseGradient for each of `sparse`, at once (on parameter servers,
-  // the small variables of each ps task in one request, and every request
-  // sent together: one round trip for a step's updates), waiting for the
-  // other replicas once at the end instead of once per variable that
-  // replicas share. When an update fails, which of the other variables were
-  // updated is unspecified. INVALID_ARGUMENT, on every replica and before
-  // any update, when the counts differ.
+  // An AssignAdd(variable, delta, after) that goes with ApplyGradients'
+  // updates: a training step's global step.
+  struct AddUpdate {
+    DistributedVariable* variable;
+    Tensor delta;
+    Tensor* after = nullptr;
+  };
+  // ApplyGradient for each of `variables` with grads[i], ApplySparseGradient
+  // for each of `sparse`, then `add` when it is not null, at once (on
+  // parameter servers, the small variables of each ps task in one request,
+  // and every request sent together: one round trip for a step's updates
+  // and its global step), waiting for the other replicas once at the end
+  // instead of once per variable that replicas share. When an update fails,
+  // which of the other variables were updated is unspecified.
+  // INVALID_ARGUMENT, on every replica and before any update, when the
+  // counts differ.
   absl::Status ApplyGradients(absl::Span<DistributedVariable* const> variables,
                               absl::Span<const absl::Span<const float>> grads,
-                              absl::Span<const SparseUpdate> sparse = {});
+                              absl::Span<const SparseUpdate> sparse = {},
+                              AddUpdate* add = nullptr);
   absl::Status ApplySparseGradient(DistributedVariable& variable,
                                    const SparseGradient& grad);
 
@@ -166,6 +175,13 @@ class ReplicaContext {
   // Whether replicas share copies, so updates need a barrier before anyone
   // reads again.
   bool SharesCopies(const DistributedVariable& variable) const;
+  // AssignAdd's aggregation: makes `delta` what this replica adds to its
+  // copy, with the collectives the variable's aggregation needs (the same
+  // on every replica). Whether this replica makes the add.
+  absl::StatusOr<bool> AggregateAdd(DistributedVariable& variable,
+                                    Tensor& delta);
+  // Whether the replicas wait for each other after an add to `variable`.
+  bool WaitsAfterAdd(const DistributedVariable& variable) const;
 
   Strategy* const strategy_;
   ReplicaGroup* const group_;

@@ -557,13 +557,19 @@ absl::StatusOr<std::vector<Tensor>> Strategy::ReadCopies(
 
 absl::Status Strategy::ApplyGradientsToCopies(
     absl::Span<const CopyGradient> updates,
-    absl::Span<const CopySparseGradient> sparse) {
+    absl::Span<const CopySparseGradient> sparse, const CopyAdd* add) {
   for (const CopyGradient& u : updates) {
     RETURN_IF_ERROR(u.variable->ApplyGradient(u.copy, u.grad));
   }
   for (const CopySparseGradient& u : sparse) {
     RETURN_IF_ERROR(u.variable->ApplySparseGradient(u.copy, u.ids, u.grads));
   }
+  if (add == nullptr) return absl::OkStatus();
+  if (add->after == nullptr) {
+    return add->variable->AddToCopy(add->copy, *add->delta);
+  }
+  ASSIGN_OR_RETURN(*add->after,
+                   add->variable->AddToCopyAndRead(add->copy, *add->delta));
   return absl::OkStatus();
 }
 

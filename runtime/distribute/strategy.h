@@ -301,11 +301,21 @@ class Strategy {
     absl::Span<const int64_t> ids;
     absl::Span<const float> grads;  // ids.size() rows
   };
+  // An add of `delta` to copy `copy` of `variable` that goes with the
+  // gradients (the step's global step), as AddToCopy does it; AddToCopyAndRead
+  // into `after` when that is not null.
+  struct CopyAdd {
+    DistributedVariable* variable;
+    int copy;
+    const Tensor* delta;
+    Tensor* after;
+  };
   // What ReplicaContext::ReadMany and ApplyGradients do once they know
   // which copies this replica reads or updates: the value of each copy, in
   // order (as ReadCopy gives it), with the rows of `rows` read into their
   // buffers (as ReadRows), and each copy's optimizer applied with
-  // its gradient (as ApplyGradient, or ApplySparseGradient for `sparse`). The
+  // its gradient (as ApplyGradient, or ApplySparseGradient for `sparse`),
+  // then `add` made when it is not null. The
   // defaults call the variables one after another and stop at the first error.
   // A strategy whose variables are remote overrides them to move many variables
   // in few requests; the values and the variables' states afterwards must be
@@ -316,7 +326,7 @@ class Strategy {
       absl::Span<const CopyRows> rows) const;
   virtual absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates,
-      absl::Span<const CopySparseGradient> sparse);
+      absl::Span<const CopySparseGradient> sparse, const CopyAdd* add);
 
   // Replaces `value` (float32, int64 or float64, this worker's share) with
   // its sum over num_workers(): the cross-worker step of the reductions that

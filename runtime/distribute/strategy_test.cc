@@ -445,6 +445,58 @@ TEST_F(StrategyTest, ReadManyAndApplyGradientsMatchOneAtATime) {
   }
 }
 
+// An add that goes with ApplyGradients is AssignAdd's: aggregated as the
+// variable says, made after the gradients, the value it left returned to
+// the replicas that made it.
+TEST_F(StrategyTest, ApplyGradientsWithAnAddActsAsAssignAdd) {
+  for (bool central : {false, true}) {
+    std::unique_ptr<Strategy> strategy =
+        central ? MakeCentral(3) : MakeMirrored(3);
+    SCOPED_TRACE(strategy->name());
+    std::vector<DistributedVariable*> variables = MakeVariables(*strategy, "v");
+    DistributedVariable* step = *strategy->CreateVariable(GlobalStepVariable());
+    const std::vector<std::vector<float>> grads = Gradients(variables);
+    const std::vector<absl::Span<const float>> grad_spans(grads.begin(),
+                                                          grads.end());
+    std::vector<std::vector<float>> before;
+    for (DistributedVariable* v : variables) {
+      before.push_back(Values(*strategy->ReadVar(*v)));
+    }
+    std::vector<Tensor> after(3);
+    for (int round = 1; round <= 2; ++round) {
+      absl::Status s = strategy->Run([&](ReplicaContext& context) {
+        Tensor one = *Tensor::Create(DType::kInt64, {});
+        one.flat<int64_t>()[0] = 1;
+        ReplicaContext::AddUpdate add = {step, std::move(one),
+                                         &after[context.local_replica_id()]};
+        return context.ApplyGradients(variables, grad_spans, {}, &add);
+      });
+      ASSERT_TRUE(s.ok()) << s;
+      // Once per step, not per replica; replica 0 always made the add.
+      EXPECT_EQ(strategy->ReadVar(*step)->flat<int64_t>()[0], round);
+      ASSERT_EQ(after[0].num_elements(), 1);
+      EXPECT_EQ(after[0].flat<int64_t>()[0], round);
+      for (int r = 1; r < 3; ++r) {
+        // Mirrored: each replica adds to its own copy; central storage:
+        // the others share replica 0's and get nothing back.
+        EXPECT_EQ(after[r].num_elements(), central ? 0 : 1) << r;
+      }
+    }
+    for (size_t i = 0; i < variables.size(); ++i) {
+      EXPECT_NE(Values(*strategy->ReadVar(*variables[i])), before[i]) << i;
+    }
+
+    // A delta that does not fit the variable: the variable's own error.
+    absl::Status wrong = strategy->Run([&](ReplicaContext& context) {
+      ReplicaContext::AddUpdate add = {
+          step, *Tensor::Create(DType::kInt64, {2}), nullptr};
+      return context.ApplyGradients({}, {}, {}, &add);
+    });
+    EXPECT_EQ(wrong.code(), absl::StatusCode::kInvalidArgument) << wrong;
+    EXPECT_THAT(wrong.message(), HasSubstr("global_step"));
+  }
+}
+
 TEST_F(StrategyTest, ApplyGradientsErrsAsApplyGradient) {
   for (bool central : {false, true}) {
     std::unique_ptr<Strategy> strategy =

@@ -53,6 +53,14 @@ struct SparseVariablePush {
   absl::Span<const int64_t> ids;
   absl::Span<const float> grads;  // ids.size() rows
 };
+// An add to an int64 variable in ParameterServers::PushStep, as AddInt64
+// takes it (e.g. the global step's increment, which goes with the step's
+// updates); `after` empty when the values after are not wanted.
+struct Int64VariableAdd {
+  const VariablePlacement* variable;
+  absl::Span<const int64_t> delta;
+  absl::Span<int64_t> after;
+};
 
 // What ParameterServers::Save and Restore did.
 struct CheckpointSaved {
@@ -126,17 +134,22 @@ class ParameterServers {
     }
     return absl::OkStatus();
   }
-  // A training step's updates at once: PushMany of `dense` and PushSparse
-  // of each of `sparse`, sent together by PsClient (this default: one after
-  // another). When one fails, which of the others were applied is
-  // unspecified.
+  // A training step's updates at once: PushMany of `dense`, PushSparse of
+  // each of `sparse` and AddInt64 of each of `adds`, sent together by
+  // PsClient (this default: one after another). When one fails, which of
+  // the others were applied is unspecified.
   virtual absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                                absl::Span<const SparseVariablePush> sparse) {
+                                absl::Span<const SparseVariablePush> sparse,
+                                absl::Span<const Int64VariableAdd> adds) {
     if (!dense.empty()) {
       if (absl::Status s = PushMany(dense); !s.ok()) return s;
     }
     for (const SparseVariablePush& push : sparse) {
       absl::Status s = PushSparse(*push.variable, push.ids, push.grads);
+      if (!s.ok()) return s;
+    }
+    for (const Int64VariableAdd& add : adds) {
+      absl::Status s = AddInt64(*add.variable, add.delta, add.after);
       if (!s.ok()) return s;
     }
     return absl::OkStatus();

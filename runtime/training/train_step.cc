@@ -203,7 +203,15 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
       sparse.push_back({variables.variable(i), gathered[i].get()});
     }
   }
-  RETURN_IF_ERROR(context.ApplyGradients(dense, means, sparse));
+  // The global step's increment goes with them (on parameter servers, in
+  // the same round of requests), and brings the new value back.
+  ASSIGN_OR_RETURN(Tensor one, Tensor::Create(DType::kInt64, {}));
+  one.flat<int64_t>()[0] = 1;
+  Tensor after;
+  ReplicaContext::AddUpdate step_add = {&variables.global_step(),
+                                        std::move(one), &after};
+  RETURN_IF_ERROR(context.ApplyGradients(dense, means, sparse, &step_add));
+  if (after.num_elements() == 1) *global_step = after.flat<int64_t>()[0];
 
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kHashEmbedding) continue;
@@ -215,13 +223,6 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     }
     RETURN_IF_ERROR(context.Barrier());
   }
-
-  ASSIGN_OR_RETURN(Tensor one, Tensor::Create(DType::kInt64, {}));
-  one.flat<int64_t>()[0] = 1;
-  Tensor after;
-  RETURN_IF_ERROR(
-      context.AssignAdd(variables.global_step(), std::move(one), &after));
-  if (after.num_elements() == 1) *global_step = after.flat<int64_t>()[0];
   return absl::OkStatus();
 }
 

@@ -605,8 +605,9 @@ class CountingParameterServers : public ParameterServers {
     return Count("PullStep", servers_->PullStep(dense, sparse));
   }
   absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                        absl::Span<const SparseVariablePush> sparse) override {
-    return Count("PushStep", servers_->PushStep(dense, sparse));
+                        absl::Span<const SparseVariablePush> sparse,
+                        absl::Span<const Int64VariableAdd> adds) override {
+    return Count("PushStep", servers_->PushStep(dense, sparse, adds));
   }
   absl::Status PushSparse(const VariablePlacement& v,
                           absl::Span<const int64_t> ids,
@@ -663,8 +664,8 @@ struct CountedPsJob {
 
 // What the ps transport batches (client/ps_client_strategy_test counts its
 // requests per task) the train step must hand it together: each step reads
-// every dense variable in one PullMany and pushes their gradients in one
-// PushMany.
+// every dense variable in one PullMany and pushes their gradients, with
+// the global step's increment, in one PushStep.
 TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
   CountedPsJob job("mlp");
   CountingParameterServers& servers = job.servers;
@@ -673,7 +674,7 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
   ModelVariables& variables = *job.variables;
   const std::vector<Example> data = MakeData("mlp", 3);
   const std::vector<std::string> dense = {"Pull", "Push", "PullMany",
-                                          "PushMany"};
+                                          "PushMany", "PushStep"};
   auto counts = [&] {
     std::map<std::string, int64_t> now;
     for (const std::string& m : dense) now[m] = servers.calls(m);
@@ -688,13 +689,14 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
         TrainStep(*strategy, *model, variables, StepBatches(data, step, 2));
     ASSERT_TRUE(result.ok()) << result.status();
     std::map<std::string, int64_t> after = counts();
-    // Replica 0 reads for both replicas; one push for the gradients, and
-    // the global step's increment.
+    // Replica 0 reads for both replicas; one push for the gradients and
+    // the global step's increment together.
     EXPECT_EQ(after["PullMany"] - before["PullMany"], 1);
-    EXPECT_EQ(after["PushMany"] - before["PushMany"], 1);
+    EXPECT_EQ(after["PushStep"] - before["PushStep"], 1);
+    EXPECT_EQ(after["PushMany"], before["PushMany"]);
     EXPECT_EQ(after["Pull"], before["Pull"]);
     EXPECT_EQ(after["Push"], before["Push"]);
-    EXPECT_EQ(after["AddInt64"] - before["AddInt64"], 1);
+    EXPECT_EQ(after["AddInt64"], before["AddInt64"]);
     // The increment brought the new global step back: no read for it.
     EXPECT_EQ(after["PullInt64"], before["PullInt64"]);
     EXPECT_EQ(result->global_step, step + 1);
@@ -720,8 +722,8 @@ TEST(TrainStepTest, DenseAndSparseReadsAndUpdatesGoTogether) {
   CountingParameterServers& servers = job.servers;
   const std::vector<Example> data = MakeData("logreg", 3);
   const std::vector<std::string> reads = {
-      "Pull", "PullMany", "PullSparse", "PullStep",
-      "Push", "PushMany", "PushSparse", "PushStep"};
+      "Pull",     "PullMany",   "PullSparse", "PullStep", "Push",
+      "PushMany", "PushSparse", "PushStep",   "AddInt64"};
   std::map<std::string, int64_t> before;
   for (const std::string& m : reads) before[m] = servers.calls(m);
   absl::StatusOr<StepResult> result = TrainStep(
@@ -732,7 +734,7 @@ TEST(TrainStepTest, DenseAndSparseReadsAndUpdatesGoTogether) {
   EXPECT_EQ(servers.calls("PullStep") - before["PullStep"], 2);
   EXPECT_EQ(servers.calls("PullSparse"), before["PullSparse"]);
   EXPECT_EQ(servers.calls("PushStep") - before["PushStep"], 1);
-  for (const char* alone : {"Push", "PushMany", "PushSparse"}) {
+  for (const char* alone : {"Push", "PushMany", "PushSparse", "AddInt64"}) {
     EXPECT_EQ(servers.calls(alone), before[alone]) << alone;
   }
   EXPECT_LT(result->mean_loss(), 1.0);
