@@ -34,6 +34,7 @@
 #include "bench/time_to_accuracy_bench.h"
 #include "bench/torchscript_bench.h"
 #include "runtime/util/malloc_tuning.h"
+#include "runtime/util/mutex_checks.h"
 
 ABSL_FLAG(bool, quick, false,
           "run the one-minute subset (1 MiB and 16 MiB dense, one sparse "
@@ -145,6 +146,7 @@ int Main() {
 
 int main(int argc, char** argv) {
   distrt::KeepLargeAllocationsInHeap();
+  distrt::ConfigureMutexDeadlockDetection();
   absl::ParseCommandLine(argc, argv);
   return distrt::bench::Main();
 }

@@ -42,6 +42,7 @@
 #include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/malloc_tuning.h"
+#include "runtime/util/mutex_checks.h"
 
 ABSL_FLAG(int, port, -1,
           "Port to listen on instead of the one in this task's cluster "
@@ -265,5 +266,6 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   distrt::KeepLargeAllocationsInHeap();
+  distrt::ConfigureMutexDeadlockDetection();
   return distrt::Main(argc, argv);
 }

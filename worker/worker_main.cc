@@ -29,6 +29,7 @@
 #include "runtime/metrics/process_metrics.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/malloc_tuning.h"
+#include "runtime/util/mutex_checks.h"
 #include "worker/evaluator_job.h"
 #include "worker/final_metrics.h"
 #include "worker/training_job.h"
@@ -322,5 +323,6 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   distrt::KeepLargeAllocationsInHeap();
+  distrt::ConfigureMutexDeadlockDetection();
   return distrt::Main(argc, argv);
 }

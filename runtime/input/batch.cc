@@ -1,6 +1,9 @@
 #include "runtime/input/batch.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <limits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -46,7 +49,30 @@ absl::StatusOr<Batch> MakeBatch(absl::Span<const Example> examples) {
                         example.values.end());
     batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
   }
+  IndexDistinctIds(batch);
   return batch;
+}
+
+void IndexDistinctIds(Batch& batch) {
+  batch.distinct_ids.clear();
+  batch.distinct_index.clear();
+  const size_t n = batch.ids.size();
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return;
+  // One sort of (id, entry) pairs gives both: the distinct ids in order and
+  // where each entry's id landed, without a search per entry.
+  std::vector<std::pair<int64_t, int32_t>> entries(n);
+  for (size_t k = 0; k < n; ++k) {
+    entries[k] = {batch.ids[k], static_cast<int32_t>(k)};
+  }
+  std::sort(entries.begin(), entries.end());
+  batch.distinct_index.resize(n);
+  for (const auto& [id, entry] : entries) {
+    if (batch.distinct_ids.empty() || batch.distinct_ids.back() != id) {
+      batch.distinct_ids.push_back(id);
+    }
+    batch.distinct_index[entry] =
+        static_cast<int32_t>(batch.distinct_ids.size() - 1);
+  }
 }
 
 }  // namespace distrt

@@ -28,11 +28,25 @@ struct Batch {
   std::vector<int64_t> offsets;
   std::vector<int64_t> ids;
   std::vector<float> values;
+
+  // Derived from `ids`, so that a training step need not sort them again:
+  // the distinct ids in increasing order, and for each entry of `ids` the
+  // index of its id in `distinct_ids`. MakeBatch makes them (on the input
+  // pipeline's prefetch thread, off the step's path); IndexDistinctIds
+  // makes them for a batch built otherwise. Models use them only where they
+  // still describe `ids` (checked: a batch edited afterwards is sorted
+  // again); empty when not made.
+  std::vector<int64_t> distinct_ids;
+  std::vector<int32_t> distinct_index;
 };
 
 // The examples in order as one batch. INVALID_ARGUMENT when the examples'
 // dense feature counts differ (naming the first example that differs).
 absl::StatusOr<Batch> MakeBatch(absl::Span<const Example> examples);
+
+// Fills batch.distinct_ids and batch.distinct_index from batch.ids (leaves
+// them empty for a batch of 2^31 or more sparse features).
+void IndexDistinctIds(Batch& batch);
 
 }  // namespace distrt
 

@@ -59,6 +59,28 @@ TEST(MakeBatchTest, SparseFeaturesInCsrForm) {
   EXPECT_THAT(batch->values, ElementsAre(0.5f, 1.0f, 2, 3, 4));
 }
 
+// The batch's distinct ids in order, and where each entry's id is there
+// (repeats within and across examples).
+TEST(MakeBatchTest, IndexesTheDistinctIds) {
+  std::vector<Example> examples = {Sparse(1, {9, 2, 9}, {1, 1, 1}),
+                                   Sparse(0, {}, {}),
+                                   Sparse(1, {5, 2}, {1, 1})};
+  absl::StatusOr<Batch> batch = MakeBatch(examples);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_THAT(batch->distinct_ids, ElementsAre(2, 5, 9));
+  EXPECT_THAT(batch->distinct_index, ElementsAre(2, 0, 2, 1, 0));
+
+  // Made again after an edit.
+  batch->ids = {7, 3};
+  IndexDistinctIds(*batch);
+  EXPECT_THAT(batch->distinct_ids, ElementsAre(3, 7));
+  EXPECT_THAT(batch->distinct_index, ElementsAre(1, 0));
+  batch->ids.clear();
+  IndexDistinctIds(*batch);
+  EXPECT_THAT(batch->distinct_ids, IsEmpty());
+  EXPECT_THAT(batch->distinct_index, IsEmpty());
+}
+
 TEST(MakeBatchTest, DenseAndSparseTogether) {
   Example a = Dense(2, {1, 2});
   a.ids = {5};

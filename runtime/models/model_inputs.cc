@@ -119,7 +119,40 @@ absl::Status CheckSparseFeatures(const Batch& batch, int64_t num_features) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Whether batch.distinct_ids and batch.distinct_index (IndexDistinctIds')
+// still describe batch.ids: increasing ids, each entry's index pointing at
+// its id, and every distinct id used. Linear, where sorting is not.
+bool DistinctIdsMatch(const Batch& batch) {
+  const std::vector<int64_t>& distinct = batch.distinct_ids;
+  if (batch.distinct_index.size() != batch.ids.size() ||
+      distinct.size() > batch.ids.size()) {
+    return false;
+  }
+  for (size_t j = 1; j < distinct.size(); ++j) {
+    if (distinct[j] <= distinct[j - 1]) return false;
+  }
+  std::vector<bool> used(distinct.size(), false);
+  size_t num_used = 0;
+  for (size_t k = 0; k < batch.ids.size(); ++k) {
+    const int32_t j = batch.distinct_index[k];
+    if (j < 0 || static_cast<size_t>(j) >= distinct.size() ||
+        distinct[j] != batch.ids[k]) {
+      return false;
+    }
+    if (!used[j]) {
+      used[j] = true;
+      ++num_used;
+    }
+  }
+  return num_used == distinct.size();
+}
+
+}  // namespace
+
 std::vector<int64_t> DistinctFeatureIds(const Batch& batch) {
+  if (DistinctIdsMatch(batch)) return batch.distinct_ids;
   std::vector<int64_t> ids = batch.ids;
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -174,7 +207,19 @@ absl::StatusOr<std::vector<int64_t>> SliceRowsOfFeatures(
     const Batch& batch, const ModelVariable& variable,
     const VariableSlice& slice) {
   std::vector<int64_t> rows(batch.ids.size());
+  // Where the slice's ids are the batch's distinct ids (a variable indexed
+  // by feature id), each entry's index is known already; checked per entry,
+  // so any other slice, or a batch edited since, takes the search.
+  const bool indexed = batch.distinct_index.size() == batch.ids.size();
+  const int64_t num_slice_ids = static_cast<int64_t>(slice.ids.size());
   for (size_t k = 0; k < batch.ids.size(); ++k) {
+    if (indexed) {
+      const int64_t j = batch.distinct_index[k];
+      if (j >= 0 && j < num_slice_ids && slice.ids[j] == batch.ids[k]) {
+        rows[k] = j;
+        continue;
+      }
+    }
     const auto it =
         std::lower_bound(slice.ids.begin(), slice.ids.end(), batch.ids[k]);
     if (it == slice.ids.end() || *it != batch.ids[k]) {

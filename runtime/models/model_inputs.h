@@ -35,7 +35,9 @@ absl::Status CheckDenseFeatures(const Batch& batch, int64_t num_features);
 // and every id in [0, num_features).
 absl::Status CheckSparseFeatures(const Batch& batch, int64_t num_features);
 
-// The sorted distinct ids of the batch's sparse features.
+// The sorted distinct ids of the batch's sparse features:
+// batch.distinct_ids where they still describe batch.ids (checked in
+// linear time), else sorted here.
 std::vector<int64_t> DistinctFeatureIds(const Batch& batch);
 
 // One slice per variable, each as Model::Compute documents it: a kDense
@@ -45,7 +47,8 @@ absl::Status CheckValues(absl::Span<const ModelVariable> variables,
                          absl::Span<const VariableSlice> values);
 
 // For each of the batch's sparse features (in CSR order), the index in
-// slice.ids of its id. `slice` must have passed CheckValues. INVALID_ARGUMENT
+// slice.ids of its id (batch.distinct_index's where that is it). `slice`
+// must have passed CheckValues. INVALID_ARGUMENT
 // naming the variable, the example and the id when the slice lacks the id.
 absl::StatusOr<std::vector<int64_t>> SliceRowsOfFeatures(
     const Batch& batch, const ModelVariable& variable,
