@@ -70,6 +70,27 @@ TEST(MakeBatchTest, IndexesTheDistinctIds) {
   EXPECT_THAT(batch->distinct_ids, ElementsAre(2, 5, 9));
   EXPECT_THAT(batch->distinct_index, ElementsAre(2, 0, 2, 1, 0));
 
+  // Ids over any range (hashed ids, negative ones) take a comparison sort,
+  // with the same result.
+  batch->ids = {int64_t{1} << 50, -3, 7, -3};
+  IndexDistinctIds(*batch);
+  EXPECT_THAT(batch->distinct_ids, ElementsAre(-3, 7, int64_t{1} << 50));
+  EXPECT_THAT(batch->distinct_index, ElementsAre(2, 0, 1, 0));
+  // Many ids over a range of 2^23 (three passes of the radix sort).
+  batch->ids.clear();
+  for (int64_t k = 0; k < 5000; ++k) {
+    batch->ids.push_back((k * 7919) % 4099 * 2001 - 5);
+  }
+  IndexDistinctIds(*batch);
+  ASSERT_EQ(batch->distinct_ids.size(), 4099u);
+  for (size_t j = 1; j < batch->distinct_ids.size(); ++j) {
+    ASSERT_LT(batch->distinct_ids[j - 1], batch->distinct_ids[j]) << j;
+  }
+  for (size_t k = 0; k < batch->ids.size(); ++k) {
+    ASSERT_EQ(batch->distinct_ids[batch->distinct_index[k]], batch->ids[k])
+        << k;
+  }
+
   // Made again after an edit.
   batch->ids = {7, 3};
   IndexDistinctIds(*batch);
