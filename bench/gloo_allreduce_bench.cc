@@ -14,7 +14,12 @@
 //
 // Ranks are threads of this process, connected over loopback TCP; each
 // contender has its own connections, each pair of ranks its own sockets, as
-// between processes.
+// between processes. With --rank, this process is that one rank and the
+// ranks are processes, as workers are (bench/cross_process_allreduce.py
+// starts them, and PyTorch's all-reduce beside them): rank 0 serves the
+// rendezvous store (RendezvousServer on 127.0.0.1, port chosen by the OS,
+// printed as "rendezvous 127.0.0.1:PORT") and the others reach it at
+// --rendezvous, as a job's workers reach the chief's.
 //
 // For each size, every contender is warmed up, then all are timed in
 // alternating repetitions (so that drift on a busy machine hits them alike);
@@ -56,6 +61,8 @@
 #include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/device.h"
 #include "nlohmann/json.hpp"
+#include "rpc/rendezvous_client.h"
+#include "rpc/rendezvous_server.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/gloo_store.h"
 #include "runtime/collective/kv_store.h"
@@ -85,6 +92,10 @@ ABSL_FLAG(int, local_replicas, 1,
 ABSL_FLAG(int64_t, bucket_bytes,
           distrt::MultiWorkerAllReduce::kDefaultBucketBytes,
           "MultiWorkerAllReduce's bucket size of the strategy contender.");
+ABSL_FLAG(int, rank, -1,
+          "Run only this rank, in this process (-1: every rank, as threads).");
+ABSL_FLAG(std::string, rendezvous, "",
+          "With --rank > 0: rank 0's rendezvous address, host:port.");
 ABSL_FLAG(std::string, json, "",
           "If set, also write the figures to this file as a JSON list of "
           "{name, value, unit, baseline, baseline_value, ratio}, one per "
@@ -452,15 +463,52 @@ int Main() {
     }
   }
 
-  InMemoryKvStore store;
+  const int only_rank = absl::GetFlag(FLAGS_rank);
+  const std::string rendezvous = absl::GetFlag(FLAGS_rendezvous);
+  if (only_rank >= bench.ranks || (only_rank > 0 && rendezvous.empty())) {
+    std::fprintf(stderr,
+                 "--rank: %d needs to be below --ranks (%d), and a rank "
+                 "other than 0 needs --rendezvous\n",
+                 only_rank, bench.ranks);
+    return 2;
+  }
+
+  // The ranks' store: in this process, rank 0's server, or rank 0's over
+  // RPCs.
+  InMemoryKvStore in_process;
+  std::unique_ptr<rpc::RendezvousServer> server;
+  std::unique_ptr<rpc::RendezvousClient> client;
+  KvStore* store = &in_process;
+  if (only_rank == 0) {
+    rpc::RendezvousServer::Options options;
+    options.listen_address = "127.0.0.1:0";
+    absl::StatusOr<std::unique_ptr<rpc::RendezvousServer>> started =
+        rpc::RendezvousServer::Start(options);
+    if (!started.ok()) {
+      std::fprintf(stderr, "rank 0: rendezvous server: %s\n",
+                   started.status().ToString().c_str());
+      return 1;
+    }
+    server = *std::move(started);
+    store = server->store();
+    std::printf("rendezvous 127.0.0.1:%d\n", server->port());
+    std::fflush(stdout);
+  } else if (only_rank > 0) {
+    rpc::RendezvousClient::Options options;
+    options.address = rendezvous;
+    client = std::make_unique<rpc::RendezvousClient>(options);
+    store = client.get();
+  }
+
   std::vector<Row> rows(sizes.size());
   std::vector<absl::Status> statuses(bench.ranks);
   std::string strategy_name;  // rank 0's
   std::vector<std::thread> threads;
   for (int rank = 0; rank < bench.ranks; ++rank) {
+    if (only_rank >= 0 && rank != only_rank) continue;
     threads.emplace_back([&, rank] {
       Rank r;
-      absl::Status s = Connect(&store, rank, bench, &r);
+      absl::Status s = Connect(store, rank, bench, &r);
       if (s.ok() && rank == 0) strategy_name = r.ops->name();
       for (size_t k = 0; s.ok() && k < sizes.size(); ++k) {
         s = RunSize(r, rank, bench, sizes[k], &rows[k]);
@@ -476,12 +524,15 @@ int Main() {
       return 1;
     }
   }
+  // Only rank 0 has the figures.
+  if (only_rank > 0) return 0;
 
   const int n = bench.ranks;
   std::printf(
-      "all-reduce sum, float32, %d ranks (threads) over loopback TCP, %u "
+      "all-reduce sum, float32, %d ranks (%s) over loopback TCP, %u "
       "hardware threads; median of %d repetitions\n",
-      n, std::thread::hardware_concurrency(), bench.repetitions);
+      n, only_rank < 0 ? "threads" : "processes",
+      std::thread::hardware_concurrency(), bench.repetitions);
   std::printf("baseline:   gloo::AllreduceRingChunked<float>, built once\n");
   std::printf("gloo_group: GlooGroup::AllReduceSum (gloo::allreduce)\n");
   std::printf(
