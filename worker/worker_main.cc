@@ -24,6 +24,7 @@
 #include "runtime/cluster/environment_cluster.h"
 #include "runtime/cluster/task_role.h"
 #include "runtime/cluster/tf_config.h"
+#include "runtime/distribute/multi_worker_all_reduce.h"
 #include "runtime/metrics/metrics_http_server.h"
 #include "runtime/metrics/metrics_registry.h"
 #include "runtime/metrics/process_metrics.h"
@@ -91,7 +92,8 @@ ABSL_FLAG(std::string, cross_device_ops, "auto",
 ABSL_FLAG(double, collective_timeout_secs, 300,
           "multi_worker_mirrored: how long a worker waits for the others at "
           "a collective before it stops with an error naming the lost task.");
-ABSL_FLAG(int64_t, all_reduce_bucket_bytes, int64_t{4} << 20,
+ABSL_FLAG(int64_t, all_reduce_bucket_bytes,
+          distrt::MultiWorkerAllReduce::kDefaultBucketBytes,
           "multi_worker_mirrored: largest cross-worker all-reduce; the fused "
           "gradients go in buckets up to this size.");
 ABSL_FLAG(std::string, bind_host, "",

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "distribute/strategy_kind.h"
+#include "runtime/distribute/multi_worker_all_reduce.h"
 #include "runtime/optimizer/optimizer.h"
 
 namespace distrt {
@@ -67,7 +68,7 @@ struct WorkerOptions {
   // collective before giving up (a lost or hung worker), and the largest
   // cross-worker all-reduce (gradients are fused into buckets up to it).
   double collective_timeout_secs = 300;
-  int64_t all_reduce_bucket_bytes = int64_t{4} << 20;
+  int64_t all_reduce_bucket_bytes = MultiWorkerAllReduce::kDefaultBucketBytes;
   // Address the chief serves the workers' rendezvous on (its TF_CONFIG
   // port); empty: the host of its TF_CONFIG address, and only that;
   // "0.0.0.0" is every interface.
