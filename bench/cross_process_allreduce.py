@@ -33,8 +33,6 @@ import threading
 import time
 
 DEFAULT_SIZES = "4096,1048576,16777216,67108864"
-# Bounds every wait on a process: a rank that hangs fails the run.
-PROCESS_TIMEOUT_S = 600
 RENDEZVOUS_TIMEOUT_S = 60
 
 
@@ -74,6 +72,32 @@ def stop_all(processes):
             pass
 
 
+def wait_all(processes, what, timeout_s):
+    """Waits for every process to exit 0 within timeout_s; as soon as one
+    fails (or time runs out) the others are stopped and the error names
+    it, rather than waiting for them to time out at a collective."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        codes = [p.poll() for p in processes]
+        for rank, code in enumerate(codes):
+            if code not in (None, 0):
+                stop_all(processes)
+                raise RuntimeError(f"{what} rank {rank} exited with {code}")
+        if all(code == 0 for code in codes):
+            return
+        if time.monotonic() >= deadline:
+            stop_all(processes)
+            raise RuntimeError(f"{what}: not done within {timeout_s} s "
+                               "(--timeout_s)")
+        # Blocks on one running process at a time, briefly, so that a
+        # failure of any other is seen within that.
+        running = next(p for p, c in zip(processes, codes) if c is None)
+        try:
+            running.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
+
+
 def bench_env():
     """The environment of gloo_allreduce_bench: under ThreadSanitizer
     (tools/tsan_test.sh) it loads Abseil built with TSan, which the test
@@ -107,12 +131,7 @@ def run_ours(args, ranks, sizes, workdir):
             processes.append(subprocess.Popen(
                 [args.bench_bin, f"--rank={rank}",
                  f"--rendezvous={address}", *common], env=bench_env()))
-        deadline = time.monotonic() + PROCESS_TIMEOUT_S
-        for rank, p in enumerate(processes):
-            code = p.wait(timeout=max(1, deadline - time.monotonic()))
-            if code != 0:
-                raise RuntimeError(f"gloo_allreduce_bench rank {rank} exited "
-                                   f"with {code}")
+        wait_all(processes, "gloo_allreduce_bench", args.timeout_s)
         reader.join(timeout=30)
         sys.stdout.write("".join(l for l in lines
                                  if not l.startswith("rendezvous ")))
@@ -178,21 +197,22 @@ def torch_rank(args):
 def run_torch(args, ranks, sizes, workdir):
     """{bytes: GB/s} of torch.distributed.all_reduce (Gloo) between `ranks`
     processes of this script."""
-    store = os.path.join(workdir, f"torch_store_{ranks}")
-    out = os.path.join(workdir, f"torch_{ranks}.json")
+    run_dir = tempfile.mkdtemp(prefix=f"torch_{ranks}_", dir=workdir)
+    store = os.path.join(run_dir, "store")
+    out = os.path.join(run_dir, "figures.json")
+    # Gloo on loopback, as our side: torch's otherwise resolves this host's
+    # name for its address.
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo")
     processes = [subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), f"--torch_rank={rank}",
          f"--torch_ranks={ranks}", f"--torch_store={store}",
          f"--torch_json={out}", f"--sizes={sizes}",
          f"--repetitions={args.repetitions}",
-         f"--seconds_per_repetition={args.seconds_per_repetition}"])
+         f"--seconds_per_repetition={args.seconds_per_repetition}"],
+        env=env)
         for rank in range(ranks)]
     try:
-        deadline = time.monotonic() + PROCESS_TIMEOUT_S
-        for rank, p in enumerate(processes):
-            code = p.wait(timeout=max(1, deadline - time.monotonic()))
-            if code != 0:
-                raise RuntimeError(f"torch rank {rank} exited with {code}")
+        wait_all(processes, "torch", args.timeout_s)
     finally:
         stop_all(processes)
     with open(out) as f:
@@ -213,6 +233,8 @@ def main():
     parser.add_argument("--local_replicas", type=int, default=1,
                         help="replicas per rank of our all-reduce")
     parser.add_argument("--json", default="")
+    parser.add_argument("--timeout_s", type=float, default=600,
+                        help="longest one side's processes may run")
     # One rank of the PyTorch side (this script runs itself so).
     parser.add_argument("--torch_rank", type=int, default=-1,
                         help=argparse.SUPPRESS)

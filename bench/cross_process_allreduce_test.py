@@ -22,8 +22,9 @@ class CrossProcessAllReduceTest(unittest.TestCase):
             run = subprocess.run(
                 [sys.executable, SCRIPT, f"--bench_bin={BENCH}", "--ranks=2",
                  "--sizes=4096,65536", "--repetitions=1",
-                 "--seconds_per_repetition=0.01", f"--json={out}"],
-                capture_output=True, text=True, timeout=300)
+                 "--seconds_per_repetition=0.01", "--timeout_s=100",
+                 f"--json={out}"],
+                capture_output=True, text=True, timeout=270)
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             self.assertIn("2 ranks (processes)", run.stdout)
             with open(out) as f:

@@ -465,10 +465,12 @@ int Main() {
 
   const int only_rank = absl::GetFlag(FLAGS_rank);
   const std::string rendezvous = absl::GetFlag(FLAGS_rendezvous);
-  if (only_rank >= bench.ranks || (only_rank > 0 && rendezvous.empty())) {
+  if (only_rank < -1 || only_rank >= bench.ranks ||
+      (only_rank > 0 && rendezvous.empty())) {
     std::fprintf(stderr,
-                 "--rank: %d needs to be below --ranks (%d), and a rank "
-                 "other than 0 needs --rendezvous\n",
+                 "--rank: %d needs to be -1 (every rank, as threads) or in "
+                 "[0, --ranks = %d), and a rank other than 0 needs "
+                 "--rendezvous\n",
                  only_rank, bench.ranks);
     return 2;
   }

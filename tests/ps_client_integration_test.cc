@@ -284,13 +284,32 @@ TEST_F(PsClientIntegrationTest, PushStepAddsToACounterAndReturnsItsValue) {
   EXPECT_THAT(b_now, ElementsAre(0.5f, 1.5f));
   EXPECT_THAT(emb_now, ElementsAre(0, -1, 0, 0, 0, 0, 0, 0, -2, 0));
 
+  // A counter split over both ps tasks: each task's part comes back into
+  // its place in `after` (decoded on gRPC threads, one range each).
+  VariableSpec counts_spec{"counts", DType::kInt64, {4}, {}, {}};
+  const VariablePlacement counts =
+      *client_->CreateVariable(counts_spec, PartitionPolicy::FixedShards(2));
+  ASSERT_EQ(counts.parts.size(), 2u);
+  const std::vector<int64_t> deltas = {1, 2, 3, 4};
+  std::vector<int64_t> counts_after(4);
+  for (int round = 1; round <= 2; ++round) {
+    ASSERT_TRUE(
+        client_
+            ->PushStep({{&b, b_grad}}, {},
+                       {{&step, one, {}},
+                        {&counts, deltas, absl::MakeSpan(counts_after)}})
+            .ok());
+    EXPECT_THAT(counts_after,
+                ElementsAre(round, 2 * round, 3 * round, 4 * round));
+  }
+
   // An add to a float32 variable is refused before anything is sent.
   const std::vector<int64_t> two = {1, 1};
   absl::Status s = client_->PushStep({{&b, b_grad}}, {}, {{&b, two, {}}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"b\""));
   ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());
-  EXPECT_THAT(b_now, ElementsAre(0.5f, 1.5f));
+  EXPECT_THAT(b_now, ElementsAre(-0.5f, 2.5f));
 }
 
 TEST_F(PsClientIntegrationTest, HashTableRowsAreCreatedOnFirstUse) {

@@ -172,7 +172,9 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
       adds[0].after = add->after->flat<int64_t>();
     }
     // Dense and sparse updates and the add in one round of requests.
-    return servers_->PushStep(pushes, row_pushes, adds);
+    absl::Status pushed = servers_->PushStep(pushes, row_pushes, adds);
+    if (!pushed.ok() && add->after != nullptr) *add->after = Tensor();
+    return pushed;
   }
   if (!row_pushes.empty()) {
     RETURN_IF_ERROR(servers_->PushStep(pushes, row_pushes, {}));

@@ -53,9 +53,9 @@ class ParameterServerStrategy : public Strategy {
       const HashEmbeddingSpec& spec) override;
   // The float32 variables on this strategy's ps tasks go in one
   // ParameterServers::PullMany / PushMany (small ones batched per ps task),
-  // with rows by id and an int64 add (the global step's) in one PullStep /
-  // PushStep together with them; others (sync-on-read variables on the
-  // worker) one at a time.
+  // with rows by id in one PullStep / PushStep together with them, and an
+  // int64 add (the global step's) in the PushStep; others (int64 reads,
+  // sync-on-read variables on the worker) one at a time.
   absl::StatusOr<std::vector<Tensor>> ReadCopies(
       absl::Span<const VariableCopy> copies,
       absl::Span<const CopyRows> rows) const override;

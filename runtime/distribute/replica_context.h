@@ -141,7 +141,9 @@ class ReplicaContext {
     const SparseGradient* grad;
   };
   // An AssignAdd(variable, delta, after) that goes with ApplyGradients'
-  // updates: a training step's global step.
+  // updates: a training step's global step. ApplyGradients aggregates
+  // `delta` in place (as AssignAdd does its copy), so an AddUpdate is made
+  // anew for each call.
   struct AddUpdate {
     DistributedVariable* variable;
     Tensor delta;

@@ -303,7 +303,9 @@ class Strategy {
   };
   // An add of `delta` to copy `copy` of `variable` that goes with the
   // gradients (the step's global step), as AddToCopy does it; AddToCopyAndRead
-  // into `after` when that is not null.
+  // into `after` when that is not null (left empty when the call fails). A
+  // strategy may send it together with the gradients: it is not ordered
+  // after them.
   struct CopyAdd {
     DistributedVariable* variable;
     int copy;
@@ -315,7 +317,7 @@ class Strategy {
   // order (as ReadCopy gives it), with the rows of `rows` read into their
   // buffers (as ReadRows), and each copy's optimizer applied with
   // its gradient (as ApplyGradient, or ApplySparseGradient for `sparse`),
-  // then `add` made when it is not null. The
+  // and `add` made when it is not null. The
   // defaults call the variables one after another and stop at the first error.
   // A strategy whose variables are remote overrides them to move many variables
   // in few requests; the values and the variables' states afterwards must be

@@ -110,9 +110,14 @@ void IndexDistinctIds(Batch& batch) {
   if (n == 0 || n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return;
   }
-  std::optional<std::vector<int32_t>> order = EntriesByIdRadix(batch.ids);
+  // Below a few hundred ids, the radix passes' 2048 counters cost more than
+  // comparing.
+  constexpr size_t kRadixFrom = 256;
+  std::optional<std::vector<int32_t>> order;
+  if (n >= kRadixFrom) order = EntriesByIdRadix(batch.ids);
   if (!order.has_value()) {
-    // Ids spread over more than 2^33 (hashed ids): a comparison sort.
+    // Few ids, or ids spread over more than 2^33 (hashed ids): a
+    // comparison sort.
     order.emplace(n);
     for (size_t k = 0; k < n; ++k) (*order)[k] = static_cast<int32_t>(k);
     std::sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {

@@ -204,14 +204,21 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     }
   }
   // The global step's increment goes with them (on parameter servers, in
-  // the same round of requests), and brings the new value back.
+  // the same round of requests) and brings the new value back; after the
+  // hash tables' pushes instead where the model has some, so that a step is
+  // counted only once all of its updates are in.
+  bool has_hash_tables = false;
+  for (const ModelVariable& v : specs) {
+    has_hash_tables =
+        has_hash_tables || v.kind == ModelVariable::Kind::kHashEmbedding;
+  }
   ASSIGN_OR_RETURN(Tensor one, Tensor::Create(DType::kInt64, {}));
   one.flat<int64_t>()[0] = 1;
   Tensor after;
   ReplicaContext::AddUpdate step_add = {&variables.global_step(),
                                         std::move(one), &after};
-  RETURN_IF_ERROR(context.ApplyGradients(dense, means, sparse, &step_add));
-  if (after.num_elements() == 1) *global_step = after.flat<int64_t>()[0];
+  RETURN_IF_ERROR(context.ApplyGradients(
+      dense, means, sparse, has_hash_tables ? nullptr : &step_add));
 
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kHashEmbedding) continue;
@@ -223,6 +230,11 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     }
     RETURN_IF_ERROR(context.Barrier());
   }
+  if (has_hash_tables) {
+    RETURN_IF_ERROR(context.AssignAdd(*step_add.variable,
+                                      std::move(step_add.delta), &after));
+  }
+  if (after.num_elements() == 1) *global_step = after.flat<int64_t>()[0];
   return absl::OkStatus();
 }
 

@@ -13,7 +13,9 @@
 //      size), so a step gives the same update on one device as split over
 //      many, and applied once per variable copy (each mirror, the central
 //      copy, or one push per worker to the parameter servers);
-//   4. the global step is incremented once.
+//   4. the global step is incremented once (on parameter servers in the
+//      same round of requests as the updates; after the hash tables'
+//      pushes where the model has some).
 //
 // A step whose batches are all empty changes nothing.
 

@@ -7,9 +7,10 @@
 // Why: Debian's Abseil is built without NDEBUG, so every absl::Mutex
 // acquisition records the lock order in a global graph to detect
 // deadlocks (GraphCycles). A profile of the logreg job shows that graph's
-// bookkeeping in both processes, on every request and every step; the
-// tests keep the detection (they do not call this), the binaries turn it
-// off unless DISTRT_MUTEX_DEADLOCK_DETECTION=1 is set in the environment.
+// bookkeeping in both processes, on every request and every step. The
+// binaries turn it off unless DISTRT_MUTEX_DEADLOCK_DETECTION=1 is set in
+// the environment, which `bazel test` sets (.bazelrc) for the binaries the
+// tests start; unit tests never call this and keep it.
 //
 // Returns whether the detection stays on.
 namespace distrt {
