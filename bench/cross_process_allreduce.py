@@ -43,22 +43,22 @@ def bus_gbps(nbytes, ranks, seconds):
 def read_rendezvous_line(process):
     """The address rank 0 prints ("rendezvous HOST:PORT"), within
     RENDEZVOUS_TIMEOUT_S; the rest of its output is kept for the caller."""
-    found = {}
+    addresses = []
     lines = []
+    seen = threading.Event()  # the address, or the end of the output
 
     def reader():
         for line in process.stdout:
             lines.append(line)
-            if line.startswith("rendezvous ") and "address" not in found:
-                found["address"] = line.split()[1]
-                found["event"].set()
-        found["event"].set()
+            if line.startswith("rendezvous ") and not addresses:
+                addresses.append(line.split()[1])
+                seen.set()
+        seen.set()
 
-    found["event"] = threading.Event()
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
-    found["event"].wait(RENDEZVOUS_TIMEOUT_S)
-    return found.get("address"), lines, thread
+    seen.wait(RENDEZVOUS_TIMEOUT_S)
+    return (addresses[0] if addresses else None), lines, thread
 
 
 def stop_all(processes):

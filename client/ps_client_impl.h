@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <map>
 #include <utility>
@@ -383,8 +382,8 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     }
     std::vector<std::vector<std::unique_ptr<DensePushCall>>> add_calls(
         adds.size());
-    // Made in place (an atomic does not move) and never moved.
-    std::deque<ValuesAfter> values_after(adds.size());
+    // Made in place (an atomic does not move) and never resized.
+    std::vector<ValuesAfter> values_after(adds.size());
     for (size_t a = 0; a < adds.size(); ++a) {
       const Int64VariableAdd& add = adds[a];
       const RowRange rows = {0, NumRows(add.variable->spec)};

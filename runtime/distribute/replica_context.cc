@@ -82,12 +82,8 @@ absl::Status ReplicaContext::AssignAdd(DistributedVariable& variable,
   if (after != nullptr) *after = Tensor();
   ASSIGN_OR_RETURN(const bool adds, AggregateAdd(variable, delta));
   if (adds) {
-    const int copy = variable.CopyOfReplica(replica_);
-    if (after == nullptr) {
-      RETURN_IF_ERROR(variable.AddToCopy(copy, delta));
-    } else {
-      ASSIGN_OR_RETURN(*after, variable.AddToCopyAndRead(copy, delta));
-    }
+    RETURN_IF_ERROR(variable.AddToCopyReadingInto(
+        variable.CopyOfReplica(replica_), delta, after));
   }
   return WaitsAfterAdd(variable) ? group_->barrier().Wait("AssignAdd")
                                  : absl::OkStatus();

@@ -565,12 +565,8 @@ absl::Status Strategy::ApplyGradientsToCopies(
     RETURN_IF_ERROR(u.variable->ApplySparseGradient(u.copy, u.ids, u.grads));
   }
   if (add == nullptr) return absl::OkStatus();
-  if (add->after == nullptr) {
-    return add->variable->AddToCopy(add->copy, *add->delta);
-  }
-  ASSIGN_OR_RETURN(*add->after,
-                   add->variable->AddToCopyAndRead(add->copy, *add->delta));
-  return absl::OkStatus();
+  return add->variable->AddToCopyReadingInto(add->copy, *add->delta,
+                                             add->after);
 }
 
 absl::Status Strategy::ApplyGradient(DistributedVariable& variable,

@@ -72,6 +72,14 @@ absl::Status DistributedVariable::CheckFits(absl::string_view what,
   return absl::OkStatus();
 }
 
+absl::Status DistributedVariable::AddToCopyReadingInto(int copy,
+                                                       const Tensor& delta,
+                                                       Tensor* after) {
+  if (after == nullptr) return AddToCopy(copy, delta);
+  ASSIGN_OR_RETURN(*after, AddToCopyAndRead(copy, delta));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Tensor> DistributedVariable::AddToCopyAndRead(
     int copy, const Tensor& delta) {
   RETURN_IF_ERROR(AddToCopy(copy, delta));

@@ -81,6 +81,9 @@ class DistributedVariable {
   // round trip, atomically (a training step learns the global step so).
   virtual absl::StatusOr<Tensor> AddToCopyAndRead(int copy,
                                                   const Tensor& delta);
+  // AddToCopy when `after` is null, else AddToCopyAndRead into `after`.
+  absl::Status AddToCopyReadingInto(int copy, const Tensor& delta,
+                                    Tensor* after);
   // Applies the spec's optimizer to copy `copy` with a gradient for all
   // elements, or for rows `ids` (repeated ids summed first).
   virtual absl::Status ApplyGradient(int copy,
