@@ -1,5 +1,10 @@
 #include "runtime/util/malloc_tuning.h"
 
+// Any C library header defines __GLIBC__ (through <features.h>) where the C
+// library is glibc; without one, the check below would see it undefined
+// everywhere and the settings would silently never be made.
+#include <cstdlib>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
