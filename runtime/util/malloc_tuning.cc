@@ -16,8 +16,11 @@ bool KeepLargeAllocationsInHeap() {
   // glibc's largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 64-bit).
   constexpr int kMmapThreshold = 32 << 20;
   constexpr int kTrimThreshold = 256 << 20;
+  // One arena for every thread: see the header.
+  constexpr int kArenas = 1;
   return mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 &&
-         mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1;
+         mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1 &&
+         mallopt(M_ARENA_MAX, kArenas) == 1;
 #else
   return false;
 #endif

@@ -2,20 +2,34 @@
 #define DISTRT_RUNTIME_UTIL_MALLOC_TUNING_H_
 
 // Process-wide allocator settings for the binaries that move large messages
-// (ps_server, worker, bench). Call once at the start of main().
+// (ps_server, worker, bench). Call once at the start of main(), before any
+// thread is started.
 //
 // Why: glibc serves every allocation of 128 KiB or more with its own mmap
 // and unmaps it on free, so each large buffer gRPC allocates to receive a
 // message, and each large vector, page-faults on every first touch of every
 // page: a profile of ps_server under load shows the kernel faulting pages in
-// while copying received bytes. Raising the mmap threshold to glibc's
-// maximum (32 MiB on 64-bit) and the trim threshold keeps such buffers in
-// the heap, where freed memory is reused without faults. Peak memory is
-// unchanged (the same buffers are live at the peak); idle memory may stay
-// higher, as freed chunks are kept for reuse.
+// while copying received bytes. On a VM that hands freed memory back to its
+// host a first touch is dearer still (on this project's VM, 2026-11-27:
+// 0.24 GB/s against 20 GB/s for touched pages; with these settings not made,
+// dense pushes and pulls ran at 0.2-0.3 GB/s, the bare gRPC baseline too,
+// against 1.2-2.3 with them). So:
+// - the mmap threshold goes to glibc's maximum (32 MiB on 64-bit) and the
+//   trim threshold to 256 MiB, which keeps such buffers in the heap, where
+//   freed memory is reused without faults;
+// - one arena for all threads, instead of up to 8 per core: gRPC receives
+//   on one thread and frees on another, and each arena kept its own high
+//   water mark of message buffers, so a ps task's peak grew by what every
+//   arena had once held (ps_memory, 256 MiB SGD variable: 1.51 of the raw
+//   bytes with one arena per thread, 1.19 with one). Threads then share
+//   its lock for allocations above glibc's per-thread cache (~1 KiB), a
+//   few per message here; the dense family ran as fast or faster
+//   (bench/ps_memory_bench.cc, bench/dense_transport_bench.cc).
+// Idle memory may stay higher, as freed chunks are kept for reuse.
 //
-// Returns false (and changes nothing more) where the C library has no
-// mallopt or refuses a setting.
+// Returns false (and may have made some of the settings) where the C
+// library has no mallopt or refuses a setting, e.g. under a sanitizer's
+// allocator.
 namespace distrt {
 
 bool KeepLargeAllocationsInHeap();

@@ -1,6 +1,9 @@
 #include "runtime/util/malloc_tuning.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 
@@ -41,6 +44,38 @@ TEST(MallocTuningTest, A16MiBBufferComesFromTheHeapNotItsOwnMapping) {
   // buffer a mapping of its own, unmapped and faulted in afresh each time.
   EXPECT_EQ(during.hblks, before.hblks);
   EXPECT_EQ(during.hblkhd, before.hblkhd);
+}
+
+// Counts the arenas in malloc_info's report, one <heap nr="..."> each.
+int CountArenas() {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* stream = open_memstream(&text, &size);
+  if (stream == nullptr) return -1;
+  malloc_info(0, stream);
+  std::fclose(stream);
+  int arenas = 0;
+  const std::string report(text, size);
+  std::free(text);
+  for (size_t at = report.find("<heap nr="); at != std::string::npos;
+       at = report.find("<heap nr=", at + 1)) {
+    ++arenas;
+  }
+  return arenas;
+}
+
+TEST(MallocTuningTest, AnotherThreadAllocatesFromTheSameArena) {
+  ASSERT_TRUE(KeepLargeAllocationsInHeap());
+  // Without the setting, a second thread that allocates while the first
+  // holds memory gets an arena of its own.
+  void* held = std::malloc(1 << 20);
+  std::thread([] {
+    void* buffer = std::malloc(1 << 20);
+    static_cast<volatile char*>(buffer)[0] = 1;
+    std::free(buffer);
+  }).join();
+  std::free(held);
+  EXPECT_EQ(CountArenas(), 1);
 }
 
 #else
