@@ -3,7 +3,8 @@
 
 // Process-wide allocator settings for the binaries that move large messages
 // (ps_server, worker, bench). Call once at the start of main(), before any
-// thread is started.
+// thread has allocated: an arena a thread made before the call is handed to
+// later threads when that thread ends, whatever the limit below says.
 //
 // Why: glibc serves every allocation of 128 KiB or more with its own mmap
 // and unmaps it on free, so each large buffer gRPC allocates to receive a
@@ -21,15 +22,20 @@
 //   on one thread and frees on another, and each arena kept its own high
 //   water mark of message buffers, so a ps task's peak grew by what every
 //   arena had once held (ps_memory, 256 MiB SGD variable: 1.51 of the raw
-//   bytes with one arena per thread, 1.19 with one). Threads then share
-//   its lock for allocations above glibc's per-thread cache (~1 KiB), a
-//   few per message here; the dense family ran as fast or faster
-//   (bench/ps_memory_bench.cc, bench/dense_transport_bench.cc).
+//   bytes with one arena per thread, 1.19 with one). The cost: every thread
+//   takes the arena's lock for allocations that glibc's small per-thread
+//   cache (chunks up to ~1 KiB, a few of each size) cannot serve, including
+//   when one thread frees what another allocated. On 2 cores the dense
+//   family ran as fast or faster (bench/ps_memory_bench.cc,
+//   bench/dense_transport_bench.cc) and the logreg job no slower; a worker
+//   whose many threads allocate large tensors at once (LibTorch's intra-op
+//   threads, replicas, Gloo) on a many-core host has not been measured.
 // Idle memory may stay higher, as freed chunks are kept for reuse.
 //
 // Returns false (and may have made some of the settings) where the C
-// library has no mallopt or refuses a setting, e.g. under a sanitizer's
-// allocator.
+// library has no mallopt or refuses a setting (AddressSanitizer's mallopt
+// refuses all; ThreadSanitizer's allocator lets glibc's mallopt through
+// but does not use glibc's heap, so the settings change nothing there).
 namespace distrt {
 
 bool KeepLargeAllocationsInHeap();
