@@ -32,6 +32,11 @@
 //   threads, replicas, Gloo) on a many-core host has not been measured.
 // Idle memory may stay higher, as freed chunks are kept for reuse.
 //
+// A parameter the environment already sets (glibc's MALLOC_ARENA_MAX,
+// MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, or the same in
+// GLIBC_TUNABLES) is left as the user chose, e.g. MALLOC_ARENA_MAX=8 for a
+// worker whose threads contend for the one arena.
+//
 // Returns false (and may have made some of the settings) where the C
 // library has no mallopt or refuses a setting (AddressSanitizer's mallopt
 // refuses all; ThreadSanitizer's allocator lets glibc's mallopt through

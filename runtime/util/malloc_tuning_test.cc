@@ -1,27 +1,14 @@
 #include "runtime/util/malloc_tuning.h"
 
-#include <cstdio>
 #include <cstdlib>
-#include <string>
-#include <thread>
 
 #include "gtest/gtest.h"
+#include "runtime/util/malloc_test_support.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #if __GLIBC_PREREQ(2, 33)
 #define DISTRT_HAVE_MALLINFO2 1
-#endif
-#endif
-
-// Sanitizers bring their own malloc: AddressSanitizer's mallopt refuses
-// every setting, ThreadSanitizer's lets glibc's through but never uses
-// glibc's heap. Neither can show what the settings do.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define DISTRT_MALLOC_REPLACED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define DISTRT_MALLOC_REPLACED 1
 #endif
 #endif
 
@@ -57,34 +44,12 @@ TEST(MallocTuningTest, A16MiBBufferComesFromTheHeapNotItsOwnMapping) {
   EXPECT_EQ(during.hblkhd, before.hblkhd);
 }
 
-// Counts the arenas in malloc_info's report, one <heap nr="..."> each.
-int CountArenas() {
-  char* text = nullptr;
-  size_t size = 0;
-  FILE* stream = open_memstream(&text, &size);
-  if (stream == nullptr) return -1;
-  malloc_info(0, stream);
-  std::fclose(stream);
-  int arenas = 0;
-  const std::string report(text, size);
-  std::free(text);
-  for (size_t at = report.find("<heap nr="); at != std::string::npos;
-       at = report.find("<heap nr=", at + 1)) {
-    ++arenas;
-  }
-  return arenas;
-}
-
 TEST(MallocTuningTest, AnotherThreadAllocatesFromTheSameArena) {
   ASSERT_TRUE(KeepLargeAllocationsInHeap());
   // Without the setting, a new thread that allocates gets an arena of its
   // own (none has ended here to leave one behind).
-  std::thread([] {
-    void* buffer = std::malloc(1 << 20);
-    static_cast<volatile char*>(buffer)[0] = 1;
-    std::free(buffer);
-  }).join();
-  EXPECT_EQ(CountArenas(), 1);
+  distrt::testing::AllocateOnANewThread();
+  EXPECT_EQ(distrt::testing::CountMallocArenas(), 1);
 }
 
 #else
