@@ -1,5 +1,6 @@
 #include "runtime/ps/initializer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -66,26 +67,32 @@ absl::Status ValidateInitializer(const InitializerSpec& spec) {
 
 void FillInitialValues(const InitializerSpec& spec, int64_t first_index,
                        absl::Span<float> out) {
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t index = first_index + static_cast<int64_t>(i);
-    switch (spec.kind) {
-      case InitializerSpec::Kind::kZeros:
-        out[i] = 0.0f;
-        break;
-      case InitializerSpec::Kind::kConstant:
-        out[i] = spec.value;
-        break;
-      case InitializerSpec::Kind::kUniform:
-        out[i] = static_cast<float>(spec.minval +
-                                    (spec.maxval - spec.minval) *
-                                        Uniform01(spec.seed, index, 0));
-        break;
-      case InitializerSpec::Kind::kTruncatedNormal:
-        out[i] = static_cast<float>(
+  // One loop per kind, over a raw pointer: a new hash-table row is filled on
+  // the push or pull that first names it, and Span::operator[] is
+  // bound-checked in Debian's hardened Abseil.
+  float* to = out.data();
+  const int64_t n = static_cast<int64_t>(out.size());
+  switch (spec.kind) {
+    case InitializerSpec::Kind::kZeros:
+      std::fill_n(to, n, 0.0f);
+      return;
+    case InitializerSpec::Kind::kConstant:
+      std::fill_n(to, n, spec.value);
+      return;
+    case InitializerSpec::Kind::kUniform:
+      for (int64_t i = 0; i < n; ++i) {
+        to[i] = static_cast<float>(
+            spec.minval + (spec.maxval - spec.minval) *
+                              Uniform01(spec.seed, first_index + i, 0));
+      }
+      return;
+    case InitializerSpec::Kind::kTruncatedNormal:
+      for (int64_t i = 0; i < n; ++i) {
+        to[i] = static_cast<float>(
             spec.mean +
-            spec.stddev * TruncatedStandardNormal(spec.seed, index));
-        break;
-    }
+            spec.stddev * TruncatedStandardNormal(spec.seed, first_index + i));
+      }
+      return;
   }
 }
 

@@ -413,18 +413,22 @@ absl::Status VariableStore::PullSparse(absl::string_view name,
   // Scattered rows of a large variable are cache misses: the row a few ids
   // later is prefetched while this one is copied (as ApplyOptimizerToRows
   // does), and rows of one value are copied without a call to memmove.
+  // Raw pointers, not Span::operator[], which Debian's hardened Abseil
+  // bound-checks on every call (a logreg pull is one float per id).
   constexpr size_t kPrefetchAhead = 8;
   const float* values = v.values.data();
+  const int64_t* id = ids.data();
+  float* to = out.data();
   const size_t n = ids.size();
   for (size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) {
-      __builtin_prefetch(values + v.Offset(ids[i + kPrefetchAhead]));
+      __builtin_prefetch(values + v.Offset(id[i + kPrefetchAhead]));
     }
-    const float* row = values + v.Offset(ids[i]);
+    const float* row = values + v.Offset(id[i]);
     if (v.width == 1) {
-      out[i] = *row;
+      to[i] = *row;
     } else {
-      std::copy_n(row, v.width, out.begin() + i * v.width);
+      std::copy_n(row, v.width, to + i * v.width);
     }
   }
   return absl::OkStatus();
@@ -467,7 +471,8 @@ absl::Status VariableStore::PushSparse(absl::string_view name,
     grads = summed;
   }
   std::vector<int64_t> offsets(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) offsets[i] = v.Offset(ids[i]);
+  const int64_t* id = ids.data();
+  for (size_t i = 0; i < offsets.size(); ++i) offsets[i] = v.Offset(id[i]);
   std::vector<float*> slots(v.slots.size());
   absl::MutexLock lock(&v.mu);
   ++v.step;
