@@ -131,9 +131,11 @@ absl::StatusOr<Tensor> CrossDeviceOps::Reduce(
   RETURN_IF_ERROR(sum.status());
   for (const Tensor* value : per_replica) {
     ASSIGN_OR_RETURN(HostFloats host, HostFloats::Read(*value));
-    absl::Span<float> to = sum->flat<float>();
-    absl::Span<const float> from = host.values();
-    for (size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+    // Raw pointers, as in AddInto (CheckSameShape made the counts equal).
+    float* to = sum->flat<float>().data();
+    const float* from = host.values().data();
+    const int64_t n = sum->num_elements();
+    for (int64_t i = 0; i < n; ++i) to[i] += from[i];
   }
   if (op == ReduceOp::kMean) {
     for (float& v : sum->flat<float>()) v *= 1.0f / per_replica.size();

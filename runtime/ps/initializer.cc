@@ -72,6 +72,12 @@ void FillInitialValues(const InitializerSpec& spec, int64_t first_index,
   // bound-checked in Debian's hardened Abseil.
   float* to = out.data();
   const int64_t n = static_cast<int64_t>(out.size());
+  // Wraps rather than overflows: a hash table passes id * dim, which may
+  // wrap itself, and the index only feeds a hash.
+  const auto index = [first_index](int64_t i) {
+    return static_cast<int64_t>(static_cast<uint64_t>(first_index) +
+                                static_cast<uint64_t>(i));
+  };
   switch (spec.kind) {
     case InitializerSpec::Kind::kZeros:
       std::fill_n(to, n, 0.0f);
@@ -81,16 +87,16 @@ void FillInitialValues(const InitializerSpec& spec, int64_t first_index,
       return;
     case InitializerSpec::Kind::kUniform:
       for (int64_t i = 0; i < n; ++i) {
-        to[i] = static_cast<float>(
-            spec.minval + (spec.maxval - spec.minval) *
-                              Uniform01(spec.seed, first_index + i, 0));
+        to[i] = static_cast<float>(spec.minval +
+                                   (spec.maxval - spec.minval) *
+                                       Uniform01(spec.seed, index(i), 0));
       }
       return;
     case InitializerSpec::Kind::kTruncatedNormal:
       for (int64_t i = 0; i < n; ++i) {
         to[i] = static_cast<float>(
             spec.mean +
-            spec.stddev * TruncatedStandardNormal(spec.seed, first_index + i));
+            spec.stddev * TruncatedStandardNormal(spec.seed, index(i)));
       }
       return;
   }

@@ -386,7 +386,8 @@ absl::Status VariableStore::AddRows(absl::string_view name, RowRange rows,
   Variable& v = *found;
   absl::MutexLock lock(&v.mu);
   float* values = v.values.data() + v.Offset(rows.begin);
-  for (size_t i = 0; i < delta.size(); ++i) values[i] += delta[i];
+  const float* add = delta.data();  // not Span::operator[]: see PullSparse
+  for (size_t i = 0; i < delta.size(); ++i) values[i] += add[i];
   return absl::OkStatus();
 }
 
