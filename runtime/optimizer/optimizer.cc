@@ -19,9 +19,9 @@ absl::Status OutOfRange(absl::string_view name, float value,
 // The update loops index raw pointers, not absl::Span: Debian's Abseil is
 // built hardened (ABSL_OPTION_HARDENED in absl/base/options.h), so
 // Span::operator[] checks its bound on every element even with NDEBUG, and
-// the check keeps GCC from vectorising the loop (with .bazelrc's
-// -fvect-cost-model, SGD over 5k scattered 64-float rows went from 924 to
-// 144 us in a micro-benchmark).
+// the check keeps GCC from vectorising the loop (with VECTORIZE_COPTS from
+// tools/build_defs/copts.bzl, SGD over 5k scattered 64-float rows went from
+// 924 to 144 us in a micro-benchmark).
 
 void ApplySgd(const OptimizerConfig& c, absl::Span<const float> grad,
               absl::Span<float> params) {
