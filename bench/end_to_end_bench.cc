@@ -4,7 +4,8 @@
 //      through `launch`, with 1 worker and 1 ps task and with 2 workers and
 //      2 ps tasks, against the same model trained on the same data in one
 //      worker process without ps tasks (launch --ps=0 --workers=1: the
-//      mirrored strategy over that process's one CPU device).
+//      mirrored strategy over that process's one CPU device); each
+//      distributed shape again with the workers' --read_ahead.
 //  (b) the per-step overhead of a 1 MiB model on a real ps_server process:
 //      one PsClient Pull and one SGD Push of a float32[262144] variable,
 //      against the same bytes as two bare gRPC calls (GrpcBaselineClient:
@@ -53,7 +54,7 @@ struct ThroughputSize {
 };
 
 // About 12 s per job on a 2-core machine (3 s of it reading 350 MB of
-// LIBSVM), 3 shapes x 2 runs: the family takes about 2 minutes.
+// LIBSVM), 5 shapes x 2 runs: the family takes about 3 minutes.
 constexpr ThroughputSize kFullSize = {1000000, 1000000, 30, 3000, 2};
 // One job of each needed shape, about 4 s each.
 constexpr ThroughputSize kQuickSize = {200000, 1000000, 30, 600, 1};
@@ -67,11 +68,16 @@ struct JobShape {
   int num_ps;
   // Training tasks; worker 0 acts as the chief (launch adds no --chief).
   int num_workers;
+  // The workers' --read_ahead: each step's reads during the step before.
+  bool read_ahead = false;
 };
 
 constexpr JobShape kOneProcess = {"one_process", 0, 1};
 constexpr JobShape kOneWorkerOnePs = {"1w_1ps", 1, 1};
 constexpr JobShape kTwoWorkersTwoPs = {"2w_2ps", 2, 2};
+constexpr JobShape kOneWorkerOnePsReadAhead = {"1w_1ps_read_ahead", 1, 1, true};
+constexpr JobShape kTwoWorkersTwoPsReadAhead = {"2w_2ps_read_ahead", 2, 2,
+                                                true};
 
 // A job is killed (with its tasks) when it takes longer than this.
 constexpr absl::Duration kJobTimeout = absl::Minutes(4);
@@ -110,7 +116,7 @@ absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
       "--job_dir=" + job_dir,
       "--stop_secs=5",
   };
-  const std::vector<std::string> task_flags = {
+  std::vector<std::string> task_flags = {
       "--model=logreg",
       "--train_data=" + train_file,
       // Given, so that no task first scans all of the data to count them.
@@ -120,6 +126,7 @@ absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
       "--log_every_secs=30",
       "--wait_secs=120",
   };
+  if (shape.read_ahead) task_flags.push_back("--read_ahead");
   RETURN_IF_ERROR(RunLaunch(
       LaunchCommand(binaries, launch_flags, task_flags, kJobTimeout)));
   ASSIGN_OR_RETURN(JobMetrics metrics,
@@ -153,8 +160,12 @@ absl::Status RunThroughputCases(const BenchConfig& config,
           .status());
   const std::string train_file = JoinPath(dir, "e2e.train.svm");
 
-  std::vector<JobShape> shapes = {kOneProcess, kOneWorkerOnePs};
-  if (!config.quick) shapes.push_back(kTwoWorkersTwoPs);
+  std::vector<JobShape> shapes = {kOneProcess, kOneWorkerOnePs,
+                                  kOneWorkerOnePsReadAhead};
+  if (!config.quick) {
+    shapes.push_back(kTwoWorkersTwoPs);
+    shapes.push_back(kTwoWorkersTwoPsReadAhead);
+  }
   std::vector<double> best(shapes.size(), 0);
   for (int run = 0; run < size.runs; ++run) {
     for (size_t i = 0; i < shapes.size(); ++i) {
@@ -175,10 +186,11 @@ absl::Status RunThroughputCases(const BenchConfig& config,
       "steps per job, best of %d run(s); examples/s = global step x batch / "
       "the chief's training seconds, from each job's metrics.json (the "
       "chief's own examples_per_sec counts only its examples); one_process "
-      "is launch --ps=0 --workers=1",
+      "is launch --ps=0 --workers=1; *_read_ahead jobs run the workers with "
+      "--read_ahead",
       size.rows, size.features, size.features_per_row, kBatchSize,
       size.train_steps, size.runs));
-  if (config.quick) report->Note("--quick: 2w_2ps skipped");
+  if (config.quick) report->Note("--quick: 2w_2ps jobs skipped");
   // 450 MB in the full run; the other families need not share the disk.
   return RemoveDirectoryTree(dir);
 }

@@ -58,6 +58,10 @@ struct CallBase {
   // its ps task's connections it goes through.
   std::string method;
   int stripe = 0;
+  // The bytes the response will carry, where a pull knows them (0 for the
+  // short answers of pushes): with the request's, they decide whether the
+  // call is small enough to go in a Bundle.
+  int64_t response_bytes = 0;
 
   // A fresh context for the next attempt, ending at `deadline`.
   grpc::ClientContext* NewAttempt(

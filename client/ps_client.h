@@ -96,6 +96,16 @@ class PsClient : public ParameterServers {
     // (biases, norms) would otherwise cost a round trip each. Parts over
     // max_request_bytes are never batched; 0 turns batching off.
     int64_t batch_below_bytes = int64_t{64} << 10;
+    // The requests of one round to the same ps task that carry at most this
+    // many bytes each go together, in order, as one Bundle call (up to 64
+    // of them): a training step's pulls, or its pushes with the global
+    // step's add, cost one call per task instead of one per variable kind
+    // and operation (each call costs both sides CPU in gRPC and system
+    // calls, which on few cores is what bounds a small step). Larger
+    // requests keep their own calls, spread over the task's connections.
+    // 0 sends every request alone; a ps task that does not serve Bundle
+    // (an older ps_server) gets them alone after its first refusal.
+    int64_t bundle_below_bytes = int64_t{256} << 10;
     // Where progress messages go (e.g. which ps task is awaited); stderr
     // when unset.
     std::function<void(absl::string_view)> log;

@@ -170,6 +170,11 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     std::vector<std::unique_ptr<ManyCall>> calls =
         PlanMany(variables, "PullDense", "PullDenseBatch");
     for (auto& call : calls) {
+      for (const DensePiece& piece : call->pieces) {
+        call->response_bytes += piece.rows.size() *
+                                RowWidth(variables[piece.variable]->spec) *
+                                int64_t{sizeof(float)};
+      }
       if (call->batch) {
         ps::PullDenseBatchRequest request;
         for (const DensePiece& piece : call->pieces) {
@@ -237,6 +242,9 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       for (auto& call : sparse_calls[v]) {
         SparseCall* c = call.get();
         c->rpc = "PullSparse";
+        c->response_bytes = static_cast<int64_t>(c->ids.size()) *
+                            RowWidth(pull.variable->spec) *
+                            int64_t{sizeof(float)};
         all.push_back(c);
         decoders[c] = [this, c, &pull] {
           return DecodeRowsById(*c, RowWidth(pull.variable->spec),
@@ -244,9 +252,9 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
         };
       }
     }
-    RETURN_IF_ERROR(RunWireCalls("PullStep", std::move(all), [&](CallBase& c) {
-      return decoders.at(&c)();
-    }));
+    RETURN_IF_ERROR(RunWireCalls(
+        "PullStep", std::move(all),
+        [&](CallBase& c) { return decoders.at(&c)(); }, /*bundle=*/true));
     for (size_t v = 0; v < sparse.size(); ++v) {
       CopyRepeatedRows(repeats[v], RowWidth(sparse[v].variable->spec),
                        sparse[v].out);
@@ -415,10 +423,14 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
         };
       }
     }
-    RETURN_IF_ERROR(RunWireCalls("PushStep", std::move(all), [&](CallBase& c) {
-      const auto decoder = decoders.find(&c);
-      return decoder == decoders.end() ? absl::OkStatus() : decoder->second();
-    }));
+    RETURN_IF_ERROR(RunWireCalls(
+        "PushStep", std::move(all),
+        [&](CallBase& c) {
+          const auto decoder = decoders.find(&c);
+          return decoder == decoders.end() ? absl::OkStatus()
+                                           : decoder->second();
+        },
+        /*bundle=*/true));
     for (ValuesAfter& values : values_after) {
       RETURN_IF_ERROR(ReadValuesAfterIfMissing(values));
     }

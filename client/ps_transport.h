@@ -30,6 +30,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
+#include "rpc/bundle_message.h"
 #include "rpc/grpc_status.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/transport_security.h"
@@ -251,10 +252,13 @@ class PsTransport {
 
   // RunWire over calls owned elsewhere, possibly of several kinds (as
   // CallBase, each with its `rpc` set): one operation's requests, or a
-  // training step's several operations sent in one round (PullStep).
+  // training step's several operations sent in one round (PullStep). With
+  // `bundle`, the round's small calls to one ps task go as one Bundle call
+  // (Options::bundle_below_bytes); one operation's pieces are not bundled,
+  // since they were cut to travel apart.
   template <typename CallType, typename Decode>
   absl::Status RunWireCalls(absl::string_view rpc, std::vector<CallType*> all,
-                            Decode decode) {
+                            Decode decode, bool bundle = false) {
     if (all.empty()) return absl::OkStatus();
     const auto method_of = [](absl::string_view name) {
       return absl::StrCat("/", ps::ParameterServer::service_full_name(), "/",
@@ -270,7 +274,7 @@ class PsTransport {
     }
     absl::Status gave_up = SendWithRetries(
         rpc, all, /*retry=*/true, [&](const std::vector<CallType*>& round) {
-          SendWireRound(method, round, decode);
+          SendWireRound(rpc, method, round, decode, bundle);
         });
     RETURN_IF_ERROR(gave_up);
     for (const CallType* call : all) {
@@ -284,20 +288,40 @@ class PsTransport {
 
   // Sends `round` through RunWire's connections, at most
   // max_requests_in_flight at a time (each answer starts the next one), and
-  // returns when every call has ended.
+  // returns when every call has ended. With `bundle`, the small calls to
+  // one ps task go together as one Bundle call.
   template <typename CallType, typename Decode>
-  void SendWireRound(const std::string& method,
-                     const std::vector<CallType*>& round, Decode& decode) {
-    absl::BlockingCounter pending(round.size());
+  void SendWireRound(absl::string_view rpc, const std::string& method,
+                     const std::vector<CallType*>& round, Decode& decode,
+                     bool bundle) {
+    std::vector<std::vector<CallType*>> units;
+    if (bundle) {
+      units = BundleUnits(round);
+    } else {
+      for (CallType* c : round) units.push_back({c});
+    }
+    // The Bundle calls' own messages, by unit (null for single calls).
+    std::vector<std::unique_ptr<BundleCall>> bundles(units.size());
+    absl::BlockingCounter pending(units.size());
     const auto deadline = std::chrono::system_clock::now() +
                           absl::ToChronoMilliseconds(AttemptTimeout());
     std::atomic<size_t> next_to_start{0};
     std::function<void()> start_next = [&] {
       const size_t index = next_to_start.fetch_add(1);
-      if (index >= round.size()) return;
-      CallType* c = round[index];
-      c->decoded = absl::OkStatus();
-      c->wire_response.Clear();
+      if (index >= units.size()) return;
+      for (CallType* c : units[index]) {
+        c->decoded = absl::OkStatus();
+        c->wire_response.Clear();
+      }
+      if (units[index].size() > 1) {
+        bundles[index] = std::make_unique<BundleCall>();
+        SendBundle(rpc, units[index], *bundles[index], deadline, decode, [&] {
+          start_next();
+          pending.DecrementCount();
+        });
+        return;
+      }
+      CallType* c = units[index][0];
       wire_stubs_[c->ps_task][c->stripe]->UnaryCall(
           c->NewAttempt(deadline), c->method.empty() ? method : c->method,
           grpc::StubOptions(), &c->wire_request, &c->wire_response,
@@ -309,9 +333,126 @@ class PsTransport {
           });
     };
     const size_t window = std::min<size_t>(
-        round.size(), std::max(1, options_.max_requests_in_flight));
+        units.size(), std::max(1, options_.max_requests_in_flight));
     for (size_t i = 0; i < window; ++i) start_next();
     pending.Wait();
+  }
+
+  // A Bundle call's own context and messages.
+  struct BundleCall {
+    std::unique_ptr<grpc::ClientContext> context;
+    grpc::ByteBuffer request;
+    grpc::ByteBuffer response;
+  };
+
+  // The most calls one Bundle carries.
+  static constexpr size_t kMaxBundleParts = 64;
+
+  // `round` cut into what SendWireRound sends as one call: a single call,
+  // or calls to one ps task that are small enough to bundle (each carrying
+  // at most bundle_below_bytes both ways, a bundle at most twice that and
+  // kMaxBundleParts calls), in round order.
+  template <typename CallType>
+  std::vector<std::vector<CallType*>> BundleUnits(
+      const std::vector<CallType*>& round) const {
+    const int64_t limit = options_.bundle_below_bytes;
+    std::vector<std::vector<CallType*>> units;
+    std::vector<std::vector<CallType*>> small(num_tasks());
+    std::vector<int64_t> small_bytes(num_tasks(), 0);
+    for (CallType* c : round) {
+      const int64_t bytes =
+          static_cast<int64_t>(c->wire_request.Length()) + c->response_bytes;
+      if (limit <= 0 || bytes > limit ||
+          serves_no_bundles_[c->ps_task].load(std::memory_order_relaxed)) {
+        units.push_back({c});
+        continue;
+      }
+      std::vector<CallType*>& group = small[c->ps_task];
+      int64_t& group_bytes = small_bytes[c->ps_task];
+      if (group.size() == kMaxBundleParts || group_bytes + bytes > 2 * limit) {
+        units.push_back(std::move(group));
+        group.clear();
+        group_bytes = 0;
+      }
+      group.push_back(c);
+      group_bytes += bytes;
+    }
+    for (std::vector<CallType*>& group : small) {
+      if (group.size() == 1) {
+        units.push_back({group[0]});
+      } else if (!group.empty()) {
+        units.push_back(std::move(group));
+      }
+    }
+    return units;
+  }
+
+  // Sends `parts` (calls to one ps task) as one Bundle call through the
+  // task's first connection; when it ends, gives each call its part's
+  // status and response (decoding those that succeeded) and runs `done`.
+  // A failed Bundle fails every part alike; one refused as unknown (an
+  // older ps_server) is marked retryable, and the task gets no more.
+  template <typename CallType, typename Decode, typename Done>
+  void SendBundle(absl::string_view rpc, const std::vector<CallType*>& parts,
+                  BundleCall& bundle,
+                  std::chrono::system_clock::time_point deadline,
+                  Decode& decode, Done done) {
+    std::vector<rpc::WirePart> request(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      request[i].method =
+          std::string(parts[i]->rpc.empty() ? rpc : parts[i]->rpc);
+      request[i].message = parts[i]->wire_request;  // shares its slices
+    }
+    bundle.request = rpc::EncodeBundle(request);
+    bundle.context = std::make_unique<grpc::ClientContext>();
+    bundle.context->set_deadline(deadline);
+    bundle.context->set_wait_for_ready(parts[0]->wait_for_ready);
+    const int task = parts[0]->ps_task;
+    wire_stubs_[task][0]->UnaryCall(
+        bundle.context.get(), bundle_method_, grpc::StubOptions(),
+        &bundle.request, &bundle.response,
+        [this, parts, task, &bundle, &decode, done](grpc::Status status) {
+          if (status.ok()) {
+            status = TakeBundleAnswers(task, bundle.response, parts, decode);
+          }
+          if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+            serves_no_bundles_[task].store(true, std::memory_order_relaxed);
+            status = grpc::Status(
+                grpc::StatusCode::UNAVAILABLE,
+                absl::StrCat(TaskName(task),
+                             " does not serve Bundle (an older ps_server?); "
+                             "its requests go one by one from now on"));
+          }
+          if (!status.ok()) {
+            for (CallType* c : parts) c->status = status;
+          }
+          done();
+        });
+  }
+
+  // Gives each of `parts` its answer in a Bundle response, decoding those
+  // that succeeded. An error when the response does not answer them all.
+  template <typename CallType, typename Decode>
+  grpc::Status TakeBundleAnswers(int task, grpc::ByteBuffer& response,
+                                 const std::vector<CallType*>& parts,
+                                 Decode& decode) {
+    absl::StatusOr<std::vector<rpc::WirePart>> answers = rpc::DecodeBundle(
+        &response, absl::StrCat("Bundle response from ", TaskName(task)));
+    if (answers.ok() && answers->size() != parts.size()) {
+      answers = absl::InternalError(
+          absl::StrCat(TaskName(task), " answered ", answers->size(),
+                       " parts of a Bundle of ", parts.size()));
+    }
+    if (!answers.ok()) return rpc::ToGrpcStatus(answers.status());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      CallType* c = parts[i];
+      rpc::WirePart& answer = (*answers)[i];
+      c->status = grpc::Status(static_cast<grpc::StatusCode>(answer.code),
+                               answer.error);
+      c->wire_response = std::move(answer.message);
+      if (c->status.ok()) c->decoded = decode(*c);
+    }
+    return grpc::Status::OK;
   }
 
   // Decodes a pull's response, whose field 1 is `bytes` bytes of elements
@@ -392,6 +533,11 @@ class PsTransport {
   // Per ps task and stripe (connections_per_task of them), for the RPCs
   // that carry tensors as message bytes.
   std::vector<std::vector<std::unique_ptr<grpc::GenericStub>>> wire_stubs_;
+  const std::string bundle_method_ =
+      absl::StrCat("/", ps::ParameterServer::service_full_name(), "/Bundle");
+  // Per ps task: whether it refused a Bundle (so its calls go alone).
+  std::unique_ptr<std::atomic<bool>[]> serves_no_bundles_ =
+      std::make_unique<std::atomic<bool>[]>(addresses_.size());
 };
 
 }  // namespace distrt::ps_client_internal

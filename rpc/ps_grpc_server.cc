@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <random>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
+#include "rpc/bundle_message.h"
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/pooled_tensor.h"
@@ -96,18 +98,6 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
                              ps::ListVariablesResponse* response) override {
     handler_.ListVariables(response);
     return Count(kListVariables, absl::OkStatus());
-  }
-  grpc::Status PullDenseBatch(grpc::ServerContext*,
-                              const ps::PullDenseBatchRequest* request,
-                              ps::PullDenseBatchResponse* response) override {
-    return Timed(kPullDenseBatch,
-                 [&] { return handler_.PullDenseBatch(*request, response); });
-  }
-  grpc::Status PushDenseBatch(grpc::ServerContext*,
-                              const ps::PushDenseBatchRequest* request,
-                              ps::PushDenseBatchResponse*) override {
-    return Timed(kPushDenseBatch,
-                 [&] { return handler_.PushDenseBatch(*request); });
   }
   grpc::Status CreateHashTable(grpc::ServerContext*,
                                const ps::CreateHashTableRequest* request,
@@ -230,6 +220,9 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   // lock holds one. Handlers never wait for another RPC, so this cannot
   // deadlock; many concurrent pushes to one variable queue behind each
   // other, as they would for its lock anyway.
+  using RawServe =
+      std::function<absl::Status(grpc::ByteBuffer* in, grpc::ByteBuffer* out)>;
+
   void ServeTensorMethods() {
     ServeRaw(kPullDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       ps::PullDenseRequest request;
@@ -267,30 +260,98 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
       return PushRowsById("PushHash request", in, out,
                           &PsRequestHandler::PushHash);
     });
+    // The batches' tensors are small and travel inside the messages, but
+    // as raw methods they too are answered on the callback thread, without
+    // a hand-off to the synchronous API's pool, and go in bundles.
+    ServeRaw(
+        kPullDenseBatch, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+          ps::PullDenseBatchRequest request;
+          RETURN_IF_ERROR(
+              DecodeWithTensors(in, "PullDenseBatch request", &request, {}));
+          ps::PullDenseBatchResponse response;
+          RETURN_IF_ERROR(handler_.PullDenseBatch(request, &response));
+          *out = EncodeWithTensors(response, {});
+          return absl::OkStatus();
+        });
+    ServeRaw(
+        kPushDenseBatch, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+          ps::PushDenseBatchRequest request;
+          RETURN_IF_ERROR(
+              DecodeWithTensors(in, "PushDenseBatch request", &request, {}));
+          RETURN_IF_ERROR(handler_.PushDenseBatch(request));
+          *out = EncodeWithTensors(ps::PushDenseBatchResponse(), {});
+          return absl::OkStatus();
+        });
+    ServeRaw(kBundle, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+      return ServeBundle(in, out);
+    });
   }
 
-  // Serves `method` with `serve(request bytes, response bytes)`.
-  template <typename Serve>
-  void ServeRaw(PsMethod method, Serve serve) {
+  // Serves each part of a Bundle as its method would be served alone
+  // (counted and recorded as that method too), in order; a part's error is
+  // its answer's, and the others go on.
+  absl::Status ServeBundle(grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+    ASSIGN_OR_RETURN(std::vector<WirePart> parts,
+                     DecodeBundle(in, "Bundle request"));
+    std::vector<WirePart> answers(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      WirePart& part = parts[i];
+      WirePart& answer = answers[i];
+      int method = 0;
+      while (method < kNumPsMethods &&
+             (kPsMethodNames[method] != part.method || !raw_[method])) {
+        ++method;
+      }
+      absl::Status status;
+      if (method == kNumPsMethods || method == kBundle) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "Bundle part ", i, ": \"", part.method,
+            "\" is not one of the RPCs a bundle carries (PullDense, "
+            "PushDense, PullDenseBatch, PushDenseBatch, PullSparse, "
+            "PushSparse, PullHash, PushHash)"));
+      } else {
+        status = ServeCounted(static_cast<PsMethod>(method), &part.message,
+                              &answer.message);
+      }
+      answer.code = static_cast<int>(status.code());
+      answer.error = std::string(status.message());
+      if (!status.ok()) answer.message.Clear();
+    }
+    *out = EncodeBundle(answers);
+    return absl::OkStatus();
+  }
+
+  // Runs method's `serve` on `request`, and counts and records it.
+  absl::Status ServeCounted(PsMethod method, grpc::ByteBuffer* request,
+                            grpc::ByteBuffer* response) {
+    const size_t request_bytes = request->Length();
+    const absl::Time start = absl::Now();
+    const absl::Status status = raw_[method](request, response);
+    if (metrics_ != nullptr) {
+      metrics_->Record(method, absl::Now() - start, status.code(),
+                       request_bytes, status.ok() ? response->Length() : 0);
+    }
+    Count(method, status);
+    return status;
+  }
+
+  // Serves `method` with `serve(request bytes, response bytes)`, alone and
+  // as a part of a Bundle.
+  void ServeRaw(PsMethod method, RawServe serve) {
+    raw_[method] = std::move(serve);
     MarkMethodRawCallback(
         method, new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer,
                                                          grpc::ByteBuffer>(
-                    [this, method, serve](grpc::CallbackServerContext* context,
-                                          const grpc::ByteBuffer* request,
-                                          grpc::ByteBuffer* response) {
+                    [this, method](grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) {
                       // A copy of a ByteBuffer shares its slices; decoding
                       // needs a mutable one.
                       grpc::ByteBuffer in(*request);
                       grpc::ServerUnaryReactor* reactor =
                           context->DefaultReactor();
-                      const absl::Time start = absl::Now();
-                      const absl::Status status = serve(&in, response);
-                      if (metrics_ != nullptr) {
-                        metrics_->Record(method, absl::Now() - start,
-                                         status.code(), request->Length(),
-                                         status.ok() ? response->Length() : 0);
-                      }
-                      reactor->Finish(Count(method, status));
+                      reactor->Finish(
+                          ToGrpcStatus(ServeCounted(method, &in, response)));
                       return reactor;
                     }));
   }
@@ -360,6 +421,9 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   PsRequestHandler handler_;
+  // The methods served as message bytes, by PsMethod (empty for the
+  // others); set in the constructor, constant after.
+  std::array<RawServe, kNumPsMethods> raw_;
   std::optional<RestoreInfo> restored_;       // set by Start, then constant
   std::unique_ptr<PsServerMetrics> metrics_;  // set by Start; may be null
   BufferPool pool_;

@@ -30,6 +30,7 @@ enum PsMethod : int {
   kSave,
   kCommitCheckpoint,
   kRestore,
+  kBundle,
   kNumPsMethods,
 };
 
@@ -39,7 +40,7 @@ inline constexpr std::array<const char*, kNumPsMethods> kPsMethodNames = {
     "ListVariables",  "PullDense",  "PushDense",      "PullDenseBatch",
     "PushDenseBatch", "PullSparse", "PushSparse",     "CreateHashTable",
     "PullHash",       "PushHash",   "Save",           "CommitCheckpoint",
-    "Restore"};
+    "Restore",        "Bundle"};
 
 }  // namespace distrt::rpc
 

@@ -24,14 +24,6 @@ constexpr int kDTypeField = 1;
 constexpr int kShapeField = 2;
 constexpr int kDataField = 3;
 
-void AppendLengthDelimitedTag(int field, uint64_t length, std::string* out) {
-  StringOutputStream stream(out);
-  CodedOutputStream coded(&stream);
-  coded.WriteTag(
-      WireFormat::MakeTag(field, WireFormat::WIRETYPE_LENGTH_DELIMITED));
-  coded.WriteVarint64(length);
-}
-
 // The tensor message up to (not including) its elements.
 std::string TensorHeader(const OutgoingTensor& tensor) {
   std::string header;
@@ -171,6 +163,14 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
 }
 
 }  // namespace
+
+void AppendLengthDelimitedTag(int field, uint64_t length, std::string* out) {
+  StringOutputStream stream(out);
+  CodedOutputStream coded(&stream);
+  coded.WriteTag(
+      WireFormat::MakeTag(field, WireFormat::WIRETYPE_LENGTH_DELIMITED));
+  coded.WriteVarint64(length);
+}
 
 grpc::ByteBuffer EncodeWithTensors(const google::protobuf::MessageLite& fields,
                                    std::vector<OutgoingTensor> tensors) {

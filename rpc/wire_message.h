@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,10 @@
 #include "rpc/tensor_codec.h"
 
 namespace distrt::rpc {
+
+// Appends the tag of length-delimited field `field` and `length`, as
+// protobuf encodes them before the field's bytes.
+void AppendLengthDelimitedTag(int field, uint64_t length, std::string* out);
 
 // A tensor field to send.
 struct OutgoingTensor {

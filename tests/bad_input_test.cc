@@ -706,6 +706,9 @@ INSTANTIATE_TEST_SUITE_P(
                {"worker: --wait_secs: must be positive"}),
         Worker("ZeroCollectiveTimeout", {"--collective_timeout_secs=0"},
                {"worker: --collective_timeout_secs: must be positive"}),
+        Worker("ReadAheadWithoutParameterServers",
+               {"--read_ahead", "--strategy=mirrored"},
+               {"worker: --read_ahead: needs parameter servers"}),
         Worker("BucketSmallerThanAFloat", {"--all_reduce_bucket_bytes=3"},
                {"worker: --all_reduce_bucket_bytes: must be at least 4 (one "
                 "float)"}),

@@ -812,6 +812,12 @@ std::vector<RpcCase> RawBytesCases() {
               BytesField(1, "ids") + VarintField(2, 5), kInvalid,
               {"malformed PushHash request: tensor field 2 is not "
                "length-delimited"}),
+      RawCase("RawBundleGarbage", "Bundle", "\xff\xff\xff", kInvalid,
+              {"malformed Bundle request"}),
+      RawCase("RawBundlePartCutShort", "Bundle",
+              BytesField(1, BytesField(1, "PushDense") +
+                                Tag(2, kLengthDelimited) + Varint(100) + good),
+              kInvalid, {"malformed Bundle request: part 0"}),
       // A method that gRPC decodes (with protobuf) refuses what does not
       // parse before the service sees it, with gRPC's own status.
       RawCase("RawCreateVariableGarbage", "CreateVariable", "\xff\xff\xff",

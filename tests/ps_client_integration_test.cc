@@ -4,20 +4,27 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <cstring>
+#include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "client/ps_client.h"
 #include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/ps_service.grpc.pb.h"
+#include "rpc/bundle_message.h"
 #include "rpc/tensor_codec.h"
+#include "rpc/wire_message.h"
 #include "tests/util/ps_processes.h"
 
 namespace distrt {
@@ -57,8 +64,8 @@ class PsClientIntegrationTest : public ::testing::Test {
     ASSERT_TRUE(client_->WaitForServers(absl::Seconds(30)).ok());
   }
 
-  std::unique_ptr<PsClient> NewClient() {
-    PsClient::Options options;
+  std::unique_ptr<PsClient> NewClient(
+      PsClient::Options options = PsClient::Options()) {
     options.rpc_timeout = absl::Seconds(30);
     absl::StatusOr<std::unique_ptr<PsClient>> client =
         PsClient::Create(AddressesOf(tasks_), options);
@@ -230,6 +237,228 @@ TEST_F(PsClientIntegrationTest, PullStepReadsDenseAndSparseTogether) {
                                  absl::MakeSpan(wide_out).first(1)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("id 8 is not one of its rows"));
+}
+
+// Requests served so far by every ps task together, by RPC name.
+std::map<std::string, int64_t> RequestsServed(PsClient& client) {
+  absl::StatusOr<std::vector<ps::GetStatusResponse>> stats = client.Stats();
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  std::map<std::string, int64_t> served;
+  if (!stats.ok()) return served;
+  for (const ps::GetStatusResponse& task : *stats) {
+    for (const auto& [rpc, n] : task.requests()) served[rpc] += n;
+  }
+  return served;
+}
+
+// A step's small requests to one ps task go as one Bundle call, served
+// part by part as the RPCs they carry (and counted as them); the task
+// holding one variable's rows only gets its one request alone. A part that
+// fails on the ps task fails the step with its own error.
+TEST_F(PsClientIntegrationTest, AStepsSmallRequestsToATaskGoAsOneBundle) {
+  const VariablePlacement b = *client_->CreateVariable(Spec("b", {2}, 1.0f));
+  const VariablePlacement emb = *client_->CreateVariable(
+      Spec("emb", {10, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  ASSERT_EQ(b.parts.size(), 1u);
+  const std::vector<int64_t> ids = {9, 2, 9};
+  std::vector<float> b_out(2), emb_out(3);
+  std::map<std::string, int64_t> before = RequestsServed(*client_);
+  ASSERT_TRUE(client_
+                  ->PullStep({{&b, absl::MakeSpan(b_out)}},
+                             {{&emb, ids, absl::MakeSpan(emb_out)}})
+                  .ok());
+  std::map<std::string, int64_t> after = RequestsServed(*client_);
+  EXPECT_EQ(after["Bundle"] - before["Bundle"], 1);
+  EXPECT_EQ(after["PullSparse"] - before["PullSparse"], 2);
+  EXPECT_EQ(after["PullDense"] - before["PullDense"], 1);
+  EXPECT_THAT(b_out, ::testing::Each(1.0f));
+
+  before = after;
+  const std::vector<float> b_grad = {0.5f, -0.5f}, grads = {1, 2, 4};
+  ASSERT_TRUE(client_->PushStep({{&b, b_grad}}, {{&emb, ids, grads}}, {}).ok());
+  after = RequestsServed(*client_);
+  EXPECT_EQ(after["Bundle"] - before["Bundle"], 1);
+  EXPECT_EQ(after["PushSparse"] - before["PushSparse"], 2);
+  std::vector<float> emb_now(10);
+  ASSERT_TRUE(client_->Pull(emb, absl::MakeSpan(emb_now)).ok());
+  EXPECT_FLOAT_EQ(emb_now[9], -5.0f);  // repeats summed; learning rate 1
+  EXPECT_FLOAT_EQ(emb_now[2], -2.0f);
+
+  // A variable the ps task does not hold, in a bundle with one it does.
+  VariablePlacement missing = b;
+  missing.spec.name = "missing";
+  std::vector<float> missing_out(2);
+  absl::Status s = client_->PullStep(
+      {{&b, absl::MakeSpan(b_out)}, {&missing, absl::MakeSpan(missing_out)}},
+      {{&emb, ids, absl::MakeSpan(emb_out)}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(s.message(), HasSubstr("missing"));
+
+  // Without bundles, every request goes alone.
+  PsClient::Options alone;
+  alone.bundle_below_bytes = 0;
+  std::unique_ptr<PsClient> other = NewClient(alone);
+  ASSERT_NE(other, nullptr);
+  before = RequestsServed(*client_);
+  ASSERT_TRUE(other
+                  ->PullStep({{&b, absl::MakeSpan(b_out)}},
+                             {{&emb, ids, absl::MakeSpan(emb_out)}})
+                  .ok());
+  after = RequestsServed(*client_);
+  EXPECT_EQ(after["Bundle"], before["Bundle"]);
+  EXPECT_EQ(after["PullSparse"] - before["PullSparse"], 2);
+}
+
+// A Bundle part naming an RPC that bundles do not carry (one without
+// tensors, or Bundle itself) is answered with its own error; the parts
+// beside it are served.
+TEST_F(PsClientIntegrationTest, BundlePartsOfOtherRpcsAreRefusedAlone) {
+  ASSERT_TRUE(client_->CreateVariable(Spec("v", {2}, 4.0f)).ok());
+  absl::StatusOr<VariablePlacement> v = client_->LookupVariable("v");
+  ASSERT_TRUE(v.ok()) << v.status();
+  const PsProcess& holder = tasks_[v->parts[0].ps_task];
+  ps::PullDenseRequest pull;
+  pull.set_name("v");
+  std::vector<rpc::WirePart> parts(3);
+  parts[0].method = "Save";
+  parts[0].message = rpc::EncodeWithTensors(ps::SaveRequest(), {});
+  parts[1].method = "Bundle";
+  parts[1].message = rpc::EncodeBundle({});
+  parts[2].method = "PullDense";
+  parts[2].message = rpc::EncodeWithTensors(pull, {});
+  grpc::ByteBuffer request = rpc::EncodeBundle(parts);
+  grpc::ByteBuffer response;
+  grpc::GenericStub stub(grpc::CreateChannel(
+      holder.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  grpc::Status status;
+  absl::Notification done;
+  stub.UnaryCall(&context, "/distrt.ps.ParameterServer/Bundle",
+                 grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+  done.WaitForNotification();  // the deadline bounds the wait
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  absl::StatusOr<std::vector<rpc::WirePart>> answers =
+      rpc::DecodeBundle(&response, "Bundle response");
+  ASSERT_TRUE(answers.ok()) << answers.status();
+  ASSERT_EQ(answers->size(), 3u);
+  for (int i : {0, 1}) {
+    EXPECT_EQ((*answers)[i].code, grpc::StatusCode::INVALID_ARGUMENT) << i;
+    EXPECT_THAT((*answers)[i].error,
+                HasSubstr("is not one of the RPCs a bundle carries"));
+  }
+  EXPECT_THAT((*answers)[0].error, HasSubstr("part 0: \"Save\""));
+  EXPECT_EQ((*answers)[2].code, 0) << (*answers)[2].error;
+  ps::PullDenseResponse pulled;
+  ASSERT_TRUE(
+      rpc::DecodeWithTensors(&(*answers)[2].message, "PullDense", &pulled, {})
+          .ok());
+  EXPECT_EQ(pulled.values().data().size(), 2 * sizeof(float));
+}
+
+// Passes every call on to a ps task, except Bundle, which it refuses as a
+// ps_server from before Bundle would (UNIMPLEMENTED), counting refusals.
+class NoBundleProxy : public grpc::CallbackGenericService {
+ public:
+  explicit NoBundleProxy(const std::string& target)
+      : stub_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())) {
+  }
+  int refused() const { return refused_.load(); }
+
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override {
+    return new Forward(this, context->method());
+  }
+
+ private:
+  // One unary call: read the request, pass it on, write what came back.
+  class Forward : public grpc::ServerGenericBidiReactor {
+   public:
+    Forward(NoBundleProxy* proxy, std::string method)
+        : proxy_(proxy), method_(std::move(method)) {
+      StartRead(&request_);
+    }
+    void OnReadDone(bool ok) override {
+      if (!ok)
+        return Finish(grpc::Status(grpc::StatusCode::INTERNAL, "no request"));
+      if (absl::EndsWith(method_, "/Bundle")) {
+        ++proxy_->refused_;
+        return Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""));
+      }
+      context_.set_deadline(std::chrono::system_clock::now() +
+                            std::chrono::seconds(30));
+      proxy_->stub_.UnaryCall(&context_, method_, grpc::StubOptions(),
+                              &request_, &response_, [this](grpc::Status s) {
+                                if (!s.ok()) return Finish(s);
+                                StartWriteAndFinish(&response_,
+                                                    grpc::WriteOptions(), s);
+                              });
+    }
+    void OnDone() override { delete this; }
+
+   private:
+    NoBundleProxy* const proxy_;
+    const std::string method_;
+    grpc::ClientContext context_;
+    grpc::ByteBuffer request_, response_;
+  };
+
+  grpc::GenericStub stub_;
+  std::atomic<int> refused_{0};
+};
+
+// A ps task that does not serve Bundle gets the bundle's calls one by one
+// after its first refusal (saying so once), and no bundle again.
+TEST(PsClientBundleFallbackTest, ATaskWithoutBundleGetsTheCallsAlone) {
+  absl::StatusOr<std::vector<PsProcess>> tasks = StartPsProcesses(1);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  NoBundleProxy proxy((*tasks)[0].address());
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterCallbackGenericService(&proxy);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ASSERT_GT(port, 0);
+
+  PsClient::Options options;
+  options.rpc_timeout = absl::Seconds(30);
+  absl::Mutex log_mu;
+  std::vector<std::string> log;
+  options.log = [&](absl::string_view line) {
+    absl::MutexLock lock(&log_mu);
+    log.emplace_back(line);
+  };
+  absl::StatusOr<std::unique_ptr<PsClient>> client = PsClient::Create(
+      std::vector<std::string>{absl::StrCat("127.0.0.1:", port)}, options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->WaitForServers(absl::Seconds(30)).ok());
+  const VariablePlacement b = *(*client)->CreateVariable(Spec("b", {2}, 1.0f));
+  const VariablePlacement emb =
+      *(*client)->CreateVariable(Spec("emb", {10, 1}, 3.0f));
+  const std::vector<int64_t> ids = {9, 2};
+  for (int step = 0; step < 2; ++step) {
+    std::vector<float> b_out(2), emb_out(2);
+    ASSERT_TRUE((*client)
+                    ->PullStep({{&b, absl::MakeSpan(b_out)}},
+                               {{&emb, ids, absl::MakeSpan(emb_out)}})
+                    .ok());
+    EXPECT_THAT(b_out, ::testing::Each(1.0f));
+    EXPECT_THAT(emb_out, ::testing::Each(3.0f));
+  }
+  EXPECT_EQ(proxy.refused(), 1);
+  absl::MutexLock lock(&log_mu);
+  int said = 0;
+  for (const std::string& line : log) {
+    said += absl::StrContains(line, "does not serve Bundle");
+  }
+  EXPECT_EQ(said, 1) << absl::StrJoin(log, "\n");
+  server->Shutdown();
 }
 
 // A step's updates in one round: a dense variable and rows by id (on both

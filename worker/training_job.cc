@@ -258,6 +258,7 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   loop.train_steps = o.train_steps;
   ASSIGN_OR_RETURN(loop.max_steps, AgreeOnStepLimit(job, *pipeline));
   loop.log_every = Secs(o.log_every_secs);
+  loop.read_ahead = o.read_ahead;
   // Periodic checkpoints; the final one comes after the other workers are
   // done (SaveFinalCheckpoint).
   if (job.checkpoints != nullptr) {
@@ -287,6 +288,13 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   ASSIGN_OR_RETURN(TrainingLoopResult result,
                    RunTrainingLoop(*job.strategy, *job.model, *job.variables,
                                    *pipeline, loop));
+  if (o.read_ahead) {
+    job.log(absl::StrCat("read-ahead: ", result.steps_read_ahead, " of ",
+                         result.steps,
+                         " steps computed with values read "
+                         "during the step before (",
+                         result.reads_ahead_dropped, " reads dropped)"));
+  }
   metrics->global_step = result.global_step;
   metrics->train_loss = result.train_loss;
   metrics->examples_per_sec = result.examples_per_sec;

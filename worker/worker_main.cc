@@ -96,6 +96,11 @@ ABSL_FLAG(int64_t, all_reduce_bucket_bytes,
           distrt::MultiWorkerAllReduce::kDefaultBucketBytes,
           "multi_worker_mirrored: largest cross-worker all-reduce; the fused "
           "gradients go in buckets up to this size.");
+ABSL_FLAG(bool, read_ahead, false,
+          "parameter_server: read each step's values from the ps tasks "
+          "during the step before, beside its push: one round trip per step "
+          "instead of two, and a step may compute with values that lack this "
+          "worker's previous step (docs/parameter_server.md).");
 ABSL_FLAG(std::string, bind_host, "",
           "multi_worker_mirrored: address the chief serves the workers' "
           "rendezvous on, at its TF_CONFIG port. Default: the host of its "
@@ -157,6 +162,7 @@ WorkerOptions OptionsFromFlags() {
   o.cross_device_ops = absl::GetFlag(FLAGS_cross_device_ops);
   o.collective_timeout_secs = absl::GetFlag(FLAGS_collective_timeout_secs);
   o.all_reduce_bucket_bytes = absl::GetFlag(FLAGS_all_reduce_bucket_bytes);
+  o.read_ahead = absl::GetFlag(FLAGS_read_ahead);
   o.bind_host = absl::GetFlag(FLAGS_bind_host);
   o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   o.checkpoint_every_steps = absl::GetFlag(FLAGS_checkpoint_every_steps);

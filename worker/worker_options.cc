@@ -86,6 +86,15 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (o.all_reduce_bucket_bytes < static_cast<int64_t>(sizeof(float))) {
     return Bad("all_reduce_bucket_bytes", "must be at least 4 (one float)");
   }
+  // With --strategy=auto it is known only once the cluster is read; the
+  // training loop refuses it then, before any step.
+  if (o.read_ahead && o.strategy != StrategyKind::kAuto &&
+      o.strategy != StrategyKind::kParameterServer) {
+    return Bad("read_ahead",
+               "needs parameter servers (--strategy=parameter_server, or auto "
+               "with ps tasks): other strategies have no round trips to "
+               "overlap");
+  }
   if (absl::StatusOr<std::vector<int>> units = ParseHiddenUnits(o.hidden_units);
       !units.ok()) {
     return units.status();

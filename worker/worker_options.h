@@ -69,6 +69,8 @@ struct WorkerOptions {
   // cross-worker all-reduce (gradients are fused into buckets up to it).
   double collective_timeout_secs = 300;
   int64_t all_reduce_bucket_bytes = MultiWorkerAllReduce::kDefaultBucketBytes;
+  // Parameter servers: TrainingLoopOptions::read_ahead.
+  bool read_ahead = false;
   // Address the chief serves the workers' rendezvous on (its TF_CONFIG
   // port); empty: the host of its TF_CONFIG address, and only that;
   // "0.0.0.0" is every interface.

@@ -24,17 +24,18 @@ using Tensors = std::shared_ptr<const std::vector<Tensor>>;
 // (central storage, parameter servers) read a whole variable once, on
 // replica 0, and share it: one read per step, not one per replica. Every
 // replica makes the same collectives (none, or one MergeCall), whatever
-// fails.
+// fails. Without `share_reads` (read-ahead, off the replica's thread) each
+// replica reads every variable itself, and there is no collective.
 absl::Status ReadValues(ReplicaContext& context,
                         absl::Span<const DistributedVariable* const> variables,
                         absl::Span<const int> indices,
                         absl::Span<const ReplicaContext::RowsToRead> rows,
-                        std::vector<VariableSlice>& values) {
+                        bool share_reads, std::vector<VariableSlice>& values) {
   const int n = context.num_local_replicas();
   std::vector<const DistributedVariable*> own, shared;
   std::vector<int> own_index, shared_index;
   for (size_t i = 0; i < variables.size(); ++i) {
-    if (variables[i]->num_copies() == n || n == 1) {
+    if (!share_reads || variables[i]->num_copies() == n || n == 1) {
       own.push_back(variables[i]);
       own_index.push_back(indices[i]);
     } else {
@@ -73,28 +74,21 @@ absl::Status ReadValues(ReplicaContext& context,
   return absl::OkStatus();
 }
 
-// Reads the values the replica's batch needs, computes on the replica's
-// device, and returns what the model gave (dense gradients in
-// `dense_gradients` when given); `ids` are the model's sparse ids per
-// variable.
-absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
-                            const ModelVariables& variables, const Batch& batch,
-                            bool with_gradients,
-                            const DenseGradientBuffer* dense_gradients,
-                            ModelStepResult* result) {
-  std::vector<std::vector<int64_t>> ids;
-  // Every replica must reach the collectives below, so a bad batch is
-  // reported only after the reads (which may be collectives too).
-  absl::Status batch_ok = model.SparseIds(batch, &ids);
-  if (batch_ok.ok() && ids.size() != model.variables().size()) {
-    batch_ok = absl::InternalError(absl::StrCat(
-        "model ", model.name(), " gave sparse ids for ", ids.size(),
-        " variables, it has ", model.variables().size()));
-  }
-  if (!batch_ok.ok()) ids.assign(model.variables().size(), {});
+// One slice per model variable, with its sparse ids (moved from `ids`).
+std::vector<VariableSlice> SlicesWithIds(
+    std::vector<std::vector<int64_t>> ids) {
+  std::vector<VariableSlice> values(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) values[i].ids = std::move(ids[i]);
+  return values;
+}
 
-  std::vector<VariableSlice> values(model.variables().size());
-  // Every dense variable and the rows of every row-sparse one in one read.
+// Reads what a step computes with into `values` (one slice per model
+// variable, with its ids): whole dense variables, and the rows of the ids
+// of row-sparse ones, in one read (ReadValues). Hash embeddings' rows are
+// sized, not read: the step pulls them itself.
+absl::Status ReadStepValues(ReplicaContext& context, const Model& model,
+                            const ModelVariables& variables, bool share_reads,
+                            std::vector<VariableSlice>& values) {
   std::vector<const DistributedVariable*> dense;
   std::vector<int> dense_index;
   std::vector<ReplicaContext::RowsToRead> rows;
@@ -106,14 +100,57 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
       continue;
     }
     VariableSlice& slice = values[i];
-    slice.ids = std::move(ids[i]);
     slice.rows.resize(slice.ids.size() * v.row_width());
     if (v.kind == ModelVariable::Kind::kRowSparse) {
       rows.push_back(
           {variables.variable(i), slice.ids, absl::MakeSpan(slice.rows)});
     }
   }
-  RETURN_IF_ERROR(ReadValues(context, dense, dense_index, rows, values));
+  return ReadValues(context, dense, dense_index, rows, share_reads, values);
+}
+
+// The model's sparse ids of `batch`, one list per variable.
+absl::Status BatchIds(const Model& model, const Batch& batch,
+                      std::vector<std::vector<int64_t>>& ids) {
+  RETURN_IF_ERROR(model.SparseIds(batch, &ids));
+  if (ids.size() != model.variables().size()) {
+    return absl::InternalError(absl::StrCat(
+        "model ", model.name(), " gave sparse ids for ", ids.size(),
+        " variables, it has ", model.variables().size()));
+  }
+  return absl::OkStatus();
+}
+
+// Reads the values the replica's batch needs (or takes what `read_ahead`,
+// when not null, read for it during the step before), computes on the
+// replica's device, and returns what the model gave (dense gradients in
+// `dense_gradients` when given).
+absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
+                            const ModelVariables& variables, const Batch& batch,
+                            bool with_gradients,
+                            const DenseGradientBuffer* dense_gradients,
+                            ReadAhead* read_ahead, ModelStepResult* result) {
+  std::vector<std::vector<int64_t>> ids;
+  // Every replica must reach the collectives below, so a bad batch is
+  // reported only after the reads (which may be collectives too).
+  const absl::Status batch_ok = BatchIds(model, batch, ids);
+  if (!batch_ok.ok()) ids.assign(model.variables().size(), {});
+
+  std::optional<std::vector<VariableSlice>> read_before;
+  if (read_ahead != nullptr) {
+    read_before = read_ahead->Take(context.local_replica_id(), ids);
+  }
+  std::vector<VariableSlice> values;
+  if (read_before.has_value()) {
+    values = *std::move(read_before);
+  } else {
+    values = SlicesWithIds(std::move(ids));
+    // With read-ahead no replica shares a read: whether one took its
+    // values from the read-ahead must not change the collectives.
+    RETURN_IF_ERROR(ReadStepValues(context, model, variables,
+                                   /*share_reads=*/read_ahead == nullptr,
+                                   values));
+  }
   for (int i = 0; i < variables.size(); ++i) {
     if (model.variables()[i].kind != ModelVariable::Kind::kHashEmbedding) {
       continue;
@@ -127,9 +164,28 @@ absl::Status ComputeReplica(ReplicaContext& context, const Model& model,
                          dense_gradients, result);
 }
 
+// Starts reading, on `read_ahead`'s thread for this replica, what the
+// replica's next step (of `next`) will compute with. A batch whose ids the
+// model refuses starts nothing: its step reads, and reports the error.
+void StartReadAhead(const ReplicaContext& context, const Model& model,
+                    const ModelVariables& variables, const Batch& next,
+                    ReadAhead& read_ahead) {
+  std::vector<std::vector<int64_t>> ids;
+  if (!BatchIds(model, next, ids).ok()) return;
+  // The context is copied: the read outlives this step's Strategy::Run. It
+  // reads through the strategy, which outlives the ReadAhead.
+  read_ahead.Start(context.local_replica_id(), SlicesWithIds(std::move(ids)),
+                   [context = ReplicaContext(context), &model,
+                    &variables](std::vector<VariableSlice>& values) mutable {
+                     return ReadStepValues(context, model, variables,
+                                           /*share_reads=*/false, values);
+                   });
+}
+
 // Replica function of TrainStep.
 absl::Status TrainReplica(ReplicaContext& context, const Model& model,
                           const ModelVariables& variables, const Batch& batch,
+                          ReadAhead* read_ahead, const Batch* next_batch,
                           std::vector<float>* predictions, int64_t* examples,
                           double* loss_sum,
                           std::optional<int64_t>* global_step) {
@@ -154,7 +210,8 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
 
   ModelStepResult result;
   RETURN_IF_ERROR(ComputeReplica(context, model, variables, batch,
-                                 /*with_gradients=*/true, &gradients, &result));
+                                 /*with_gradients=*/true, &gradients,
+                                 read_ahead, &result));
   *predictions = std::move(result.predictions);
   if (result.gradients.size() != specs.size()) {
     return absl::InternalError(
@@ -217,6 +274,10 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   Tensor after;
   ReplicaContext::AddUpdate step_add = {&variables.global_step(),
                                         std::move(one), &after};
+  // The next step's reads go out beside this step's updates.
+  if (read_ahead != nullptr && next_batch != nullptr) {
+    StartReadAhead(context, model, variables, *next_batch, *read_ahead);
+  }
   RETURN_IF_ERROR(context.ApplyGradients(
       dense, means, sparse, has_hash_tables ? nullptr : &step_add));
 
@@ -252,8 +313,21 @@ absl::Status CheckBatches(const Strategy& strategy,
 
 absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
-                                     absl::Span<const Batch> batches) {
+                                     absl::Span<const Batch> batches,
+                                     ReadAhead* read_ahead,
+                                     absl::Span<const Batch> next_batches) {
   RETURN_IF_ERROR(CheckBatches(strategy, batches));
+  if (read_ahead != nullptr) {
+    RETURN_IF_ERROR(CheckReadAhead(strategy));
+    if (read_ahead->num_replicas() != strategy.num_local_replicas()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "read-ahead for ", read_ahead->num_replicas(), " replicas under ",
+          strategy.num_local_replicas(), " replicas"));
+    }
+    if (!next_batches.empty()) {
+      RETURN_IF_ERROR(CheckBatches(strategy, next_batches));
+    }
+  }
   const int n = strategy.num_local_replicas();
   StepResult step;
   step.predictions.resize(n);
@@ -262,7 +336,8 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
   std::vector<std::optional<int64_t>> global_steps(n);
   absl::Status s = strategy.Run([&](ReplicaContext& context) {
     const int r = context.local_replica_id();
-    return TrainReplica(context, model, variables, batches[r],
+    const Batch* next = next_batches.empty() ? nullptr : &next_batches[r];
+    return TrainReplica(context, model, variables, batches[r], read_ahead, next,
                         &step.predictions[r], &examples[r], &losses[r],
                         &global_steps[r]);
   });
@@ -271,6 +346,22 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
   step.loss_sum = losses[0];
   step.global_step = global_steps[0];
   return step;
+}
+
+absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
+                                     const ModelVariables& variables,
+                                     absl::Span<const Batch> batches) {
+  return TrainStep(strategy, model, variables, batches, /*read_ahead=*/nullptr,
+                   /*next_batches=*/{});
+}
+
+absl::Status CheckReadAhead(const Strategy& strategy) {
+  // By name: this library does not link the strategy's (ps client and all).
+  if (strategy.name() == "ParameterServerStrategy") return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "read-ahead overlaps a step's reads from the ps tasks with the push "
+      "before it, so it needs ParameterServerStrategy; ",
+      strategy.name(), " has no round trips to overlap"));
 }
 
 absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,
@@ -286,7 +377,8 @@ absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,
     ModelStepResult result;
     absl::Status s = ComputeReplica(context, model, variables, batches[r],
                                     /*with_gradients=*/false,
-                                    /*dense_gradients=*/nullptr, &result);
+                                    /*dense_gradients=*/nullptr,
+                                    /*read_ahead=*/nullptr, &result);
     RETURN_IF_ERROR(s);
     step.predictions[r] = std::move(result.predictions);
     losses[r] = result.loss_sum;

@@ -29,6 +29,7 @@
 #include "runtime/input/batch.h"
 #include "runtime/models/model.h"
 #include "runtime/training/model_variables.h"
+#include "runtime/training/read_ahead.h"
 
 namespace distrt {
 
@@ -49,6 +50,25 @@ struct StepResult {
 absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
                                      absl::Span<const Batch> batches);
+
+// TrainStep with read-ahead (read_ahead.h): each replica computes with the
+// values `read_ahead` read for its batch during the step before, where it
+// read exactly that batch's ids (else it reads them now, as TrainStep
+// does), and while this step's updates go to the ps tasks, it starts
+// reading for its batch of `next_batches` (one per replica; empty when no
+// step follows). Under ParameterServerStrategy only (CheckReadAhead);
+// `read_ahead` has one slot per local replica, and `model` and `variables`
+// must outlive it.
+absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
+                                     const ModelVariables& variables,
+                                     absl::Span<const Batch> batches,
+                                     ReadAhead* read_ahead,
+                                     absl::Span<const Batch> next_batches);
+
+// INVALID_ARGUMENT unless `strategy` keeps its variables on ps tasks, the
+// only place where read-ahead has round trips to overlap (under mirrored
+// strategies it would only make sync training stale).
+absl::Status CheckReadAhead(const Strategy& strategy);
 
 // The forward pass only (evaluation): loss and predictions, no update.
 absl::StatusOr<StepResult> EvaluateStep(Strategy& strategy, const Model& model,

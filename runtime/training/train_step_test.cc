@@ -765,5 +765,91 @@ TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// With read-ahead, each step's reads go out during the step before, beside
+// its push: the first step reads as usual (each replica its own, no shared
+// read), every later one takes what was read for it.
+TEST(TrainStepTest, ReadAheadReadsTheNextStepDuringThisOne) {
+  CountedPsJob job("logreg");
+  CountingParameterServers& servers = job.servers;
+  const std::vector<Example> data = MakeData("logreg", 3);
+  ReadAhead read_ahead(2);
+  constexpr int kSteps = 3;
+  const int64_t pull_steps = servers.calls("PullStep");
+  const int64_t pulls = servers.calls("Pull");
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<Batch> next;
+    if (step + 1 < kSteps) next = StepBatches(data, step + 1, 2);
+    absl::StatusOr<StepResult> result =
+        TrainStep(*job.strategy, *job.model, *job.variables,
+                  StepBatches(data, step, 2), &read_ahead, next);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->global_step, step + 1);
+    EXPECT_LT(result->mean_loss(), 1.0);
+  }
+  EXPECT_EQ(read_ahead.num_taken(), 2 * (kSteps - 1));
+  EXPECT_EQ(read_ahead.num_dropped(), 0);
+  // One read per replica per step: the first step's, then the read-aheads.
+  EXPECT_EQ(servers.calls("PullStep") - pull_steps, 2 * kSteps);
+  // No replica read the shared bias for both (a Pull in a MergeCall).
+  EXPECT_EQ(servers.calls("Pull"), pulls);
+  EXPECT_EQ(*job.variables->ReadGlobalStep(*job.strategy), kSteps);
+}
+
+// A read-ahead of other batches than the step gets is dropped, and the
+// step computes as without read-ahead: the same predictions as a twin job
+// trained without it.
+TEST(TrainStepTest, ReadAheadOfOtherBatchesIsDropped) {
+  CountedPsJob sparse_ahead("logreg"), sparse_plain("logreg");
+  const std::vector<Example> sparse = MakeData("logreg", 3);
+  ReadAhead sparse_read_ahead(2);
+  ASSERT_TRUE(TrainStep(*sparse_ahead.strategy, *sparse_ahead.model,
+                        *sparse_ahead.variables, StepBatches(sparse, 0, 2),
+                        &sparse_read_ahead, StepBatches(sparse, 1, 2))
+                  .ok());
+  ASSERT_TRUE(TrainStep(*sparse_plain.strategy, *sparse_plain.model,
+                        *sparse_plain.variables, StepBatches(sparse, 0, 2))
+                  .ok());
+  // Step 2's batches, not step 1's: other ids.
+  absl::StatusOr<StepResult> dropped = TrainStep(
+      *sparse_ahead.strategy, *sparse_ahead.model, *sparse_ahead.variables,
+      StepBatches(sparse, 2, 2), &sparse_read_ahead, {});
+  absl::StatusOr<StepResult> expected =
+      TrainStep(*sparse_plain.strategy, *sparse_plain.model,
+                *sparse_plain.variables, StepBatches(sparse, 2, 2));
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(sparse_read_ahead.num_taken(), 0);
+  EXPECT_EQ(sparse_read_ahead.num_dropped(), 2);
+  EXPECT_EQ(dropped->predictions, expected->predictions);
+  EXPECT_EQ(dropped->loss_sum, expected->loss_sum);
+}
+
+TEST(TrainStepTest, ReadAheadNeedsParameterServers) {
+  LocalDevicesOptions options;
+  options.num_cpu_devices = 2;
+  options.use_gpus = false;
+  LocalDevices local = *CreateLocalDevices(options);
+  std::unique_ptr<Strategy> strategy =
+      *MirroredStrategy::Create(local.pointers());
+  std::unique_ptr<Model> model = *CreateModel(ConfigFor("logreg"));
+  ModelVariables variables = *ModelVariables::Create(*strategy, *model);
+  const std::vector<Example> data = MakeData("logreg", 1);
+  ReadAhead read_ahead(2);
+  absl::StatusOr<StepResult> result =
+      TrainStep(*strategy, *model, variables, StepBatches(data, 0, 2),
+                &read_ahead, StepBatches(data, 1, 2));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(), HasSubstr("ParameterServerStrategy"));
+  EXPECT_THAT(result.status().message(), HasSubstr("MirroredStrategy"));
+  EXPECT_EQ(*variables.ReadGlobalStep(*strategy), 0);
+
+  // One slot per replica.
+  CountedPsJob job("logreg");
+  ReadAhead one(1);
+  result = TrainStep(*job.strategy, *job.model, *job.variables,
+                     StepBatches(data, 0, 2), &one, {});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace distrt

@@ -2,9 +2,11 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/training/checkpoint_policy.h"
+#include "runtime/training/read_ahead.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -18,6 +20,7 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
   const auto log = [&options](absl::string_view line) {
     if (options.log) options.log(line);
   };
+  if (options.read_ahead) RETURN_IF_ERROR(CheckReadAhead(strategy));
   const absl::Time start = now();
   ProgressMeter meter(options.train_steps, options.log_every, start);
   ASSIGN_OR_RETURN(int64_t global_step, variables.ReadGlobalStep(strategy));
@@ -27,13 +30,28 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
                    pipeline.examples_per_epoch(), " examples"));
   CheckpointPolicy checkpoints(options.checkpoint_every_steps,
                                options.checkpoint_every, global_step, start);
+  std::optional<ReadAhead> read_ahead;
+  if (options.read_ahead) read_ahead.emplace(strategy.num_local_replicas());
+  // With read-ahead, the step after this one, taken from the pipeline
+  // early (its error, too, belongs to that step).
+  std::optional<absl::StatusOr<InputStep>> next;
   while (result.steps < options.max_steps &&
          (options.train_steps == 0 || global_step < options.train_steps)) {
-    absl::StatusOr<InputStep> step = pipeline.Next();
+    absl::StatusOr<InputStep> step =
+        next.has_value() ? *std::move(next) : pipeline.Next();
+    next.reset();
     if (absl::IsOutOfRange(step.status())) break;  // the end of the data
     RETURN_IF_ERROR(step.status());
+    absl::Span<const Batch> next_batches;
+    if (read_ahead.has_value() && result.steps + 1 < options.max_steps) {
+      next = pipeline.Next();
+      if (next->ok()) next_batches = (*next)->replicas;
+    }
     absl::StatusOr<StepResult> done =
-        TrainStep(strategy, model, variables, step->replicas);
+        read_ahead.has_value()
+            ? TrainStep(strategy, model, variables, step->replicas,
+                        &*read_ahead, next_batches)
+            : TrainStep(strategy, model, variables, step->replicas);
     if (!done.ok()) {
       const absl::Status failed =
           options.explain_step_failure
@@ -76,6 +94,10 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
   result.train_loss = meter.recent_loss();
   result.examples_per_sec = meter.ExamplesPerSecond(end);
   result.wall_secs = absl::ToDoubleSeconds(end - start);
+  if (read_ahead.has_value()) {
+    result.steps_read_ahead = read_ahead->num_taken();
+    result.reads_ahead_dropped = read_ahead->num_dropped();
+  }
   return result;
 }
 

@@ -38,6 +38,13 @@ struct TrainingLoopOptions {
   // The most steps this process runs, e.g. what every worker's data
   // allows under multi-worker mirrored, where all must run alike.
   int64_t max_steps = std::numeric_limits<int64_t>::max();
+  // Read each step's values during the step before (read_ahead.h): one
+  // round of requests to the ps tasks per step instead of two, at the price
+  // of a step perhaps computing with values that lack this worker's
+  // previous step. Under ParameterServerStrategy only (INVALID_ARGUMENT
+  // elsewhere, before any step). The loop then takes each input step from
+  // the pipeline one step early.
+  bool read_ahead = false;
   // How often a progress line is logged (and on_progress called).
   absl::Duration log_every = absl::Seconds(10);
 
@@ -74,6 +81,10 @@ struct TrainingLoopResult {
   double train_loss = 0;
   double examples_per_sec = 0;
   double wall_secs = 0;
+  // With read_ahead: the steps that computed with values read during the
+  // step before, and the reads dropped (another batch came, or it failed).
+  int64_t steps_read_ahead = 0;
+  int64_t reads_ahead_dropped = 0;
 };
 
 // Runs the loop over `pipeline`'s steps. The variables must have been

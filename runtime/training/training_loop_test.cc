@@ -241,5 +241,39 @@ TEST_F(TrainingLoopTest, ACheckpointOrProgressErrorEndsTheLoop) {
   EXPECT_EQ(*variables_->ReadGlobalStep(*strategy_), 3);
 }
 
+// With read_ahead the loop takes each step from the pipeline one early and
+// hands it to TrainStep to read for: every step after the first computes
+// with values read during the one before, and training still learns.
+TEST_F(TrainingLoopTest,
+       ReadAheadTrainsEveryStepAfterTheFirstOnValuesReadEarly) {
+  std::unique_ptr<InputPipeline> data = Dataset(Data(), /*epochs=*/3);
+  TrainingLoopOptions options;
+  options.read_ahead = true;
+  std::vector<double> losses;
+  options.on_step = [&](const StepResult& step, int64_t) {
+    losses.push_back(step.mean_loss());
+  };
+  absl::StatusOr<TrainingLoopResult> result = Run(*data, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const int64_t steps = 3 * kExamples / kGlobalBatch;
+  EXPECT_EQ(result->steps, steps);
+  EXPECT_EQ(result->global_step, steps);
+  // Two replicas: each takes a read-ahead on every step but the first.
+  EXPECT_EQ(result->steps_read_ahead, 2 * (steps - 1));
+  EXPECT_EQ(result->reads_ahead_dropped, 0);
+  ASSERT_EQ(losses.size(), static_cast<size_t>(steps));
+  EXPECT_LT(losses.back(), losses.front());
+
+  // Stopped by train_steps: the step taken early is left, and its read
+  // dropped when the loop ends.
+  std::unique_ptr<InputPipeline> more = Dataset(Data(), /*epochs=*/0);
+  options.train_steps = steps + 4;
+  result = Run(*more, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->steps, 4);
+  EXPECT_EQ(result->global_step, steps + 4);
+  EXPECT_EQ(result->steps_read_ahead, 2 * 3);
+}
+
 }  // namespace
 }  // namespace distrt
