@@ -55,11 +55,14 @@ void ReplicaBarrier::Leave(int replica, const absl::Status& status) {
       "replica ", replica, " returned",
       status.ok() ? "" : absl::StrCat(" with error: ", status.ToString())));
   if (arrived_ > 0) {
-    // Those waiting now can never be joined.
-    FailLocked(absl::FailedPreconditionError(absl::StrCat(
-        "a collective: ", absl::StrJoin(left_, ", "),
-        " while other replicas waited in it; every replica must make the "
-        "same collective calls in the same order")));
+    // Those waiting now can never be joined. They return the failure;
+    // this replica has left and has nobody to tell.
+    FailLocked(
+        absl::FailedPreconditionError(absl::StrCat(
+            "a collective: ", absl::StrJoin(left_, ", "),
+            " while other replicas waited in it; every replica must make the "
+            "same collective calls in the same order")))
+        .IgnoreError();
   }
 }
 

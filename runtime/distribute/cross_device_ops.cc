@@ -56,15 +56,18 @@ absl::StatusOr<const Tensor*> OnDevice(Device* device, const Tensor& tensor,
   return local;
 }
 
+// to[i] += from[i] for n floats in host memory. Raw pointers:
+// Span::operator[] is bound-checked in Debian's hardened Abseil, which would
+// keep the loop from being vectorised.
+void AddFloats(float* to, const float* from, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) to[i] += from[i];
+}
+
 // sum += value, on sum's device (`device`).
 absl::Status AddInto(Device* device, Tensor& sum, const Tensor& value) {
   if (OnHost(sum) && OnHost(value)) {
-    // Raw pointers: Span::operator[] is bound-checked in Debian's hardened
-    // Abseil, which would keep the loop from being vectorised.
-    float* to = sum.flat<float>().data();
-    const float* from = value.flat<float>().data();
-    const int64_t n = sum.num_elements();
-    for (int64_t i = 0; i < n; ++i) to[i] += from[i];
+    AddFloats(sum.flat<float>().data(), value.flat<float>().data(),
+              sum.num_elements());
     return absl::OkStatus();
   }
   Tensor local;
@@ -131,11 +134,9 @@ absl::StatusOr<Tensor> CrossDeviceOps::Reduce(
   RETURN_IF_ERROR(sum.status());
   for (const Tensor* value : per_replica) {
     ASSIGN_OR_RETURN(HostFloats host, HostFloats::Read(*value));
-    // Raw pointers, as in AddInto (CheckSameShape made the counts equal).
-    float* to = sum->flat<float>().data();
-    const float* from = host.values().data();
-    const int64_t n = sum->num_elements();
-    for (int64_t i = 0; i < n; ++i) to[i] += from[i];
+    // CheckSameShape made the counts equal.
+    AddFloats(sum->flat<float>().data(), host.values().data(),
+              sum->num_elements());
   }
   if (op == ReduceOp::kMean) {
     for (float& v : sum->flat<float>()) v *= 1.0f / per_replica.size();
