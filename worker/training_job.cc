@@ -289,10 +289,12 @@ absl::Status Train(Job& job, std::vector<Example> shard,
                    RunTrainingLoop(*job.strategy, *job.model, *job.variables,
                                    *pipeline, loop));
   if (o.read_ahead) {
+    const int replicas = job.strategy->num_local_replicas();
     job.log(absl::StrCat("read-ahead: ", result.steps_read_ahead, " of ",
-                         result.steps,
-                         " steps computed with values read "
-                         "during the step before (",
+                         result.steps * replicas, " replica steps (",
+                         result.steps, " steps x ", replicas,
+                         " replicas) computed with values read during the step "
+                         "before (",
                          result.reads_ahead_dropped, " reads dropped)"));
   }
   metrics->global_step = result.global_step;

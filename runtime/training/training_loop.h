@@ -81,8 +81,9 @@ struct TrainingLoopResult {
   double train_loss = 0;
   double examples_per_sec = 0;
   double wall_secs = 0;
-  // With read_ahead: the steps that computed with values read during the
-  // step before, and the reads dropped (another batch came, or it failed).
+  // With read_ahead, counted per replica (a step of n replicas counts n):
+  // the replicas' steps that computed with values read during the step
+  // before, and the reads dropped (another batch came, or it failed).
   int64_t steps_read_ahead = 0;
   int64_t reads_ahead_dropped = 0;
 };
