@@ -54,6 +54,10 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
   if (options.connections_per_task < 1) {
     return absl::InvalidArgumentError("connections_per_task must be positive");
   }
+  if (options.bundle_below_bytes < 0) {
+    return absl::InvalidArgumentError(
+        "bundle_below_bytes must not be negative");
+  }
   if (options.batch_below_bytes < 0) {
     return absl::InvalidArgumentError("batch_below_bytes must not be negative");
   }

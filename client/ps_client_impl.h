@@ -401,6 +401,14 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
       values_after[a].variable = add.variable;
       values_after[a].rows = rows;
       values_after[a].after = add.after;
+      // The values after come back as varints: at most 10 bytes each.
+      if (!add.after.empty()) {
+        for (auto& call : add_calls[a]) {
+          call->response_bytes =
+              RowRangeFromProto(call->request.rows()).size() *
+              RowWidth(add.variable->spec) * 10;
+        }
+      }
     }
     std::vector<CallBase*> all;
     absl::flat_hash_map<const CallBase*, std::function<absl::Status()>>

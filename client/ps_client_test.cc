@@ -473,6 +473,12 @@ TEST(PsClientOptionsTest, ConnectionsPerTaskMustBePositive) {
   client = PsClient::Create(std::vector<std::string>{"127.0.0.1:1"}, options);
   EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(client.status().message(), HasSubstr("batch_below_bytes"));
+
+  options = PsClient::Options();
+  options.bundle_below_bytes = -1;
+  client = PsClient::Create(std::vector<std::string>{"127.0.0.1:1"}, options);
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(client.status().message(), HasSubstr("bundle_below_bytes"));
 }
 
 // The same operations over 1 and 3 connections per ps task give the same

@@ -254,8 +254,9 @@ class PsTransport {
   // CallBase, each with its `rpc` set): one operation's requests, or a
   // training step's several operations sent in one round (PullStep). With
   // `bundle`, the round's small calls to one ps task go as one Bundle call
-  // (Options::bundle_below_bytes); one operation's pieces are not bundled,
-  // since they were cut to travel apart.
+  // (Options::bundle_below_bytes, counting a pull's rows): the pieces that
+  // max_request_bytes cuts a large operation into are too large for it and
+  // still travel apart.
   template <typename CallType, typename Decode>
   absl::Status RunWireCalls(absl::string_view rpc, std::vector<CallType*> all,
                             Decode decode, bool bundle = false) {
@@ -350,26 +351,34 @@ class PsTransport {
 
   // `round` cut into what SendWireRound sends as one call: a single call,
   // or calls to one ps task that are small enough to bundle (each carrying
-  // at most bundle_below_bytes both ways, a bundle at most twice that and
-  // kMaxBundleParts calls), in round order.
+  // at most bundle_below_bytes both ways, a bundle at most twice that, no
+  // more than max_request_bytes, and kMaxBundleParts calls); the single
+  // calls first, then the bundles, each in round order.
   template <typename CallType>
   std::vector<std::vector<CallType*>> BundleUnits(
       const std::vector<CallType*>& round) const {
     const int64_t limit = options_.bundle_below_bytes;
+    // Within what the ps task accepts in one message, as every call is.
+    const int64_t max_bytes = limit >= options_.max_request_bytes / 2
+                                  ? options_.max_request_bytes
+                                  : 2 * limit;
     std::vector<std::vector<CallType*>> units;
     std::vector<std::vector<CallType*>> small(num_tasks());
     std::vector<int64_t> small_bytes(num_tasks(), 0);
     for (CallType* c : round) {
       const int64_t bytes =
           static_cast<int64_t>(c->wire_request.Length()) + c->response_bytes;
-      if (limit <= 0 || bytes > limit ||
+      // (Every wire call is sent without waiting for the connection today;
+      // one that waits goes alone rather than make a bundle wait.)
+      if (limit <= 0 || bytes > limit || bytes > max_bytes ||
+          c->wait_for_ready ||
           serves_no_bundles_[c->ps_task].load(std::memory_order_relaxed)) {
         units.push_back({c});
         continue;
       }
       std::vector<CallType*>& group = small[c->ps_task];
       int64_t& group_bytes = small_bytes[c->ps_task];
-      if (group.size() == kMaxBundleParts || group_bytes + bytes > 2 * limit) {
+      if (group.size() == kMaxBundleParts || group_bytes + bytes > max_bytes) {
         units.push_back(std::move(group));
         group.clear();
         group_bytes = 0;
@@ -406,7 +415,6 @@ class PsTransport {
     bundle.request = rpc::EncodeBundle(request);
     bundle.context = std::make_unique<grpc::ClientContext>();
     bundle.context->set_deadline(deadline);
-    bundle.context->set_wait_for_ready(parts[0]->wait_for_ready);
     const int task = parts[0]->ps_task;
     wire_stubs_[task][0]->UnaryCall(
         bundle.context.get(), bundle_method_, grpc::StubOptions(),
@@ -444,6 +452,15 @@ class PsTransport {
                        " parts of a Bundle of ", parts.size()));
     }
     if (!answers.ok()) return rpc::ToGrpcStatus(answers.status());
+    for (const rpc::WirePart& answer : *answers) {
+      if (answer.code < 0 || answer.code > grpc::StatusCode::UNAUTHENTICATED) {
+        return grpc::Status(grpc::StatusCode::INTERNAL,
+                            absl::StrCat(TaskName(task),
+                                         " answered a part of "
+                                         "a Bundle with status code ",
+                                         answer.code));
+      }
+    }
     for (size_t i = 0; i < parts.size(); ++i) {
       CallType* c = parts[i];
       rpc::WirePart& answer = (*answers)[i];

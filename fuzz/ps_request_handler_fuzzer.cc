@@ -4,11 +4,13 @@
 // then handled by rpc/ps_request_handler.h.
 //
 // Input: up to kMaxRequests requests, each
-//   byte 0  the method, modulo 17, in the service's order: GetStatus,
+//   byte 0  the method, modulo 18, in the service's order: GetStatus,
 //           Shutdown, CreateVariable, LookupVariable, ListVariables,
 //           PullDense, PushDense, PullDenseBatch, PushDenseBatch, PullSparse,
 //           PushSparse, CreateHashTable, PullHash, PushHash, Save,
-//           CommitCheckpoint, Restore
+//           CommitCheckpoint, Restore, Bundle (decoded as
+//           rpc/bundle_message.h decodes it, each part then handled as the
+//           RPC it names)
 //   byte 1  how the message arrives: in one slice (0) or in slices of this
 //           many bytes, as gRPC may hand it over
 //   then a 2-byte little-endian length and the message's bytes.
@@ -44,6 +46,7 @@
 #include "grpcpp/support/slice.h"
 #include "proto/ps_service.pb.h"
 #include "proto/variable.pb.h"
+#include "rpc/bundle_message.h"
 #include "rpc/pooled_tensor.h"
 #include "rpc/ps_methods.h"
 #include "rpc/ps_request_handler.h"
@@ -358,6 +361,25 @@ void Session::Handle(int method, grpc::ByteBuffer* in) {
     case rpc::kPushHash:
       PushRowsById("PushHash request", in, &PsRequestHandler::PushHash);
       return;
+    case rpc::kBundle: {
+      absl::StatusOr<std::vector<rpc::WirePart>> parts =
+          rpc::DecodeBundle(in, "Bundle request");
+      if (!parts.ok()) {
+        ExpectCode(parts.status(), absl::StatusCode::kInvalidArgument,
+                   "DecodeBundle");
+        return;
+      }
+      for (rpc::WirePart& part : *parts) {
+        // Bundles in a bundle are refused, so this recursion ends.
+        for (int m = 0; m < rpc::kBundle; ++m) {
+          if (part.method == rpc::kPsMethodNames[m]) {
+            Handle(m, &part.message);
+            break;
+          }
+        }
+      }
+      return;
+    }
     case rpc::kSave: {
       ps::SaveRequest request;
       if (!Parse(in, &request)) return;

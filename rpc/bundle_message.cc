@@ -147,7 +147,8 @@ absl::StatusOr<std::vector<WirePart>> DecodeBundle(grpc::ByteBuffer* buffer,
           return malformed("message cut short");
         }
         part.message = grpc::ByteBuffer(slices.data(), slices.size());
-      } else if (field == kCodeField && !delimited) {
+      } else if (field == kCodeField && WireFormat::GetTagWireType(field_tag) ==
+                                            WireFormat::WIRETYPE_VARINT) {
         uint64_t code = 0;
         if (!input.ReadVarint64(&code)) return malformed("bad code");
         part.code = static_cast<int>(code);

@@ -31,7 +31,9 @@ grpc::ByteBuffer EncodeBundle(const std::vector<WirePart>& parts);
 
 // The parts of a BundleRequest or BundleResponse; their messages share
 // `buffer`'s slices (and keep them alive), and a part without one gets an
-// empty message. INVALID_ARGUMENT naming `what`
+// empty message. Stricter than protobuf, which keeps the last of repeated
+// singular fields: a part whose message appears twice is malformed.
+// INVALID_ARGUMENT naming `what`
 // (e.g. "Bundle request") when the bytes are not a well-formed message.
 absl::StatusOr<std::vector<WirePart>> DecodeBundle(grpc::ByteBuffer* buffer,
                                                    absl::string_view what);

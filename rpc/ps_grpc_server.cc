@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "grpcpp/grpcpp.h"
@@ -220,9 +221,6 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   // lock holds one. Handlers never wait for another RPC, so this cannot
   // deadlock; many concurrent pushes to one variable queue behind each
   // other, as they would for its lock anyway.
-  using RawServe =
-      std::function<absl::Status(grpc::ByteBuffer* in, grpc::ByteBuffer* out)>;
-
   void ServeTensorMethods() {
     ServeRaw(kPullDense, [this](grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
       ps::PullDenseRequest request;
@@ -288,8 +286,9 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   // Serves each part of a Bundle as its method would be served alone
-  // (counted and recorded as that method too), in order; a part's error is
-  // its answer's, and the others go on.
+  // (counted and recorded as that method too, so the Bundle's own count,
+  // bytes and time include its parts'), in order; a part's error is its
+  // answer's, and the others go on.
   absl::Status ServeBundle(grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
     ASSIGN_OR_RETURN(std::vector<WirePart> parts,
                      DecodeBundle(in, "Bundle request"));
@@ -304,11 +303,14 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
       }
       absl::Status status;
       if (method == kNumPsMethods || method == kBundle) {
-        status = absl::InvalidArgumentError(absl::StrCat(
-            "Bundle part ", i, ": \"", part.method,
-            "\" is not one of the RPCs a bundle carries (PullDense, "
-            "PushDense, PullDenseBatch, PushDenseBatch, PullSparse, "
-            "PushSparse, PullHash, PushHash)"));
+        std::vector<std::string> carried;
+        for (int m = 0; m < kNumPsMethods; ++m) {
+          if (raw_[m] && m != kBundle) carried.push_back(kPsMethodNames[m]);
+        }
+        status = absl::InvalidArgumentError(
+            absl::StrCat("Bundle part ", i, ": \"", part.method,
+                         "\" is not one of the RPCs a bundle carries (",
+                         absl::StrJoin(carried, ", "), ")"));
       } else {
         status = ServeCounted(static_cast<PsMethod>(method), &part.message,
                               &answer.message);
@@ -334,6 +336,10 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     Count(method, status);
     return status;
   }
+
+  // How a raw method answers: request bytes in, response bytes out.
+  using RawServe =
+      std::function<absl::Status(grpc::ByteBuffer* in, grpc::ByteBuffer* out)>;
 
   // Serves `method` with `serve(request bytes, response bytes)`, alone and
   // as a part of a Bundle.

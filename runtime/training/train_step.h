@@ -57,8 +57,10 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
 // does), and while this step's updates go to the ps tasks, it starts
 // reading for its batch of `next_batches` (one per replica; empty when no
 // step follows). Under ParameterServerStrategy only (CheckReadAhead);
-// `read_ahead` has one slot per local replica, and `model` and `variables`
-// must outlive it.
+// `read_ahead` has one slot per local replica, and `strategy`, `model` and
+// `variables` must outlive it (its reads go on after the step returns).
+// Values read ahead are as the ps tasks held them during the step before:
+// an Assign or restore the caller makes between steps is not in them.
 absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
                                      absl::Span<const Batch> batches,

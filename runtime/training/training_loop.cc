@@ -43,7 +43,10 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
     if (absl::IsOutOfRange(step.status())) break;  // the end of the data
     RETURN_IF_ERROR(step.status());
     absl::Span<const Batch> next_batches;
-    if (read_ahead.has_value() && result.steps + 1 < options.max_steps) {
+    // Not for a step that will not run (as far as this worker knows: other
+    // workers move the global step too).
+    if (read_ahead.has_value() && result.steps + 1 < options.max_steps &&
+        (options.train_steps == 0 || global_step + 1 < options.train_steps)) {
       next = pipeline.Next();
       if (next->ok()) next_batches = (*next)->replicas;
     }

@@ -264,8 +264,7 @@ TEST_F(TrainingLoopTest,
   ASSERT_EQ(losses.size(), static_cast<size_t>(steps));
   EXPECT_LT(losses.back(), losses.front());
 
-  // Stopped by train_steps: the step taken early is left, and its read
-  // dropped when the loop ends.
+  // Stopped by train_steps: the last step reads nothing ahead.
   std::unique_ptr<InputPipeline> more = Dataset(Data(), /*epochs=*/0);
   options.train_steps = steps + 4;
   result = Run(*more, options);
@@ -273,6 +272,7 @@ TEST_F(TrainingLoopTest,
   EXPECT_EQ(result->steps, 4);
   EXPECT_EQ(result->global_step, steps + 4);
   EXPECT_EQ(result->steps_read_ahead, 2 * 3);
+  EXPECT_EQ(result->reads_ahead_dropped, 0);
 }
 
 }  // namespace
