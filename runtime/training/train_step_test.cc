@@ -640,16 +640,19 @@ class CountingParameterServers : public ParameterServers {
   std::map<std::string, int64_t> calls_ ABSL_GUARDED_BY(mu_);
 };
 
+// `n` CPU devices, without GPUs.
+LocalDevices CpuDevices(int n) {
+  LocalDevicesOptions options;
+  options.num_cpu_devices = n;
+  options.use_gpus = false;
+  return *CreateLocalDevices(options);
+}
+
 // Model `name` on two CPU replicas under ParameterServerStrategy over
 // CountingParameterServers with two ps tasks.
 struct CountedPsJob {
   explicit CountedPsJob(const std::string& name)
-      : servers(TwoPsTasks()), local(*CreateLocalDevices([] {
-          LocalDevicesOptions options;
-          options.num_cpu_devices = 2;
-          options.use_gpus = false;
-          return options;
-        }())) {
+      : servers(TwoPsTasks()), local(CpuDevices(2)) {
     strategy = *ParameterServerStrategy::Create(local.pointers(), &servers);
     EXPECT_TRUE(strategy->Initialize().ok());
     model = *CreateModel(ConfigFor(name));
@@ -741,10 +744,7 @@ TEST(TrainStepTest, DenseAndSparseReadsAndUpdatesGoTogether) {
 }
 
 TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {
-  LocalDevicesOptions options;
-  options.num_cpu_devices = 3;
-  options.use_gpus = false;
-  LocalDevices local = *CreateLocalDevices(options);
+  LocalDevices local = CpuDevices(3);
   std::unique_ptr<Strategy> strategy =
       *MirroredStrategy::Create(local.pointers());
   std::unique_ptr<Model> model = *CreateModel(ConfigFor("logreg"));
@@ -825,10 +825,7 @@ TEST(TrainStepTest, ReadAheadOfOtherBatchesIsDropped) {
 }
 
 TEST(TrainStepTest, ReadAheadNeedsParameterServers) {
-  LocalDevicesOptions options;
-  options.num_cpu_devices = 2;
-  options.use_gpus = false;
-  LocalDevices local = *CreateLocalDevices(options);
+  LocalDevices local = CpuDevices(2);
   std::unique_ptr<Strategy> strategy =
       *MirroredStrategy::Create(local.pointers());
   std::unique_ptr<Model> model = *CreateModel(ConfigFor("logreg"));
