@@ -15,7 +15,8 @@
 namespace distrt::bench {
 
 struct BenchConfig {
-  // The one-minute subset: fewer sizes and repetitions.
+  // The quick subset: fewer sizes and repetitions within a run (bench_main
+  // repeats the whole family, bench/repeated_runs.h).
   bool quick = false;
   // Where the project's binaries are (ps_server/ps_server, worker/worker,
   // ...): the runfiles tree, which `bazel run` makes the working directory.

@@ -11,6 +11,7 @@ namespace distrt::bench {
 
 void BenchReport::BeginFamily(absl::string_view title,
                               absl::string_view how_to_read) {
+  if (out_ == nullptr) return;
   std::fprintf(out_, "\n== %s\n   %s\n", std::string(title).c_str(),
                std::string(how_to_read).c_str());
   std::fprintf(out_, "   %-40s %14s %-8s %-22s %14s %8s\n", "figure", "value",
@@ -40,14 +41,28 @@ void BenchReport::Add(absl::string_view name, double value,
   figure.baseline = std::string(baseline);
   figure.baseline_value = baseline_value;
   figure.ratio = baseline_value != 0 ? value / baseline_value : 0;
-  std::fprintf(out_, "   %-40s %14.4g %-8s %-22s %14.4g %8.3f\n",
-               figure.name.c_str(), figure.value, figure.unit.c_str(),
-               figure.baseline.c_str(), figure.baseline_value, figure.ratio);
-  std::fflush(out_);
+  figure.ratio_min = figure.ratio;
+  figure.ratio_max = figure.ratio;
+  AddFigure(std::move(figure));
+}
+
+void BenchReport::AddFigure(BenchFigure figure) {
+  if (out_ != nullptr) {
+    std::fprintf(out_, "   %-40s %14.4g %-8s %-22s %14.4g %8.3f",
+                 figure.name.c_str(), figure.value, figure.unit.c_str(),
+                 figure.baseline.c_str(), figure.baseline_value, figure.ratio);
+    if (figure.runs > 1) {
+      std::fprintf(out_, "  (%d runs: %.3f-%.3f)", figure.runs,
+                   figure.ratio_min, figure.ratio_max);
+    }
+    std::fprintf(out_, "\n");
+    std::fflush(out_);
+  }
   figures_.push_back(std::move(figure));
 }
 
 void BenchReport::Note(absl::string_view text) {
+  if (out_ == nullptr) return;
   std::fprintf(out_, "   note: %s\n", std::string(text).c_str());
   std::fflush(out_);
 }
@@ -62,6 +77,9 @@ absl::Status BenchReport::WriteJson(const std::string& path) const {
     entry["baseline"] = figure.baseline;
     entry["baseline_value"] = figure.baseline_value;
     entry["ratio"] = figure.ratio;
+    entry["runs"] = figure.runs;
+    entry["ratio_min"] = figure.ratio_min;
+    entry["ratio_max"] = figure.ratio_max;
     list.push_back(std::move(entry));
   }
   std::ofstream file(path);

@@ -3,7 +3,8 @@
 
 // BenchReport: the figures one run of //bench measured, each beside the
 // baseline measured in the same run, printed as a table and written as JSON
-// (a list of {name, value, unit, baseline, baseline_value, ratio}).
+// (a list of {name, value, unit, baseline, baseline_value, ratio, runs,
+// ratio_min, ratio_max}).
 //
 // `ratio` is always value / baseline_value, whatever the unit: above 1 means
 // more GB/s, rows/s or examples/s than the baseline, but also more latency,
@@ -27,6 +28,11 @@ struct BenchFigure {
   double baseline_value = 0;
   // value / baseline_value; 0 when the baseline is 0.
   double ratio = 0;
+  // How many runs of the family this figure is the median of
+  // (bench/repeated_runs.h), and the lowest and highest ratio among them.
+  int runs = 1;
+  double ratio_min = 0;
+  double ratio_max = 0;
 };
 
 class BenchReport {
@@ -37,6 +43,9 @@ class BenchReport {
   // Records a figure (computing its ratio) and prints its row.
   void Add(absl::string_view name, double value, absl::string_view unit,
            absl::string_view baseline, double baseline_value);
+  // Records a figure made elsewhere (a median of runs) as it is, and prints
+  // its row, with the range of its runs' ratios when it has several.
+  void AddFigure(BenchFigure figure);
   // A note under the current family (e.g. why a case was skipped).
   void Note(absl::string_view text);
 
@@ -50,7 +59,8 @@ class BenchReport {
   // when it cannot be written.
   absl::Status WriteJson(const std::string& path) const;
 
-  // Rows go to `out` (stdout by default) as they are added.
+  // Rows go to `out` (stdout by default) as they are added; nullptr prints
+  // nothing (a repeated run's report, whose medians are printed instead).
   void set_output(std::FILE* out) { out_ = out; }
 
  private:

@@ -57,6 +57,27 @@ TEST(BenchReportTest, WritesEveryFigureAsJson) {
   EXPECT_DOUBLE_EQ(json[0]["value"].get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(json[0]["baseline_value"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(json[0]["ratio"].get<double>(), 0.75);
+  EXPECT_EQ(json[0]["runs"].get<int>(), 1);
+  EXPECT_DOUBLE_EQ(json[0]["ratio_min"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(json[0]["ratio_max"].get<double>(), 0.75);
+}
+
+TEST(BenchReportTest, ASilentReportStillRecordsAndAMedianKeepsItsRuns) {
+  BenchReport report;
+  report.set_output(nullptr);
+  report.BeginFamily("family", "how to read");
+  report.Note("a note");
+  report.Add("a", 1.0, "GB/s", "grpc", 2.0);
+  BenchFigure median;
+  median.name = "b";
+  median.ratio = 1.0;
+  median.runs = 5;
+  median.ratio_min = 0.8;
+  median.ratio_max = 1.4;
+  report.AddFigure(median);
+  ASSERT_EQ(report.figures().size(), 2u);
+  EXPECT_EQ(report.figures()[1].runs, 5);
+  EXPECT_DOUBLE_EQ(report.figures()[1].ratio_max, 1.4);
 }
 
 TEST(BenchReportTest, AnUnwritablePathIsAnErrorNamingIt) {

@@ -260,7 +260,7 @@ absl::Status RunTimeToAccuracyBench(const BenchConfig& config,
       "s: lower is better (ratio = ours / liblinear; the target is <= 3)");
   if (config.quick) {
     report->Note(
-        "--quick: skipped; a data set small enough for the quick minute "
+        "--quick: skipped; a data set small enough for a quick run "
         "would time the job's start-up rather than its training");
     return absl::OkStatus();
   }

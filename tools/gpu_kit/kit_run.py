@@ -575,12 +575,13 @@ class Runner:
         argv = [self.binary("//bench"), "--only=dense,sparse,allreduce",
                 "--json=" + json_path]
         # The full families take about 2 minutes, and write their figures
-        # only at the end: with less time left, the quick subset.
+        # only at the end: with less time left, the quick subset, run once
+        # (bench repeats --quick families until they settle, up to 7 runs).
         if self.time_left() < 75:
             raise OutOfTime()  # not even the quick subset would finish
         quick = self.args.quick or self.time_left() < 240
         if quick:
-            argv.append("--quick")
+            argv += ["--quick", "--runs=1"]
         rc, text = self.run(argv, "cpu_bench.log", self.time_left() - 5,
                             cwd=self.path("bin"))
         figures = read_json(json_path)
