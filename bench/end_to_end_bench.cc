@@ -5,11 +5,14 @@
 //      2 ps tasks, against the same model trained on the same data in one
 //      worker process without ps tasks (launch --ps=0 --workers=1: the
 //      mirrored strategy over that process's one CPU device); each
-//      distributed shape again with the workers' --read_ahead.
+//      distributed shape again with the workers' --read_ahead, and again
+//      with TF_CONFIG "rpc_layer": "grpc+tcp" (tensors over the ps tasks'
+//      TCP data planes, rpc/data_plane_wire.h).
 //  (b) the per-step overhead of a 1 MiB model on a real ps_server process:
 //      one PsClient Pull and one SGD Push of a float32[262144] variable,
 //      against the same bytes as two bare gRPC calls (GrpcBaselineClient:
-//      a pull answered with 1 MiB, a push carrying 1 MiB).
+//      a pull answered with 1 MiB, a push carrying 1 MiB); the same step
+//      again over the ps task's TCP data plane.
 
 #include "bench/end_to_end_bench.h"
 
@@ -70,6 +73,8 @@ struct JobShape {
   int num_workers;
   // The workers' --read_ahead: each step's reads during the step before.
   bool read_ahead = false;
+  // launch --rpc_layer=grpc+tcp: tensors over the TCP data planes.
+  bool tcp = false;
 };
 
 constexpr JobShape kOneProcess = {"one_process", 0, 1};
@@ -78,6 +83,10 @@ constexpr JobShape kTwoWorkersTwoPs = {"2w_2ps", 2, 2};
 constexpr JobShape kOneWorkerOnePsReadAhead = {"1w_1ps_read_ahead", 1, 1, true};
 constexpr JobShape kTwoWorkersTwoPsReadAhead = {"2w_2ps_read_ahead", 2, 2,
                                                 true};
+constexpr JobShape kOneWorkerOnePsTcp = {"1w_1ps_tcp", 1, 1, false, true};
+constexpr JobShape kOneWorkerOnePsTcpReadAhead = {"1w_1ps_tcp_read_ahead", 1, 1,
+                                                  true, true};
+constexpr JobShape kTwoWorkersTwoPsTcp = {"2w_2ps_tcp", 2, 2, false, true};
 
 // A job is killed (with its tasks) when it takes longer than this.
 constexpr absl::Duration kJobTimeout = absl::Minutes(4);
@@ -110,12 +119,13 @@ absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
                                          const ThroughputSize& size,
                                          const std::string& train_file,
                                          const std::string& job_dir) {
-  const std::vector<std::string> launch_flags = {
+  std::vector<std::string> launch_flags = {
       absl::StrCat("--ps=", shape.num_ps),
       absl::StrCat("--workers=", shape.num_workers),
       "--job_dir=" + job_dir,
       "--stop_secs=5",
   };
+  if (shape.tcp) launch_flags.push_back("--rpc_layer=grpc+tcp");
   std::vector<std::string> task_flags = {
       "--model=logreg",
       "--train_data=" + train_file,
@@ -161,10 +171,12 @@ absl::Status RunThroughputCases(const BenchConfig& config,
   const std::string train_file = JoinPath(dir, "e2e.train.svm");
 
   std::vector<JobShape> shapes = {kOneProcess, kOneWorkerOnePs,
-                                  kOneWorkerOnePsReadAhead};
+                                  kOneWorkerOnePsReadAhead, kOneWorkerOnePsTcp};
   if (!config.quick) {
+    shapes.push_back(kOneWorkerOnePsTcpReadAhead);
     shapes.push_back(kTwoWorkersTwoPs);
     shapes.push_back(kTwoWorkersTwoPsReadAhead);
+    shapes.push_back(kTwoWorkersTwoPsTcp);
   }
   std::vector<double> best(shapes.size(), 0);
   for (int run = 0; run < size.runs; ++run) {
@@ -187,7 +199,7 @@ absl::Status RunThroughputCases(const BenchConfig& config,
       "the chief's training seconds, from each job's metrics.json (the "
       "chief's own examples_per_sec counts only its examples); one_process "
       "is launch --ps=0 --workers=1; *_read_ahead jobs run the workers with "
-      "--read_ahead",
+      "--read_ahead, *_tcp jobs are launched with --rpc_layer=grpc+tcp",
       size.rows, size.features, size.features_per_row, kBatchSize,
       size.train_steps, size.runs));
   if (config.quick) report->Note("--quick: 2w_2ps jobs skipped");
@@ -195,11 +207,13 @@ absl::Status RunThroughputCases(const BenchConfig& config,
   return RemoveDirectoryTree(dir);
 }
 
-absl::StatusOr<absl::Duration> PsClientStepP50() {
+absl::StatusOr<absl::Duration> PsClientStepP50(bool tcp) {
   // From ps_server/ps_server in the working directory: the runfiles tree
   // under `bazel run`, where binaries_dir points too.
-  ASSIGN_OR_RETURN(testing::PsProcess ps, testing::StartPsProcess(0, 1));
+  ASSIGN_OR_RETURN(testing::PsProcess ps,
+                   testing::StartPsProcess(0, 1, {}, tcp ? "grpc+tcp" : ""));
   PsClient::Options options;
+  options.data_plane = tcp;
   options.rpc_timeout = absl::Seconds(30);
   options.log = [](absl::string_view) {};  // nothing to say in a table
   ASSIGN_OR_RETURN(
@@ -251,14 +265,19 @@ absl::StatusOr<absl::Duration> BareGrpcStepP50() {
 // (b).
 absl::Status RunStepOverheadCase(BenchReport* report) {
   ASSIGN_OR_RETURN(absl::Duration bare, BareGrpcStepP50());
-  ASSIGN_OR_RETURN(absl::Duration ps, PsClientStepP50());
+  ASSIGN_OR_RETURN(absl::Duration ps, PsClientStepP50(/*tcp=*/false));
+  ASSIGN_OR_RETURN(absl::Duration tcp, PsClientStepP50(/*tcp=*/true));
   report->Add("end_to_end/step_overhead/1MB", absl::ToDoubleMicroseconds(ps),
               "us", "grpc_bytebuffer", absl::ToDoubleMicroseconds(bare));
+  report->Add("end_to_end/step_overhead/1MB_tcp",
+              absl::ToDoubleMicroseconds(tcp), "us", "grpc_bytebuffer",
+              absl::ToDoubleMicroseconds(bare));
   report->Note(
       "step_overhead: p50 over ~1 s of steps of one PsClient Pull + one SGD "
       "Push of a float32[262144] variable on 1 ps_server process, against "
       "one 1 MiB pull + one 1 MiB push of bare gRPC (generic ByteBuffer "
-      "calls to a server inside the bench process), both over 127.0.0.1");
+      "calls to a server inside the bench process), both over 127.0.0.1; "
+      "1MB_tcp: the same step over the ps task's TCP data plane");
   return absl::OkStatus();
 }
 

@@ -54,6 +54,12 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
   if (options.connections_per_task < 1) {
     return absl::InvalidArgumentError("connections_per_task must be positive");
   }
+  if (options.data_plane && options.security != nullptr &&
+      (options.security->uses_tls() || options.security->uses_token())) {
+    return absl::InvalidArgumentError(
+        "the TCP data plane (rpc_layer \"grpc+tcp\") carries neither TLS "
+        "nor the cluster token; with them, use rpc_layer \"grpc\"");
+  }
   if (options.bundle_below_bytes < 0) {
     return absl::InvalidArgumentError(
         "bundle_below_bytes must not be negative");
@@ -102,7 +108,11 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
         /*retry=*/false);
     waiting.clear();
     for (const auto& call : calls) {
-      if (!call->status.ok()) waiting.push_back(call->ps_task);
+      if (!call->status.ok()) {
+        waiting.push_back(call->ps_task);
+      } else {
+        impl_->LearnDataPlane(call->ps_task, call->response.data_plane_port());
+      }
     }
     if (waiting.empty()) return absl::OkStatus();
     std::vector<std::string> names;

@@ -112,6 +112,13 @@ class PsClient : public ParameterServers {
     // The job's TLS and cluster token (rpc/transport_security.h); null:
     // plain TCP, no token.
     std::shared_ptr<const rpc::TransportSecurity> security;
+    // Send the tensor RPCs over the ps tasks' TCP data planes
+    // (rpc/data_plane_wire.h; TF_CONFIG "rpc_layer": "grpc+tcp") where
+    // WaitForServers learns that a task has one; the others, and every
+    // task before WaitForServers, over gRPC. A task whose data plane
+    // cannot be reached goes back to gRPC (once, with a warning). Refused
+    // by Create with `security` that uses TLS or a token.
+    bool data_plane = false;
   };
 
   // Clients of the "ps" job of `cluster`, whose tasks must be numbered

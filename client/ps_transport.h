@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <random>
@@ -31,7 +32,9 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/bundle_message.h"
+#include "rpc/data_plane_connection.h"
 #include "rpc/grpc_status.h"
+#include "rpc/ps_methods.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/transport_security.h"
 #include "rpc/wire_message.h"
@@ -81,6 +84,26 @@ class PsTransport {
   }
 
   int num_tasks() const { return addresses_.size(); }
+
+  // With Options::data_plane, the tensor RPCs to `task` go over its TCP
+  // data plane at `port` (from its GetStatus) from now on; 0: over gRPC.
+  // Says which, once per change.
+  void LearnDataPlane(int task, int port) {
+    if (!options_.data_plane) return;
+    if (data_planes_[task].port.exchange(port, std::memory_order_relaxed) ==
+        port) {
+      return;
+    }
+    options_.log(
+        port != 0
+            ? absl::StrCat(TaskName(task),
+                           ": tensors over its TCP data plane at port ", port,
+                           " (rpc_layer \"grpc+tcp\")")
+            : absl::StrCat("warning: ", TaskName(task),
+                           " offers no TCP data plane (is \"rpc_layer\" "
+                           "\"grpc+tcp\" in its TF_CONFIG too?); its tensors "
+                           "go over gRPC"));
+  }
 
   // A new id for a push (see PushDenseRequest.request_id): distinct within
   // this client (SplitMix64 is a bijection of the counter), random across
@@ -301,6 +324,10 @@ class PsTransport {
     } else {
       for (CallType* c : round) units.push_back({c});
     }
+    if (OverDataPlanes(rpc, round)) {
+      SendOverDataPlanes(rpc, units, decode);
+      return;
+    }
     // The Bundle calls' own messages, by unit (null for single calls).
     std::vector<std::unique_ptr<BundleCall>> bundles(units.size());
     absl::BlockingCounter pending(units.size());
@@ -337,6 +364,154 @@ class PsTransport {
         units.size(), std::max(1, options_.max_requests_in_flight));
     for (size_t i = 0; i < window; ++i) start_next();
     pending.Wait();
+  }
+
+  // Whether every call of `round` goes to a ps task whose TCP data plane is
+  // known (LearnDataPlane) as an RPC the data plane carries.
+  template <typename CallType>
+  bool OverDataPlanes(absl::string_view rpc,
+                      const std::vector<CallType*>& round) const {
+    if (!options_.data_plane) return false;
+    for (const CallType* c : round) {
+      if (data_planes_[c->ps_task].port.load(std::memory_order_relaxed) <= 0 ||
+          MethodNumber(c->rpc.empty() ? rpc : c->rpc) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The RPC's number (rpc/ps_methods.h); -1 for a name that is none.
+  static int MethodNumber(absl::string_view name) {
+    for (int m = 0; m < rpc::kNumPsMethods; ++m) {
+      if (name == rpc::kPsMethodNames[m]) return m;
+    }
+    return -1;
+  }
+
+  // SendWireRound's `units` (each a single call or a Bundle) over the ps
+  // tasks' TCP data planes, from this thread: each unit on a connection of
+  // its own (at most max_requests_in_flight at a time), answers read in
+  // the order sent. A connection that fails fails its unit's calls as
+  // UNAVAILABLE (retried); one that cannot be made sends the task back to
+  // gRPC.
+  template <typename CallType, typename Decode>
+  void SendOverDataPlanes(absl::string_view rpc,
+                          const std::vector<std::vector<CallType*>>& units,
+                          Decode& decode) {
+    const absl::Time deadline = absl::Now() + AttemptTimeout();
+    struct Sent {
+      size_t unit;
+      std::unique_ptr<rpc::DataPlaneConnection> connection;
+      std::unique_ptr<BundleCall> bundle;
+    };
+    std::deque<Sent> in_flight;
+    const auto fail = [&](const std::vector<CallType*>& parts,
+                          const absl::Status& status) {
+      for (CallType* c : parts) c->status = rpc::ToGrpcStatus(status);
+    };
+    const auto start = [&](size_t index) {
+      const std::vector<CallType*>& parts = units[index];
+      for (CallType* c : parts) {
+        c->decoded = absl::OkStatus();
+        c->wire_response.Clear();
+      }
+      const int task = parts[0]->ps_task;
+      Sent sent{index, nullptr, nullptr};
+      const grpc::ByteBuffer* request = &parts[0]->wire_request;
+      int method = MethodNumber(parts[0]->rpc.empty() ? rpc : parts[0]->rpc);
+      if (parts.size() > 1) {
+        sent.bundle = std::make_unique<BundleCall>();
+        sent.bundle->request = EncodeBundleRequest(rpc, parts);
+        request = &sent.bundle->request;
+        method = rpc::kBundle;
+      }
+      absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
+          TakeDataPlaneConnection(task, deadline);
+      if (!connection.ok()) {
+        fail(parts, connection.status());
+        return;
+      }
+      sent.connection = *std::move(connection);
+      if (absl::Status s = sent.connection->Send(method, *request, deadline);
+          !s.ok()) {
+        fail(parts, s);
+        return;
+      }
+      in_flight.push_back(std::move(sent));
+    };
+    const size_t window = std::min<size_t>(
+        units.size(), std::max(1, options_.max_requests_in_flight));
+    size_t started = 0;
+    for (; started < window; ++started) start(started);
+    while (!in_flight.empty()) {
+      Sent sent = std::move(in_flight.front());
+      in_flight.pop_front();
+      const std::vector<CallType*>& parts = units[sent.unit];
+      grpc::Status status;
+      grpc::ByteBuffer* response = sent.bundle != nullptr
+                                       ? &sent.bundle->response
+                                       : &parts[0]->wire_response;
+      absl::Status received =
+          sent.connection->Receive(deadline, &status, response);
+      if (!received.ok()) {
+        fail(parts, received);
+      } else {
+        GiveBackDataPlaneConnection(parts[0]->ps_task,
+                                    std::move(sent.connection));
+        if (sent.bundle != nullptr) {
+          FinishBundle(parts, *sent.bundle, std::move(status), decode);
+        } else {
+          CallType* c = parts[0];
+          c->status = std::move(status);
+          if (c->status.ok()) c->decoded = decode(*c);
+        }
+      }
+      if (started < units.size()) start(started++);
+    }
+  }
+
+  // An idle connection to `task`'s data plane, or a new one. A task whose
+  // data plane cannot be reached goes back to gRPC, with a warning.
+  absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>>
+  TakeDataPlaneConnection(int task, absl::Time deadline) {
+    DataPlane& plane = data_planes_[task];
+    {
+      absl::MutexLock lock(&plane.mu);
+      if (!plane.idle.empty()) {
+        std::unique_ptr<rpc::DataPlaneConnection> connection =
+            std::move(plane.idle.back());
+        plane.idle.pop_back();
+        return connection;
+      }
+    }
+    const int port = plane.port.load(std::memory_order_relaxed);
+    absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
+        port <= 0 ? absl::UnavailableError("no TCP data plane")
+                  : rpc::DataPlaneConnection::Connect(HostOf(addresses_[task]),
+                                                      port, deadline);
+    if (!connection.ok() && plane.port.exchange(0) > 0) {
+      options_.log(absl::StrCat("warning: ", TaskName(task), ": ",
+                                connection.status().message(),
+                                "; its tensors go over gRPC from now on"));
+    }
+    return connection;
+  }
+
+  void GiveBackDataPlaneConnection(
+      int task, std::unique_ptr<rpc::DataPlaneConnection> connection) {
+    DataPlane& plane = data_planes_[task];
+    absl::MutexLock lock(&plane.mu);
+    plane.idle.push_back(std::move(connection));
+  }
+
+  // "host" of "host:port", "v6" of "[v6]:port".
+  static std::string HostOf(const std::string& address) {
+    std::string host = address.substr(0, address.rfind(':'));
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    return host;
   }
 
   // A Bundle call's own context and messages.
@@ -406,36 +581,51 @@ class PsTransport {
                   BundleCall& bundle,
                   std::chrono::system_clock::time_point deadline,
                   Decode& decode, Done done) {
+    bundle.request = EncodeBundleRequest(rpc, parts);
+    bundle.context = std::make_unique<grpc::ClientContext>();
+    bundle.context->set_deadline(deadline);
+    wire_stubs_[parts[0]->ps_task][0]->UnaryCall(
+        bundle.context.get(), bundle_method_, grpc::StubOptions(),
+        &bundle.request, &bundle.response,
+        [this, parts, &bundle, &decode, done](grpc::Status status) {
+          FinishBundle(parts, bundle, std::move(status), decode);
+          done();
+        });
+  }
+
+  // A Bundle request carrying `parts`.
+  template <typename CallType>
+  static grpc::ByteBuffer EncodeBundleRequest(
+      absl::string_view rpc, const std::vector<CallType*>& parts) {
     std::vector<rpc::WirePart> request(parts.size());
     for (size_t i = 0; i < parts.size(); ++i) {
       request[i].method =
           std::string(parts[i]->rpc.empty() ? rpc : parts[i]->rpc);
       request[i].message = parts[i]->wire_request;  // shares its slices
     }
-    bundle.request = rpc::EncodeBundle(request);
-    bundle.context = std::make_unique<grpc::ClientContext>();
-    bundle.context->set_deadline(deadline);
+    return rpc::EncodeBundle(request);
+  }
+
+  // Gives `parts` the outcome of their Bundle call, which ended with
+  // `status` (see SendBundle).
+  template <typename CallType, typename Decode>
+  void FinishBundle(const std::vector<CallType*>& parts, BundleCall& bundle,
+                    grpc::Status status, Decode& decode) {
     const int task = parts[0]->ps_task;
-    wire_stubs_[task][0]->UnaryCall(
-        bundle.context.get(), bundle_method_, grpc::StubOptions(),
-        &bundle.request, &bundle.response,
-        [this, parts, task, &bundle, &decode, done](grpc::Status status) {
-          if (status.ok()) {
-            status = TakeBundleAnswers(task, bundle.response, parts, decode);
-          }
-          if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-            serves_no_bundles_[task].store(true, std::memory_order_relaxed);
-            status = grpc::Status(
-                grpc::StatusCode::UNAVAILABLE,
-                absl::StrCat(TaskName(task),
-                             " does not serve Bundle (an older ps_server?); "
-                             "its requests go one by one from now on"));
-          }
-          if (!status.ok()) {
-            for (CallType* c : parts) c->status = status;
-          }
-          done();
-        });
+    if (status.ok()) {
+      status = TakeBundleAnswers(task, bundle.response, parts, decode);
+    }
+    if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      serves_no_bundles_[task].store(true, std::memory_order_relaxed);
+      status = grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          absl::StrCat(TaskName(task),
+                       " does not serve Bundle (an older ps_server?); "
+                       "its requests go one by one from now on"));
+    }
+    if (!status.ok()) {
+      for (CallType* c : parts) c->status = status;
+    }
   }
 
   // Gives each of `parts` its answer in a Bundle response, decoding those
@@ -555,6 +745,17 @@ class PsTransport {
   // Per ps task: whether it refused a Bundle (so its calls go alone).
   std::unique_ptr<std::atomic<bool>[]> serves_no_bundles_ =
       std::make_unique<std::atomic<bool>[]>(addresses_.size());
+  // Per ps task, with Options::data_plane: its TCP data plane's port (0:
+  // none, gRPC; -1: not known yet, gRPC) and the connections to it not in
+  // use.
+  struct DataPlane {
+    std::atomic<int> port{-1};
+    absl::Mutex mu;
+    std::vector<std::unique_ptr<rpc::DataPlaneConnection>> idle
+        ABSL_GUARDED_BY(mu);
+  };
+  std::unique_ptr<DataPlane[]> data_planes_ =
+      std::make_unique<DataPlane[]>(addresses_.size());
 };
 
 }  // namespace distrt::ps_client_internal

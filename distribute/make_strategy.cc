@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/cluster/rpc_layer.h"
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/multi_worker_mirrored_strategy.h"
@@ -109,8 +110,13 @@ absl::StatusOr<ResolvedStrategy> MakeStrategy(
             ParameterServerStrategy::Create(devices, nullptr, strategy_options);
         break;
       }
+      ASSIGN_OR_RETURN(const RpcLayer rpc_layer,
+                       ParseRpcLayer(config.rpc_layer));
+      PsClient::Options ps_options = options.ps;
+      ps_options.data_plane =
+          ps_options.data_plane || rpc_layer == RpcLayer::kGrpcTcp;
       ASSIGN_OR_RETURN(resolved.ps_client,
-                       PsClient::Create(config.cluster, options.ps));
+                       PsClient::Create(config.cluster, ps_options));
       strategy = ParameterServerStrategy::Create(
           devices, resolved.ps_client.get(), strategy_options,
           options.wait_for_servers);

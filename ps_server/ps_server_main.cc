@@ -35,6 +35,7 @@
 #include "rpc/transport_security_flags.h"
 #include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/environment_cluster.h"
+#include "runtime/cluster/rpc_layer.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/metrics/metrics_http_server.h"
 #include "runtime/metrics/metrics_registry.h"
@@ -52,6 +53,10 @@ ABSL_FLAG(std::string, bind_host, "",
           "in TF_CONFIG, and only that (a name is resolved, and must be an "
           "address of this machine). \"0.0.0.0\" listens on every "
           "interface, as TensorFlow's servers do.");
+ABSL_FLAG(int, data_plane_port, 0,
+          "with TF_CONFIG \"rpc_layer\": \"grpc+tcp\", the port of the TCP "
+          "data plane for tensors, on the gRPC address's host (0: one the "
+          "OS picks; workers learn it from GetStatus)");
 ABSL_FLAG(int, max_message_mb, 256,
           "Largest request or response message in MiB; larger requests are "
           "refused with RESOURCE_EXHAUSTED (clients split big tensors into "
@@ -193,6 +198,14 @@ int Main(int argc, char** argv) {
   options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
   options.max_message_bytes = int64_t{max_message_mb} << 20;
   options.max_variable_bytes = max_memory_mb << 20;
+  absl::StatusOr<RpcLayer> rpc_layer = ParseRpcLayer(config->rpc_layer);
+  if (!rpc_layer.ok()) return Fail(rpc_layer.status().message());
+  options.data_plane = *rpc_layer == RpcLayer::kGrpcTcp;
+  options.data_plane_port = absl::GetFlag(FLAGS_data_plane_port);
+  if (options.data_plane_port < 0 || options.data_plane_port > 65535) {
+    return Fail(absl::StrCat("--data_plane_port=", options.data_plane_port,
+                             " is not a port (0 lets the OS pick one)"));
+  }
   absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
       rpc::PsGrpcServer::Start(options);
   if (!server.ok()) return Fail(server.status().message());
@@ -204,6 +217,12 @@ int Main(int argc, char** argv) {
       cluster_address.c_str(),
       static_cast<unsigned long long>((*server)->incarnation()),
       (*security)->Description().c_str());
+  if ((*server)->data_plane_port() != 0) {
+    std::printf(
+        "ps_server: tensors also over the TCP data plane on %s "
+        "(rpc_layer \"grpc+tcp\")\n",
+        absl::StrCat(bind_host, ":", (*server)->data_plane_port()).c_str());
+  }
   if (const std::optional<RestoreInfo>& restored = (*server)->restored()) {
     std::printf(
         "ps_server: took back this task's shard of %s (step %lld): %lld "

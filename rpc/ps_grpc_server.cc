@@ -15,6 +15,7 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/bundle_message.h"
+#include "rpc/data_plane_server.h"
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/pooled_tensor.h"
@@ -70,6 +71,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
       if (n > 0) (*response->mutable_requests())[kPsMethodNames[m]] = n;
     }
     response->set_failed_requests(failed_.load(std::memory_order_relaxed));
+    response->set_data_plane_port(data_plane_port());
     return grpc::Status::OK;
   }
 
@@ -181,11 +183,50 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     RETURN_IF_ERROR(started.status());
     server_ = std::move(started->server);
     port_ = started->port;
+    if (options_.data_plane) {
+      if (absl::Status s = ListenForTheDataPlane(); !s.ok()) {
+        server_->Shutdown();
+        server_.reset();
+        return s;
+      }
+    }
     return absl::OkStatus();
+  }
+
+  // Starts the TCP data plane beside the gRPC server (Options::data_plane).
+  absl::Status ListenForTheDataPlane() {
+    if (options_.security != nullptr &&
+        (options_.security->uses_tls() || options_.security->uses_token())) {
+      return absl::FailedPreconditionError(
+          "the TCP data plane (rpc_layer \"grpc+tcp\") carries neither TLS "
+          "nor the cluster token; with them, use rpc_layer \"grpc\"");
+    }
+    DataPlaneServer::Options options;
+    // The host of listen_address ("host:port", "[v6]:port").
+    const size_t colon = options_.listen_address.rfind(':');
+    options.host = options_.listen_address.substr(0, colon);
+    if (options.host.size() >= 2 && options.host.front() == '[' &&
+        options.host.back() == ']') {
+      options.host = options.host.substr(1, options.host.size() - 2);
+    }
+    options.port = options_.data_plane_port;
+    options.max_message_bytes = options_.max_message_bytes;
+    ASSIGN_OR_RETURN(
+        data_plane_,
+        DataPlaneServer::Start(options, [this](int method, grpc::ByteBuffer* in,
+                                               grpc::ByteBuffer* out) {
+          return ServeOverTheDataPlane(method, in, out);
+        }));
+    return absl::OkStatus();
+  }
+
+  int data_plane_port() const {
+    return data_plane_ != nullptr ? data_plane_->port() : 0;
   }
 
   void Stop() {
     absl::MutexLock lock(&stop_mu_);
+    if (data_plane_ != nullptr) data_plane_->Stop();
     if (server_ == nullptr) return;
     server_->Shutdown(std::chrono::system_clock::now() +
                       absl::ToChronoSeconds(options_.stop_grace));
@@ -204,6 +245,8 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
 
   absl::Mutex stop_mu_;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(stop_mu_);
+  // Set by Listen (with Options::data_plane), stopped by Stop.
+  std::unique_ptr<DataPlaneServer> data_plane_;
 
  private:
   // The methods that carry tensors take and give message bytes
@@ -321,6 +364,22 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     }
     *out = EncodeBundle(answers);
     return absl::OkStatus();
+  }
+
+  // A request that came over the TCP data plane: served as the same RPC
+  // over gRPC would be.
+  absl::Status ServeOverTheDataPlane(int method, grpc::ByteBuffer* in,
+                                     grpc::ByteBuffer* out) {
+    if (method < 0 || method >= kNumPsMethods || !raw_[method]) {
+      std::vector<std::string> carried;
+      for (int m = 0; m < kNumPsMethods; ++m) {
+        if (raw_[m]) carried.push_back(kPsMethodNames[m]);
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the TCP data plane carries ", absl::StrJoin(carried, ", "),
+          "; not method number ", method));
+    }
+    return ServeCounted(static_cast<PsMethod>(method), in, out);
   }
 
   // Runs method's `serve` on `request`, and counts and records it.
@@ -453,6 +512,8 @@ PsGrpcServer::PsGrpcServer(std::unique_ptr<Impl> impl)
 PsGrpcServer::~PsGrpcServer() { Stop(); }
 
 int PsGrpcServer::port() const { return impl_->port_; }
+
+int PsGrpcServer::data_plane_port() const { return impl_->data_plane_port(); }
 
 uint64_t PsGrpcServer::incarnation() const { return impl_->incarnation_; }
 

@@ -67,6 +67,13 @@ class PsGrpcServer {
     // Where this task's metrics go (rpc/ps_server_metrics.h); borrowed, must
     // outlive the server. Null: none.
     MetricsRegistry* metrics = nullptr;
+    // Also serve the tensor RPCs over a TCP data plane
+    // (rpc/data_plane_wire.h; TF_CONFIG "rpc_layer": "grpc+tcp") on the
+    // host of listen_address, at `data_plane_port` (0: one the OS picks),
+    // which GetStatus reports. Refused with TLS (`security` that uses it):
+    // the data plane carries neither TLS nor the token.
+    bool data_plane = false;
+    int data_plane_port = 0;
   };
 
   // Listens and starts serving. UNAVAILABLE naming the address when it
@@ -82,6 +89,8 @@ class PsGrpcServer {
 
   // The port actually listened on.
   int port() const;
+  // The TCP data plane's port; 0 without one (Options::data_plane).
+  int data_plane_port() const;
   // Random at every start; see GetStatusResponse.incarnation.
   uint64_t incarnation() const;
   // What Start restored from Options.restore_dir; nullopt when nothing.

@@ -25,29 +25,22 @@
 #include "rpc/bundle_message.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/wire_message.h"
+#include "tests/util/constant_variable_spec.h"
 #include "tests/util/ps_processes.h"
+#include "tests/util/refusing_proxy.h"
 
 namespace distrt {
 namespace {
 
 using ::distrt::testing::AddressesOf;
 using ::distrt::testing::PsProcess;
+using ::distrt::testing::RefusingProxy;
 using ::distrt::testing::StartPsProcesses;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-VariableSpec Spec(std::string name, std::vector<int64_t> shape,
-                  float initial_value, float learning_rate = 1.0f) {
-  VariableSpec spec;
-  spec.name = std::move(name);
-  spec.shape = std::move(shape);
-  spec.initializer.kind = InitializerSpec::Kind::kConstant;
-  spec.initializer.value = initial_value;
-  spec.optimizer.kind = OptimizerKind::kSgd;
-  spec.optimizer.learning_rate = learning_rate;
-  return spec;
-}
+using ::distrt::testing::ConstantVariableSpec;
 
 int64_t Elements(const VariableSpec& spec) {
   return NumRows(spec) * RowWidth(spec);
@@ -78,11 +71,12 @@ class PsClientIntegrationTest : public ::testing::Test {
 };
 
 TEST_F(PsClientIntegrationTest, RoundRobinPlacementAndRowPartitions) {
-  ASSERT_TRUE(client_->CreateVariable(Spec("a", {4, 3}, 1)).ok());
-  ASSERT_TRUE(client_->CreateVariable(Spec("b", {5}, 2)).ok());
-  ASSERT_TRUE(client_->CreateVariable(Spec("c", {}, 3)).ok());
+  ASSERT_TRUE(
+      client_->CreateVariable(ConstantVariableSpec("a", {4, 3}, 1)).ok());
+  ASSERT_TRUE(client_->CreateVariable(ConstantVariableSpec("b", {5}, 2)).ok());
+  ASSERT_TRUE(client_->CreateVariable(ConstantVariableSpec("c", {}, 3)).ok());
   absl::StatusOr<VariablePlacement> emb = client_->CreateVariable(
-      Spec("emb", {11, 4}, 0), PartitionPolicy::FixedShards(2));
+      ConstantVariableSpec("emb", {11, 4}, 0), PartitionPolicy::FixedShards(2));
   ASSERT_TRUE(emb.ok()) << emb.status();
 
   std::vector<DistributedVariableInfo> variables;
@@ -114,7 +108,7 @@ TEST_F(PsClientIntegrationTest, RoundRobinPlacementAndRowPartitions) {
   // Another client (another worker) creating the same variables in the same
   // order agrees; looking one up by name finds the same parts.
   std::unique_ptr<PsClient> other = NewClient();
-  ASSERT_TRUE(other->CreateVariable(Spec("a", {4, 3}, 1)).ok());
+  ASSERT_TRUE(other->CreateVariable(ConstantVariableSpec("a", {4, 3}, 1)).ok());
   absl::StatusOr<VariablePlacement> found = other->LookupVariable("emb");
   ASSERT_TRUE(found.ok()) << found.status();
   ASSERT_EQ(found->parts.size(), 2u);
@@ -122,14 +116,15 @@ TEST_F(PsClientIntegrationTest, RoundRobinPlacementAndRowPartitions) {
   EXPECT_EQ(found->parts[1].rows, (RowRange{6, 11}));
   // A different spec under the same name is refused, saying what differs.
   absl::StatusOr<VariablePlacement> clash =
-      other->CreateVariable(Spec("a", {4, 5}, 1));
+      other->CreateVariable(ConstantVariableSpec("a", {4, 5}, 1));
   EXPECT_EQ(clash.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(clash.status().message(), HasSubstr("shape [4, 3] vs [4, 5]"));
 }
 
 TEST_F(PsClientIntegrationTest, DenseRoundTripsAcrossParts) {
-  absl::StatusOr<VariablePlacement> w = client_->CreateVariable(
-      Spec("w", {7, 2}, 0.5f, 0.5f), PartitionPolicy::FixedShards(2));
+  absl::StatusOr<VariablePlacement> w =
+      client_->CreateVariable(ConstantVariableSpec("w", {7, 2}, 0.5f, 0.5f),
+                              PartitionPolicy::FixedShards(2));
   ASSERT_TRUE(w.ok()) << w.status();
   std::vector<float> values(Elements(w->spec));
   ASSERT_TRUE(client_->Pull(*w, absl::MakeSpan(values)).ok());
@@ -163,8 +158,9 @@ TEST_F(PsClientIntegrationTest, DenseRoundTripsAcrossParts) {
 }
 
 TEST_F(PsClientIntegrationTest, SparseRowsByIdWithDuplicatesSummed) {
-  absl::StatusOr<VariablePlacement> emb = client_->CreateVariable(
-      Spec("emb", {10, 3}, 1.0f), PartitionPolicy::FixedShards(2));
+  absl::StatusOr<VariablePlacement> emb =
+      client_->CreateVariable(ConstantVariableSpec("emb", {10, 3}, 1.0f),
+                              PartitionPolicy::FixedShards(2));
   ASSERT_TRUE(emb.ok()) << emb.status();
   // Ids on both parts, in any order, one repeated.
   const std::vector<int64_t> ids = {9, 2, 9, 5};
@@ -190,14 +186,19 @@ TEST_F(PsClientIntegrationTest, SparseRowsByIdWithDuplicatesSummed) {
 // repeated) come back as Pull and PullSparse give them; a bad buffer or id
 // is refused naming the variable.
 TEST_F(PsClientIntegrationTest, PullStepReadsDenseAndSparseTogether) {
-  const VariablePlacement a = *client_->CreateVariable(Spec("a", {3}, 1.0f));
-  const VariablePlacement b = *client_->CreateVariable(Spec("b", {}, 2.0f));
-  const VariablePlacement big = *client_->CreateVariable(
-      Spec("big", {6, 2}, 3.0f), PartitionPolicy::FixedShards(2));
-  const VariablePlacement emb = *client_->CreateVariable(
-      Spec("emb", {10, 3}, 0.0f), PartitionPolicy::FixedShards(2));
-  const VariablePlacement wide = *client_->CreateVariable(
-      Spec("wide", {8, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  const VariablePlacement a =
+      *client_->CreateVariable(ConstantVariableSpec("a", {3}, 1.0f));
+  const VariablePlacement b =
+      *client_->CreateVariable(ConstantVariableSpec("b", {}, 2.0f));
+  const VariablePlacement big =
+      *client_->CreateVariable(ConstantVariableSpec("big", {6, 2}, 3.0f),
+                               PartitionPolicy::FixedShards(2));
+  const VariablePlacement emb =
+      *client_->CreateVariable(ConstantVariableSpec("emb", {10, 3}, 0.0f),
+                               PartitionPolicy::FixedShards(2));
+  const VariablePlacement wide =
+      *client_->CreateVariable(ConstantVariableSpec("wide", {8, 1}, 0.0f),
+                               PartitionPolicy::FixedShards(2));
   // Distinct rows, so that misplaced ones show.
   std::vector<float> emb_grad(30), wide_grad(8);
   for (size_t i = 0; i < emb_grad.size(); ++i) emb_grad[i] = -1.0f * i;
@@ -256,9 +257,11 @@ std::map<std::string, int64_t> RequestsServed(PsClient& client) {
 // holding one variable's rows only gets its one request alone. A part that
 // fails on the ps task fails the step with its own error.
 TEST_F(PsClientIntegrationTest, AStepsSmallRequestsToATaskGoAsOneBundle) {
-  const VariablePlacement b = *client_->CreateVariable(Spec("b", {2}, 1.0f));
-  const VariablePlacement emb = *client_->CreateVariable(
-      Spec("emb", {10, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  const VariablePlacement b =
+      *client_->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
+  const VariablePlacement emb =
+      *client_->CreateVariable(ConstantVariableSpec("emb", {10, 1}, 0.0f),
+                               PartitionPolicy::FixedShards(2));
   ASSERT_EQ(b.parts.size(), 1u);
   const std::vector<int64_t> ids = {9, 2, 9};
   std::vector<float> b_out(2), emb_out(3);
@@ -313,7 +316,8 @@ TEST_F(PsClientIntegrationTest, AStepsSmallRequestsToATaskGoAsOneBundle) {
 // tensors, or Bundle itself) is answered with its own error; the parts
 // beside it are served.
 TEST_F(PsClientIntegrationTest, BundlePartsOfOtherRpcsAreRefusedAlone) {
-  ASSERT_TRUE(client_->CreateVariable(Spec("v", {2}, 4.0f)).ok());
+  ASSERT_TRUE(
+      client_->CreateVariable(ConstantVariableSpec("v", {2}, 4.0f)).ok());
   absl::StatusOr<VariablePlacement> v = client_->LookupVariable("v");
   ASSERT_TRUE(v.ok()) << v.status();
   const PsProcess& holder = tasks_[v->parts[0].ps_task];
@@ -360,71 +364,16 @@ TEST_F(PsClientIntegrationTest, BundlePartsOfOtherRpcsAreRefusedAlone) {
   EXPECT_EQ(pulled.values().data().size(), 2 * sizeof(float));
 }
 
-// Passes every call on to a ps task, except Bundle, which it refuses as a
-// ps_server from before Bundle would (UNIMPLEMENTED), counting refusals.
-class NoBundleProxy : public grpc::CallbackGenericService {
- public:
-  explicit NoBundleProxy(const std::string& target)
-      : stub_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())) {
-  }
-  int refused() const { return refused_.load(); }
-
-  grpc::ServerGenericBidiReactor* CreateReactor(
-      grpc::GenericCallbackServerContext* context) override {
-    return new Forward(this, context->method());
-  }
-
- private:
-  // One unary call: read the request, pass it on, write what came back.
-  class Forward : public grpc::ServerGenericBidiReactor {
-   public:
-    Forward(NoBundleProxy* proxy, std::string method)
-        : proxy_(proxy), method_(std::move(method)) {
-      StartRead(&request_);
-    }
-    void OnReadDone(bool ok) override {
-      if (!ok)
-        return Finish(grpc::Status(grpc::StatusCode::INTERNAL, "no request"));
-      if (absl::EndsWith(method_, "/Bundle")) {
-        ++proxy_->refused_;
-        return Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, ""));
-      }
-      context_.set_deadline(std::chrono::system_clock::now() +
-                            std::chrono::seconds(30));
-      proxy_->stub_.UnaryCall(&context_, method_, grpc::StubOptions(),
-                              &request_, &response_, [this](grpc::Status s) {
-                                if (!s.ok()) return Finish(s);
-                                StartWriteAndFinish(&response_,
-                                                    grpc::WriteOptions(), s);
-                              });
-    }
-    void OnDone() override { delete this; }
-
-   private:
-    NoBundleProxy* const proxy_;
-    const std::string method_;
-    grpc::ClientContext context_;
-    grpc::ByteBuffer request_, response_;
-  };
-
-  grpc::GenericStub stub_;
-  std::atomic<int> refused_{0};
-};
-
 // A ps task that does not serve Bundle gets the bundle's calls one by one
 // after its first refusal (saying so once), and no bundle again.
 TEST(PsClientBundleFallbackTest, ATaskWithoutBundleGetsTheCallsAlone) {
   absl::StatusOr<std::vector<PsProcess>> tasks = StartPsProcesses(1);
   ASSERT_TRUE(tasks.ok()) << tasks.status();
-  NoBundleProxy proxy((*tasks)[0].address());
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.RegisterCallbackGenericService(&proxy);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(server, nullptr);
-  ASSERT_GT(port, 0);
+  absl::StatusOr<std::unique_ptr<RefusingProxy>> proxy =
+      RefusingProxy::Start((*tasks)[0].address(), [](absl::string_view method) {
+        return absl::EndsWith(method, "/Bundle");
+      });
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
 
   PsClient::Options options;
   options.rpc_timeout = absl::Seconds(30);
@@ -434,13 +383,14 @@ TEST(PsClientBundleFallbackTest, ATaskWithoutBundleGetsTheCallsAlone) {
     absl::MutexLock lock(&log_mu);
     log.emplace_back(line);
   };
-  absl::StatusOr<std::unique_ptr<PsClient>> client = PsClient::Create(
-      std::vector<std::string>{absl::StrCat("127.0.0.1:", port)}, options);
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create(std::vector<std::string>{(*proxy)->address()}, options);
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->WaitForServers(absl::Seconds(30)).ok());
-  const VariablePlacement b = *(*client)->CreateVariable(Spec("b", {2}, 1.0f));
+  const VariablePlacement b =
+      *(*client)->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
   const VariablePlacement emb =
-      *(*client)->CreateVariable(Spec("emb", {10, 1}, 3.0f));
+      *(*client)->CreateVariable(ConstantVariableSpec("emb", {10, 1}, 3.0f));
   const std::vector<int64_t> ids = {9, 2};
   for (int step = 0; step < 2; ++step) {
     std::vector<float> b_out(2), emb_out(2);
@@ -451,22 +401,23 @@ TEST(PsClientBundleFallbackTest, ATaskWithoutBundleGetsTheCallsAlone) {
     EXPECT_THAT(b_out, ::testing::Each(1.0f));
     EXPECT_THAT(emb_out, ::testing::Each(3.0f));
   }
-  EXPECT_EQ(proxy.refused(), 1);
+  EXPECT_EQ((*proxy)->refused(), 1);
   absl::MutexLock lock(&log_mu);
   int said = 0;
   for (const std::string& line : log) {
     said += absl::StrContains(line, "does not serve Bundle");
   }
   EXPECT_EQ(said, 1) << absl::StrJoin(log, "\n");
-  server->Shutdown();
 }
 
 // A step's updates in one round: a dense variable and rows by id (on both
 // tasks, one repeated: summed) land as Push and PushSparse apply them.
 TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
-  const VariablePlacement b = *client_->CreateVariable(Spec("b", {2}, 1.0f));
-  const VariablePlacement emb = *client_->CreateVariable(
-      Spec("emb", {10, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  const VariablePlacement b =
+      *client_->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
+  const VariablePlacement emb =
+      *client_->CreateVariable(ConstantVariableSpec("emb", {10, 1}, 0.0f),
+                               PartitionPolicy::FixedShards(2));
   const std::vector<float> b_grad = {0.5f, -0.5f};
   const std::vector<int64_t> ids = {9, 2, 9};
   const std::vector<float> grads = {1.0f, 2.0f, 4.0f};
@@ -486,9 +437,11 @@ TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
 // The global step's fetch-and-add goes in a step's round of updates: it
 // is applied once with them and brings back the value it left.
 TEST_F(PsClientIntegrationTest, PushStepAddsToACounterAndReturnsItsValue) {
-  const VariablePlacement b = *client_->CreateVariable(Spec("b", {2}, 1.0f));
-  const VariablePlacement emb = *client_->CreateVariable(
-      Spec("emb", {10, 1}, 0.0f), PartitionPolicy::FixedShards(2));
+  const VariablePlacement b =
+      *client_->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
+  const VariablePlacement emb =
+      *client_->CreateVariable(ConstantVariableSpec("emb", {10, 1}, 0.0f),
+                               PartitionPolicy::FixedShards(2));
   const VariablePlacement step = *client_->CreateVariable(
       VariableSpec{"global_step", DType::kInt64, {}, {}, {}});
   ASSERT_TRUE(client_->AddInt64(step, std::vector<int64_t>{40}).ok());
@@ -575,8 +528,9 @@ TEST_F(PsClientIntegrationTest, HashTableRowsAreCreatedOnFirstUse) {
 TEST_F(PsClientIntegrationTest, ConcurrentPushesAreNeverLost) {
   constexpr int kThreads = 8;
   constexpr int kPushes = 1000;
-  absl::StatusOr<VariablePlacement> w = client_->CreateVariable(
-      Spec("counter", {6, 2}, 0.0f), PartitionPolicy::FixedShards(2));
+  absl::StatusOr<VariablePlacement> w =
+      client_->CreateVariable(ConstantVariableSpec("counter", {6, 2}, 0.0f),
+                              PartitionPolicy::FixedShards(2));
   ASSERT_TRUE(w.ok()) << w.status();
   absl::StatusOr<VariablePlacement> step = client_->CreateVariable(
       VariableSpec{"global_step", DType::kInt64, {}, {}, {}});
@@ -633,7 +587,8 @@ class RawRequestTest : public PsClientIntegrationTest {
  protected:
   void SetUp() override {
     PsClientIntegrationTest::SetUp();
-    ASSERT_TRUE(client_->CreateVariable(Spec("w", {4, 2}, 0)).ok());
+    ASSERT_TRUE(
+        client_->CreateVariable(ConstantVariableSpec("w", {4, 2}, 0)).ok());
     stub_ = ps::ParameterServer::NewStub(grpc::CreateChannel(
         tasks_[0].address(), grpc::InsecureChannelCredentials()));
   }
@@ -773,8 +728,8 @@ TEST(PsServerLimitsTest, OversizedMessagesAreResourceExhausted) {
   absl::StatusOr<std::unique_ptr<PsClient>> client =
       PsClient::Create(AddressesOf(*tasks), options);
   ASSERT_TRUE(client.ok());
-  absl::StatusOr<VariablePlacement> big =
-      (*client)->CreateVariable(Spec("big", {1 << 10, 1 << 9}, 2.0f));  // 2 MiB
+  absl::StatusOr<VariablePlacement> big = (*client)->CreateVariable(
+      ConstantVariableSpec("big", {1 << 10, 1 << 9}, 2.0f));  // 2 MiB
   ASSERT_TRUE(big.ok()) << big.status();
   ps::PullDenseRequest pull;
   pull.set_name("big");
@@ -872,13 +827,16 @@ class PsFailureTest : public ::testing::Test {
 TEST_F(PsFailureTest, RequestsWaitForATaskThatRestarts) {
   std::unique_ptr<PsClient> client = NewClient(absl::Seconds(60));
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client->CreateVariable(Spec("w", {4}, 1.0f)).ok());
+  ASSERT_TRUE(
+      client->CreateVariable(ConstantVariableSpec("w", {4}, 1.0f)).ok());
   const int port = tasks_[0].port;
   tasks_[0].process.reset();  // SIGKILL: gone, with what it held
 
   absl::Status created;
-  std::thread creator(
-      [&] { created = client->CreateVariable(Spec("v", {2}, 3.0f)).status(); });
+  std::thread creator([&] {
+    created =
+        client->CreateVariable(ConstantVariableSpec("v", {2}, 3.0f)).status();
+  });
   // Back at the same address once the client has started retrying.
   ASSERT_TRUE(retrying_.WaitForNotificationWithTimeout(absl::Seconds(30)));
   absl::StatusOr<PsProcess> restarted =
@@ -899,7 +857,8 @@ TEST_F(PsFailureTest, RequestsWaitForATaskThatRestarts) {
 TEST_F(PsFailureTest, GivesUpOnAKilledTaskAfterTheTimeout) {
   std::unique_ptr<PsClient> client = NewClient(absl::Seconds(2));
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client->CreateVariable(Spec("w", {4}, 1.0f)).ok());
+  ASSERT_TRUE(
+      client->CreateVariable(ConstantVariableSpec("w", {4}, 1.0f)).ok());
   absl::StatusOr<VariablePlacement> w = client->LookupVariable("w");
   ASSERT_TRUE(w.ok());
   const std::string address = tasks_[0].address();
@@ -918,7 +877,8 @@ TEST_F(PsFailureTest, GivesUpOnAKilledTaskAfterTheTimeout) {
 TEST_F(PsFailureTest, GivesUpOnAStoppedTaskAfterTheTimeout) {
   std::unique_ptr<PsClient> client = NewClient(absl::Seconds(2));
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client->CreateVariable(Spec("w", {4}, 1.0f)).ok());
+  ASSERT_TRUE(
+      client->CreateVariable(ConstantVariableSpec("w", {4}, 1.0f)).ok());
   absl::StatusOr<VariablePlacement> w = client->LookupVariable("w");
   ASSERT_TRUE(w.ok());
   // Stopped, not dead: its connections stay open and nothing answers.

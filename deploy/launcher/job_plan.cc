@@ -7,6 +7,7 @@
 #include "deploy/launcher/free_ports.h"
 #include "runtime/cluster/cluster_spec_json.h"
 #include "runtime/cluster/json_util.h"
+#include "runtime/cluster/rpc_layer.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt::launcher {
@@ -57,6 +58,11 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
                     "tasks and workers, whether there is a chief)");
   }
 
+  if (absl::StatusOr<RpcLayer> layer = ParseRpcLayer(options.rpc_layer);
+      !layer.ok()) {
+    return layer.status();
+  }
+
   std::vector<JobSpec> jobs;
   if (have_spec) {
     // Parsed as given first, so that an invalid spec is reported as written
@@ -103,6 +109,7 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
 
   JobPlan plan;
   plan.cluster = std::move(cluster);
+  plan.rpc_layer = options.rpc_layer;
   for (absl::string_view type :
        {kPsJob, kChiefJob, kWorkerJob, kEvaluatorJob}) {
     const JobSpec* job = plan.cluster.FindJob(type);
@@ -124,10 +131,12 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
   return plan;
 }
 
-std::string TfConfigText(const ClusterSpec& cluster, const LaunchTask& task) {
+std::string TfConfigText(const ClusterSpec& cluster, const LaunchTask& task,
+                         const std::string& rpc_layer) {
   Json config = Json::object();
   config["cluster"] = ClusterSpecToJson(cluster);
   config["task"] = Json{{"type", task.type}, {"index", task.index}};
+  if (!rpc_layer.empty()) config["rpc_layer"] = rpc_layer;
   return config.dump();
 }
 

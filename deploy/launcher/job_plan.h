@@ -42,6 +42,9 @@ struct JobPlanOptions {
   // The cluster spec's addresses as written, each task listening on its own
   // address's host; bind_host is then unused. Needs cluster_spec_text.
   bool keep_addresses = false;
+  // TF_CONFIG's "rpc_layer" for every task (runtime/cluster/rpc_layer.h);
+  // empty: none written (gRPC).
+  std::string rpc_layer;
 };
 
 struct LaunchTask {
@@ -65,6 +68,8 @@ struct JobPlan {
   // or without one the worker with the lowest index (the one the runtime
   // makes chief, see ResolveTaskRole).
   int primary = 0;
+  // JobPlanOptions::rpc_layer.
+  std::string rpc_layer;
 };
 
 // Builds the plan. Errors are INVALID_ARGUMENT naming the problem: both or
@@ -76,8 +81,10 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options);
 
 // The TF_CONFIG of `task`, one line of JSON:
 //   {"cluster": <ClusterSpecToJson(cluster)>,
-//    "task": {"type": "<type>", "index": <index>}}
-std::string TfConfigText(const ClusterSpec& cluster, const LaunchTask& task);
+//    "task": {"type": "<type>", "index": <index>}[, "rpc_layer": "<layer>"]}
+// "rpc_layer" only when `rpc_layer` is not empty.
+std::string TfConfigText(const ClusterSpec& cluster, const LaunchTask& task,
+                         const std::string& rpc_layer = "");
 
 }  // namespace distrt::launcher
 

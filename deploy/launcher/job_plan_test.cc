@@ -200,6 +200,27 @@ TEST(JobPlanTest, TfConfigTextIsWhatTheRuntimeReads) {
       << ps0;
 }
 
+TEST(TfConfigTextTest, CarriesTheJobsRpcLayerWhenItHasOne) {
+  JobPlanOptions options = Counts(1, 1, false, false);
+  options.rpc_layer = "grpc+tcp";
+  absl::StatusOr<JobPlan> plan = MakeJobPlan(options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->rpc_layer, "grpc+tcp");
+  const std::string text =
+      TfConfigText(plan->cluster, plan->tasks[0], plan->rpc_layer);
+  absl::StatusOr<TfConfig> config = ParseTfConfig(text);
+  ASSERT_TRUE(config.ok()) << config.status() << " in " << text;
+  EXPECT_EQ(config->rpc_layer, "grpc+tcp");
+  EXPECT_FALSE(ParseTfConfig(TfConfigText(plan->cluster, plan->tasks[0]))
+                   ->rpc_layer.has_value());
+
+  options.rpc_layer = "grpc+verbs";
+  absl::StatusOr<JobPlan> refused = MakeJobPlan(options);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "grpc+verbs"))
+      << refused.status();
+}
+
 TEST(LaunchTaskTest, Names) {
   const LaunchTask task{"worker", 3, "h:1"};
   EXPECT_EQ(task.label(), "worker:3");

@@ -75,6 +75,10 @@ ABSL_FLAG(bool, secure, false,
           "cluster token (in JOB_DIR/security) and start every task with "
           "mutual TLS and the token. Or give --tls_cert, --tls_key, --tls_ca "
           "and --cluster_token_file of your own: they go to every task.");
+ABSL_FLAG(std::string, rpc_layer, "",
+          "TF_CONFIG \"rpc_layer\" for every task: \"grpc\" (the default) "
+          "or \"grpc+tcp\" (tensors to the ps tasks over plain TCP; not "
+          "with --secure)");
 ABSL_FLAG(int, max_restarts, 0,
           "Restart a task that fails while the job runs up to this many "
           "times (each task), after a backoff of 1s doubling up to 30s, as "
@@ -211,6 +215,12 @@ int Main(int argc, char** argv) {
   JobPlanOptions& plan_options = options.plan;
   plan_options.bind_host = absl::GetFlag(FLAGS_bind_host);
   plan_options.keep_addresses = absl::GetFlag(FLAGS_keep_addresses);
+  plan_options.rpc_layer = absl::GetFlag(FLAGS_rpc_layer);
+  if (plan_options.rpc_layer == "grpc+tcp" && options.secure) {
+    return BadInput(
+        "--rpc_layer=grpc+tcp carries tensors over plain TCP, without the "
+        "TLS and token that --secure asks for; use one or the other");
+  }
   const std::string spec_path = absl::GetFlag(FLAGS_cluster_spec);
   options.cluster_spec_path = spec_path;
   if (!spec_path.empty()) {

@@ -179,7 +179,7 @@ std::vector<TaskCommand> MakeTaskCommands(const JobPlan& plan,
     const LaunchTask& task = plan.tasks[t];
     TaskCommand command;
     command.task = task;
-    command.tf_config = TfConfigText(plan.cluster, task);
+    command.tf_config = TfConfigText(plan.cluster, task, plan.rpc_layer);
     if (task.type == kPsJob) {
       command.binary = options.ps_server_bin;
       if (!options.bind_host.empty()) {

@@ -19,26 +19,33 @@ namespace distrt::testing {
 inline constexpr char kPsServerBinary[] = "ps_server/ps_server";
 
 // The TF_CONFIG of ps task `index` in a cluster of one worker and `num_ps`
-// ps tasks. Its ports are placeholders (tasks are started with --port=0).
-std::string PsTfConfig(int index, int num_ps);
+// ps tasks, with `rpc_layer` when it is not empty. Its ports are
+// placeholders (tasks are started with --port=0).
+std::string PsTfConfig(int index, int num_ps,
+                       const std::string& rpc_layer = "");
 
 struct PsProcess {
   std::unique_ptr<Subprocess> process;
   int index = 0;
   int port = 0;
   std::string incarnation;  // 16 hex digits, from the start-up line
+  // Its TCP data plane's port (rpc_layer "grpc+tcp"), from its start-up
+  // output; 0 without one.
+  int data_plane_port = 0;
 
   std::string address() const;
 };
 
-// Starts ps task `index` of `num_ps` with `extra_flags` and waits for its
-// start-up line, which it checks.
+// Starts ps task `index` of `num_ps` with `extra_flags` (and TF_CONFIG's
+// `rpc_layer`) and waits for its start-up line, which it checks.
 absl::StatusOr<PsProcess> StartPsProcess(
-    int index, int num_ps, const std::vector<std::string>& extra_flags = {});
+    int index, int num_ps, const std::vector<std::string>& extra_flags = {},
+    const std::string& rpc_layer = "");
 
 // Starts ps tasks 0..num_ps-1.
 absl::StatusOr<std::vector<PsProcess>> StartPsProcesses(
-    int num_ps, const std::vector<std::string>& extra_flags = {});
+    int num_ps, const std::vector<std::string>& extra_flags = {},
+    const std::string& rpc_layer = "");
 
 std::vector<std::string> AddressesOf(const std::vector<PsProcess>& tasks);
 

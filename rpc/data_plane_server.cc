@@ -1,0 +1,273 @@
+#include "rpc/data_plane_server.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <list>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "rpc/data_plane_wire.h"
+
+namespace distrt::rpc {
+namespace {
+
+std::string PeerName(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return "a TCP data plane client";
+  }
+  char host[NI_MAXHOST], port[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&address), length, host,
+                  sizeof(host), port, sizeof(port),
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return "a TCP data plane client";
+  }
+  return absl::StrCat(host, ":", port);
+}
+
+// A listening socket on `host`:`port`, and the port it got.
+absl::StatusOr<std::pair<int, int>> Listen(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  const int error = getaddrinfo(host.empty() ? nullptr : host.c_str(),
+                                service.c_str(), &hints, &found);
+  if (error != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("TCP data plane: cannot resolve the host \"", host,
+                     "\" to listen on: ", gai_strerror(error)));
+  }
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd =
+        socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+      why = std::strerror(errno);
+      close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t length = sizeof(bound);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+    const int got =
+        bound.ss_family == AF_INET6
+            ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+            : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    freeaddrinfo(found);
+    return std::make_pair(fd, got);
+  }
+  freeaddrinfo(found);
+  return absl::UnavailableError(absl::StrCat(
+      "TCP data plane: cannot listen on ", host, ":", port, ": ", why));
+}
+
+}  // namespace
+
+class DataPlaneServer::Impl {
+ public:
+  Impl(const Options& options, Serve serve, int listen_fd, int port)
+      : options_(options),
+        serve_(std::move(serve)),
+        listen_fd_(listen_fd),
+        port_(port) {
+    acceptor_ = std::thread([this] { AcceptLoop(); });
+  }
+
+  ~Impl() { Stop(); }
+
+  int port() const { return port_; }
+
+  void Stop() {
+    std::list<std::unique_ptr<Connection>> connections;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopped_) return;
+      stopped_ = true;
+      // Wakes accept(), which then fails and sees stopped_.
+      shutdown(listen_fd_, SHUT_RDWR);
+      connections = std::move(connections_);
+      // Wakes every connection's read; one writing an answer finishes it
+      // or fails.
+      for (const auto& c : connections) shutdown(c->fd, SHUT_RDWR);
+    }
+    acceptor_.join();
+    for (const auto& c : connections) {
+      c->thread.join();
+      close(c->fd);
+    }
+    close(listen_fd_);
+  }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
+  void AcceptLoop() {
+    for (;;) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int error = errno;  // before the lock, which may change it
+      absl::MutexLock lock(&mu_);
+      if (stopped_) {
+        if (fd >= 0) close(fd);
+        return;
+      }
+      if (fd < 0) {
+        // Out of descriptors or memory: wait a little rather than spin
+        // (any other error ends with the listener at Stop).
+        if (error == EMFILE || error == ENFILE || error == ENOBUFS ||
+            error == ENOMEM) {
+          mu_.AwaitWithTimeout(absl::Condition(&stopped_),
+                               absl::Milliseconds(50));
+        }
+        continue;
+      }
+      ReapFinished();
+      if (static_cast<int>(connections_.size()) >= options_.max_connections) {
+        close(fd);
+        continue;
+      }
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      auto connection = std::make_unique<Connection>();
+      connection->fd = fd;
+      Connection* c = connection.get();
+      connections_.push_back(std::move(connection));
+      c->thread = std::thread([this, c] {
+        ServeConnection(c->fd);
+        // The client sees the end now; the descriptor is closed when the
+        // thread is joined, so that Stop never shuts down a reused number.
+        shutdown(c->fd, SHUT_RDWR);
+        c->done.store(true, std::memory_order_release);
+      });
+    }
+  }
+
+  // Joins and closes the connections whose threads have ended.
+  void ReapFinished() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      if (!(*it)->done.load(std::memory_order_acquire)) {
+        ++it;
+        continue;
+      }
+      (*it)->thread.join();
+      close((*it)->fd);
+      it = connections_.erase(it);
+    }
+  }
+
+  void ServeConnection(int fd) {
+    const std::string peer = PeerName(fd);
+    const absl::Time forever = absl::InfiniteFuture();
+    char hello[kClientHelloBytes];
+    if (!ReadExactly(fd, absl::MakeSpan(hello), forever, peer).ok() ||
+        !CheckClientHello(absl::string_view(hello, sizeof(hello))).ok()) {
+      return;
+    }
+    std::string answer =
+        EncodeServerHello(static_cast<uint64_t>(options_.max_message_bytes));
+    if (!WriteAll(fd, {{answer.data(), answer.size()}}, forever, peer).ok()) {
+      return;
+    }
+    for (;;) {
+      char bytes[kRequestHeaderBytes];
+      if (!ReadExactly(fd, absl::MakeSpan(bytes), forever, peer).ok()) return;
+      const RequestHeader header =
+          DecodeRequestHeader(absl::string_view(bytes, sizeof(bytes)));
+      if (header.length > static_cast<uint64_t>(options_.max_message_bytes)) {
+        // The request's bytes are not read: the stream is lost after this.
+        Respond(fd, peer,
+                absl::ResourceExhaustedError(absl::StrCat(
+                    "a request of ", header.length,
+                    " bytes is larger than this ps task accepts (",
+                    options_.max_message_bytes, ", --max_message_mb)")),
+                grpc::ByteBuffer());
+        return;
+      }
+      absl::StatusOr<grpc::ByteBuffer> request =
+          ReadMessage(fd, header.length, forever, peer);
+      if (!request.ok()) return;
+      grpc::ByteBuffer response;
+      const absl::Status status =
+          serve_(static_cast<int>(header.method), &*request, &response);
+      if (!Respond(fd, peer, status, response)) return;
+    }
+  }
+
+  // Writes `status` and, when it is OK, `response`. False when the
+  // connection failed.
+  bool Respond(int fd, const std::string& peer, const absl::Status& status,
+               const grpc::ByteBuffer& response) {
+    const absl::string_view error = status.message().substr(0, kMaxErrorBytes);
+    std::vector<grpc::Slice> slices;
+    std::vector<iovec> message;
+    if (status.ok()) message = MessageParts(response, slices);
+    uint64_t length = 0;
+    for (const iovec& part : message) length += part.iov_len;
+    std::string header =
+        EncodeResponseHeader({static_cast<uint32_t>(status.code()),
+                              static_cast<uint32_t>(error.size()), length});
+    std::vector<iovec> parts;
+    parts.push_back({header.data(), header.size()});
+    if (!error.empty()) {
+      parts.push_back({const_cast<char*>(error.data()), error.size()});
+    }
+    parts.insert(parts.end(), message.begin(), message.end());
+    return WriteAll(fd, std::move(parts), absl::InfiniteFuture(), peer).ok();
+  }
+
+  const Options options_;
+  const Serve serve_;
+  const int listen_fd_;
+  const int port_;
+  std::thread acceptor_;
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::list<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<std::unique_ptr<DataPlaneServer>> DataPlaneServer::Start(
+    const Options& options, Serve serve) {
+  absl::StatusOr<std::pair<int, int>> listening =
+      Listen(options.host, options.port);
+  if (!listening.ok()) return listening.status();
+  return std::unique_ptr<DataPlaneServer>(
+      new DataPlaneServer(std::make_unique<Impl>(
+          options, std::move(serve), listening->first, listening->second)));
+}
+
+DataPlaneServer::DataPlaneServer(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+DataPlaneServer::~DataPlaneServer() { Stop(); }
+
+int DataPlaneServer::port() const { return impl_->port(); }
+
+void DataPlaneServer::Stop() { impl_->Stop(); }
+
+}  // namespace distrt::rpc

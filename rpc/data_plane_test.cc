@@ -1,0 +1,275 @@
+// The TCP data plane's two ends in one process: DataPlaneServer with a
+// serve function written here, DataPlaneConnection, and raw sockets for
+// what a well-behaved client never sends.
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rpc/data_plane_connection.h"
+#include "rpc/data_plane_server.h"
+#include "rpc/data_plane_wire.h"
+
+namespace distrt::rpc {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+grpc::ByteBuffer BufferOf(const std::vector<std::string>& pieces) {
+  std::vector<grpc::Slice> slices;
+  for (const std::string& piece : pieces) slices.emplace_back(piece);
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+std::string BytesOf(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (!buffer.Valid() || !buffer.Dump(&slices).ok()) return bytes;
+  for (const grpc::Slice& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return bytes;
+}
+
+// Answers method m with "m:" and the request's bytes reversed; method 99 is
+// refused with NOT_FOUND.
+absl::Status Echo(int method, grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  if (method == 99) return absl::NotFoundError("no method 99 here");
+  std::string bytes = BytesOf(*in);
+  std::reverse(bytes.begin(), bytes.end());
+  *out = BufferOf({absl::StrCat(method, ":"), bytes});
+  return absl::OkStatus();
+}
+
+std::unique_ptr<DataPlaneServer> StartServer(
+    DataPlaneServer::Serve serve, int64_t max_message_bytes = 1 << 20) {
+  DataPlaneServer::Options options;
+  options.max_message_bytes = max_message_bytes;
+  absl::StatusOr<std::unique_ptr<DataPlaneServer>> server =
+      DataPlaneServer::Start(options, std::move(serve));
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+std::unique_ptr<DataPlaneConnection> ConnectTo(const DataPlaneServer& server) {
+  absl::StatusOr<std::unique_ptr<DataPlaneConnection>> c =
+      DataPlaneConnection::Connect("127.0.0.1", server.port(),
+                                   absl::Now() + kWait);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.ok() ? *std::move(c) : nullptr;
+}
+
+// A plain blocking socket connected to the server, for raw bytes.
+int RawSocket(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
+            0);
+  return fd;
+}
+
+void SendRaw(int fd, const std::string& bytes) {
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()),
+            static_cast<ssize_t>(bytes.size()));
+}
+
+// Whether the server closed `fd` (reads end) within kWait.
+bool ClosedByServer(int fd) {
+  char byte;
+  return ReadExactly(fd, absl::MakeSpan(&byte, 1), absl::Now() + kWait,
+                     "server")
+             .code() == absl::StatusCode::kUnavailable;
+}
+
+TEST(DataPlaneTest, CallsGoBackAndForthInOrderOnOneConnection) {
+  std::unique_ptr<DataPlaneServer> server = StartServer(Echo);
+  ASSERT_NE(server, nullptr);
+  EXPECT_GT(server->port(), 0);
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
+  ASSERT_NE(c, nullptr);
+  const std::string big(300000, 'x');
+  for (int call = 0; call < 3; ++call) {
+    // A request of several slices, one of them large.
+    const grpc::ByteBuffer request = BufferOf({"ab", big, "cd"});
+    ASSERT_TRUE(c->Send(call, request, absl::Now() + kWait).ok());
+    grpc::Status status;
+    grpc::ByteBuffer response;
+    ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(BytesOf(response), absl::StrCat(call, ":dc", big, "ba"));
+  }
+  // An empty request and answer body travel too.
+  ASSERT_TRUE(c->Send(7, grpc::ByteBuffer(), absl::Now() + kWait).ok());
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  EXPECT_EQ(BytesOf(response), "7:");
+}
+
+TEST(DataPlaneTest, AnErrorTravelsWithItsCodeAndTextAndTheConnectionGoesOn) {
+  std::unique_ptr<DataPlaneServer> server = StartServer(Echo);
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Send(99, BufferOf({"x"}), absl::Now() + kWait).ok());
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(status.error_message(), "no method 99 here");
+  ASSERT_TRUE(c->Send(1, BufferOf({"yz"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  EXPECT_TRUE(status.ok());
+  EXPECT_EQ(BytesOf(response), "1:zy");
+}
+
+TEST(DataPlaneTest, ARequestLargerThanTheServerTakesIsRefusedBeforeSending) {
+  std::unique_ptr<DataPlaneServer> server = StartServer(Echo, 1000);
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
+  ASSERT_NE(c, nullptr);
+  const absl::Status s =
+      c->Send(1, BufferOf({std::string(1001, 'x')}), absl::Now() + kWait);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("1001 bytes"));
+  // Nothing was sent: the connection still works.
+  ASSERT_TRUE(c->Send(1, BufferOf({"ok"}), absl::Now() + kWait).ok());
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  EXPECT_EQ(BytesOf(response), "1:ko");
+}
+
+TEST(DataPlaneTest, AnOversizedHeaderIsAnsweredAndTheConnectionClosed) {
+  std::unique_ptr<DataPlaneServer> server = StartServer(Echo, 1000);
+  ASSERT_NE(server, nullptr);
+  const int fd = RawSocket(server->port());
+  SendRaw(fd, EncodeClientHello());
+  char hello[kServerHelloBytes];
+  ASSERT_TRUE(
+      ReadExactly(fd, absl::MakeSpan(hello), absl::Now() + kWait, "s").ok());
+  EXPECT_EQ(*DecodeServerHello(absl::string_view(hello, sizeof(hello))), 1000u);
+  SendRaw(fd, EncodeRequestHeader({1, uint64_t{1} << 40}));
+  char header[kResponseHeaderBytes];
+  ASSERT_TRUE(
+      ReadExactly(fd, absl::MakeSpan(header), absl::Now() + kWait, "s").ok());
+  const ResponseHeader answer =
+      DecodeResponseHeader(absl::string_view(header, sizeof(header)));
+  EXPECT_EQ(answer.code,
+            static_cast<uint32_t>(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(answer.length, 0u);
+  std::string error(answer.error_length, '\0');
+  ASSERT_TRUE(
+      ReadExactly(fd, absl::MakeSpan(error), absl::Now() + kWait, "s").ok());
+  EXPECT_THAT(error, HasSubstr("1099511627776 bytes"));
+  EXPECT_TRUE(ClosedByServer(fd));
+  close(fd);
+}
+
+TEST(DataPlaneTest, WhatIsNotAHelloIsClosedAndOthersAreStillServed) {
+  std::unique_ptr<DataPlaneServer> server = StartServer(Echo);
+  ASSERT_NE(server, nullptr);
+  const int http = RawSocket(server->port());
+  SendRaw(http, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(ClosedByServer(http));
+  close(http);
+  // A request cut short by its client ends that connection only.
+  const int cut = RawSocket(server->port());
+  SendRaw(cut, EncodeClientHello());
+  SendRaw(cut, EncodeRequestHeader({1, 100}) + "only ten b");
+  close(cut);
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Send(2, BufferOf({"fine"}), absl::Now() + kWait).ok());
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  EXPECT_EQ(BytesOf(response), "2:enif");
+}
+
+TEST(DataPlaneTest, AnAnswerThatDoesNotComeEndsAtTheDeadline) {
+  absl::Notification answer;
+  std::unique_ptr<DataPlaneServer> server =
+      StartServer([&](int method, grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+        answer.WaitForNotification();
+        return Echo(method, in, out);
+      });
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Send(1, BufferOf({"x"}), absl::Now() + kWait).ok());
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  const absl::Status s =
+      c->Receive(absl::Now() + absl::Milliseconds(100), &status, &response);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr(c->peer()));
+  answer.Notify();
+}
+
+TEST(DataPlaneTest, StopClosesOpenConnections) {
+  std::unique_ptr<DataPlaneServer> server = StartServer(Echo);
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
+  ASSERT_NE(c, nullptr);
+  const int port = server->port();
+  server->Stop();
+  server->Stop();  // idempotent
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  EXPECT_EQ(c->Receive(absl::Now() + kWait, &status, &response).code(),
+            absl::StatusCode::kUnavailable);
+  const absl::StatusOr<std::unique_ptr<DataPlaneConnection>> refused =
+      DataPlaneConnection::Connect("127.0.0.1", port, absl::Now() + kWait);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr(absl::StrCat("127.0.0.1:", port)));
+}
+
+TEST(DataPlaneTest, AServerThatIsNotADataPlaneIsRefusedAtHello) {
+  // A listener that answers every connection with HTTP text.
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(
+      bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
+      0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  socklen_t length = sizeof(address);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  std::thread http([&] {
+    const int fd = accept(listener, nullptr, nullptr);
+    const std::string text = "HTTP/1.1 400 Bad Request\r\n\r\n";
+    (void)!write(fd, text.data(), text.size());
+    close(fd);
+  });
+  const absl::StatusOr<std::unique_ptr<DataPlaneConnection>> c =
+      DataPlaneConnection::Connect("127.0.0.1", ntohs(address.sin_port),
+                                   absl::Now() + kWait);
+  http.join();
+  close(listener);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(c.status().message(), HasSubstr("no hello"));
+}
+
+}  // namespace
+}  // namespace distrt::rpc

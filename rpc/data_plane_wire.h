@@ -1,0 +1,93 @@
+#ifndef DISTRT_RPC_DATA_PLANE_WIRE_H_
+#define DISTRT_RPC_DATA_PLANE_WIRE_H_
+
+// The TCP data plane's wire format (TF_CONFIG "rpc_layer": "grpc+tcp"): the
+// tensor RPCs' message bytes (rpc/wire_message.h, the same bytes gRPC would
+// carry) over a plain TCP connection, one call at a time per connection,
+// without HTTP/2's framing, flow control and the thread hand-offs of gRPC's
+// completion queues. Control (status, variables' creation, checkpoints)
+// stays on gRPC, whose GetStatus tells a client the data plane's port.
+//
+//   client hello   "DISTRTDP" u32 version
+//   server hello   "DISTRTDP" u32 version  u64 max_message_bytes
+//   request        u32 method (rpc/ps_methods.h)  u64 length  bytes
+//   response       u32 status code  u32 error length  u64 length
+//                  error bytes  message bytes
+//
+// Integers are little-endian. Plain TCP only: no TLS, no token (a job with
+// TLS keeps its tensors on gRPC).
+//
+// The helpers below read and write whole frames on a blocking socket within
+// a deadline, giving UNAVAILABLE when the peer closes or the socket fails
+// and DEADLINE_EXCEEDED when the deadline passes, each naming `peer`.
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "grpcpp/support/byte_buffer.h"
+
+namespace distrt::rpc {
+
+inline constexpr char kDataPlaneMagic[8] = {'D', 'I', 'S', 'T',
+                                            'R', 'T', 'D', 'P'};
+inline constexpr uint32_t kDataPlaneVersion = 1;
+inline constexpr size_t kClientHelloBytes = 12;
+inline constexpr size_t kServerHelloBytes = 20;
+inline constexpr size_t kRequestHeaderBytes = 12;
+inline constexpr size_t kResponseHeaderBytes = 16;
+// Longest error text a response carries (longer ones are cut).
+inline constexpr uint32_t kMaxErrorBytes = 64 << 10;
+
+struct RequestHeader {
+  uint32_t method = 0;
+  uint64_t length = 0;
+};
+
+struct ResponseHeader {
+  uint32_t code = 0;
+  uint32_t error_length = 0;
+  uint64_t length = 0;
+};
+
+std::string EncodeClientHello();
+// INVALID_ARGUMENT when `bytes` is not a client hello of this version.
+absl::Status CheckClientHello(absl::string_view bytes);
+std::string EncodeServerHello(uint64_t max_message_bytes);
+// The server's max_message_bytes; INVALID_ARGUMENT when `bytes` is not a
+// server hello of this version.
+absl::StatusOr<uint64_t> DecodeServerHello(absl::string_view bytes);
+
+std::string EncodeRequestHeader(const RequestHeader& header);
+RequestHeader DecodeRequestHeader(absl::string_view bytes);
+std::string EncodeResponseHeader(const ResponseHeader& header);
+ResponseHeader DecodeResponseHeader(absl::string_view bytes);
+
+// Reads exactly `out.size()` bytes.
+absl::Status ReadExactly(int fd, absl::Span<char> out, absl::Time deadline,
+                         absl::string_view peer);
+// Writes every byte of `parts`, in order.
+absl::Status WriteAll(int fd, std::vector<iovec> parts, absl::Time deadline,
+                      absl::string_view peer);
+
+// A message's bytes as gRPC holds them, for WriteAll: `slices` keeps them
+// alive, the returned iovecs point into them.
+std::vector<iovec> MessageParts(const grpc::ByteBuffer& message,
+                                std::vector<grpc::Slice>& slices);
+
+// Reads a `length`-byte message into one new gRPC slice, as a ByteBuffer
+// that the decoders of rpc/wire_message.h read like a received one.
+absl::StatusOr<grpc::ByteBuffer> ReadMessage(int fd, uint64_t length,
+                                             absl::Time deadline,
+                                             absl::string_view peer);
+
+}  // namespace distrt::rpc
+
+#endif  // DISTRT_RPC_DATA_PLANE_WIRE_H_
