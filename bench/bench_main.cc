@@ -3,13 +3,13 @@
 //
 //   bazel run //bench -- [--quick] [--runs N] [--json FILE] [--only a,b]
 //
-// --quick runs the quick subset (about 45 s a run here); --runs repeats each family (by
-// default --quick repeats it until its figures settle, bench/repeated_runs.h)
-// and reports each figure's median run; --json writes every figure as a list
-// of {name, value, unit, baseline, baseline_value, ratio, runs, ratio_min,
-// ratio_max}; --only runs the named families. A family that cannot run (e.g.
-// liblinear-train missing) is reported and the others still run; the exit
-// status is 1 when any failed.
+// --quick runs the quick subset (about 45 s a run here); --runs repeats each
+// family (by default --quick repeats it until its figures settle,
+// bench/repeated_runs.h) and reports each figure's median run; --json writes
+// every figure as a list of {name, value, unit, baseline, baseline_value,
+// ratio, runs, ratio_min, ratio_max}; --only runs the named families. A family
+// that cannot run (e.g. liblinear-train missing) is reported and the others
+// still run; the exit status is 1 when any failed.
 
 #include <unistd.h>
 

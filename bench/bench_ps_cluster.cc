@@ -25,13 +25,18 @@ absl::StatusOr<BenchPsCluster> StartBenchPsCluster(
   }
   BenchPsCluster cluster;
   ASSIGN_OR_RETURN(std::vector<testing::PsProcess> tasks,
-                   testing::StartPsProcesses(num_ps, extra_flags));
+                   testing::StartPsProcesses(num_ps, extra_flags, "grpc+tcp"));
   cluster.tasks = std::move(tasks);
-  ASSIGN_OR_RETURN(std::unique_ptr<PsClient> client,
-                   PsClient::Create(testing::AddressesOf(cluster.tasks),
-                                    std::move(options)));
-  cluster.client = std::move(client);
+  const std::vector<std::string> addresses =
+      testing::AddressesOf(cluster.tasks);
+  ASSIGN_OR_RETURN(cluster.client, PsClient::Create(addresses, options));
   RETURN_IF_ERROR(cluster.client->WaitForServers(absl::Seconds(30)));
+  options.data_plane = true;
+  // Which transport each task got needs no line in a table.
+  options.log = [](absl::string_view) {};
+  ASSIGN_OR_RETURN(cluster.data_plane_client,
+                   PsClient::Create(addresses, std::move(options)));
+  RETURN_IF_ERROR(cluster.data_plane_client->WaitForServers(absl::Seconds(30)));
   return cluster;
 }
 

@@ -65,7 +65,8 @@ constexpr int64_t kRequestFraming = 1 * kMiB;
 constexpr float kLearningRate = 1e-4f;
 constexpr float kGradient = 1e-3f;
 
-enum Contender { kPs, kGrpc, kTcp, kNumContenders };
+// PsClient over gRPC, PsClient over the TCP data plane, the baselines.
+enum Contender { kPs, kPsDataPlane, kGrpc, kTcp, kNumContenders };
 enum class Op { kPush, kPull };
 
 std::string SizeName(int64_t bytes) {
@@ -130,7 +131,7 @@ absl::Status CheckPulled(absl::Span<const float> pulled, int64_t pushes) {
 
 // One size on the cluster: a push case, then a pull case, each timing the
 // three contenders; adds their rows and checks the variable.
-absl::Status RunSize(PsClient& client, Baselines& baselines, int num_ps,
+absl::Status RunSize(BenchPsCluster& cluster, Baselines& baselines, int num_ps,
                      int64_t bytes, const TimingOptions& timing,
                      int* case_number, BenchReport* report) {
   VariableSpec spec;
@@ -140,6 +141,8 @@ absl::Status RunSize(PsClient& client, Baselines& baselines, int num_ps,
   spec.optimizer.kind = OptimizerKind::kSgd;
   spec.optimizer.learning_rate = kLearningRate;
   const std::string size_case = absl::StrCat(num_ps, "ps/", SizeName(bytes));
+  PsClient& client = *cluster.client;
+  PsClient& data_plane = *cluster.data_plane_client;
   absl::StatusOr<VariablePlacement> placement = client.CreateVariable(
       spec, num_ps > 1 ? PartitionPolicy::FixedShards(num_ps)
                        : PartitionPolicy::None());
@@ -164,11 +167,14 @@ absl::Status RunSize(PsClient& client, Baselines& baselines, int num_ps,
         [&](int contender, int64_t) -> absl::Status {
           switch (contender) {
             case kPs:
+            case kPsDataPlane: {
+              PsClient& c = contender == kPs ? client : data_plane;
               if (push) {
                 ++pushes;
-                return client.Push(*placement, grad);
+                return c.Push(*placement, grad);
               }
-              return client.Pull(*placement, absl::MakeSpan(pulled));
+              return c.Pull(*placement, absl::MakeSpan(pulled));
+            }
             case kGrpc:
               return push ? baselines.grpc->Push(payload)
                           : baselines.grpc->Pull(
@@ -182,13 +188,17 @@ absl::Status RunSize(PsClient& client, Baselines& baselines, int num_ps,
     if (!times.ok()) return InCase(name, times.status());
     const std::vector<CallTimes>& t = *times;
     const double bytes_per_call = static_cast<double>(bytes);
-    const double ps_gbps = t[kPs].PerSecond(bytes_per_call) / 1e9;
-    report->Add(name + "/vs_grpc", ps_gbps, "GB/s", "grpc_bytebuffer",
-                t[kGrpc].PerSecond(bytes_per_call) / 1e9);
-    report->Add(name + "/vs_tcp", ps_gbps, "GB/s", "raw_tcp",
-                t[kTcp].PerSecond(bytes_per_call) / 1e9);
-    report->Add(name + "/p50", absl::ToDoubleMicroseconds(t[kPs].P50()), "us",
-                "grpc_bytebuffer", absl::ToDoubleMicroseconds(t[kGrpc].P50()));
+    for (Contender ps : {kPs, kPsDataPlane}) {
+      const std::string row = ps == kPs ? name : name + "/data_plane";
+      const double ps_gbps = t[ps].PerSecond(bytes_per_call) / 1e9;
+      report->Add(row + "/vs_grpc", ps_gbps, "GB/s", "grpc_bytebuffer",
+                  t[kGrpc].PerSecond(bytes_per_call) / 1e9);
+      report->Add(row + "/vs_tcp", ps_gbps, "GB/s", "raw_tcp",
+                  t[kTcp].PerSecond(bytes_per_call) / 1e9);
+      report->Add(row + "/p50", absl::ToDoubleMicroseconds(t[ps].P50()), "us",
+                  "grpc_bytebuffer",
+                  absl::ToDoubleMicroseconds(t[kGrpc].P50()));
+    }
   }
   if (absl::Status s = CheckPulled(pulled, pushes); !s.ok()) {
     return InCase("dense/pull/" + size_case, s);
@@ -216,7 +226,9 @@ absl::Status RunDenseTransportBench(const BenchConfig& config,
   timing.min_calls = 3;
   report->Note(
       "ps: variable [bytes/1 KiB, 256] float32, SGD; with 2 ps split by rows "
-      "over both (FixedShards(2)), the halves sent at once. "
+      "over both (FixedShards(2)), the halves sent at once; rows without a "
+      "transport go over gRPC, */data_plane/* rows over the ps tasks' TCP "
+      "data planes (rpc_layer grpc+tcp). "
       "grpc_bytebuffer: one unary call to a bare generic gRPC server in this "
       "process, payload a zero-copy ByteBuffer (pull: copied once into the "
       "caller's buffer, as PsClient::Pull must). raw_tcp: one loopback "
@@ -253,8 +265,8 @@ absl::Status RunDenseTransportBench(const BenchConfig& config,
                     cluster.status());
     }
     for (int64_t bytes : sizes) {
-      RETURN_IF_ERROR(RunSize(*cluster->client, baselines, num_ps, bytes,
-                              timing, &case_number, report));
+      RETURN_IF_ERROR(RunSize(*cluster, baselines, num_ps, bytes, timing,
+                              &case_number, report));
     }
   }
   return absl::OkStatus();

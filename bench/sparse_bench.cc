@@ -67,7 +67,8 @@ constexpr int64_t kMinAvailableFor10M = 16 * kGiB;
 constexpr float kLearningRate = 1e-4f;
 constexpr float kGradient = 1e-3f;
 
-enum Contender { kPs, kGrpc, kNumContenders };
+// PsClient over gRPC, PsClient over the TCP data plane, the baseline.
+enum Contender { kPs, kPsDataPlane, kGrpc, kNumContenders };
 enum class Kind { kDense, kHash };
 
 struct TableShape {
@@ -179,7 +180,8 @@ absl::Status RunShape(const TableShape& shape, const std::vector<Kind>& kinds,
   for (Kind kind : kinds) with_hash |= kind == Kind::kHash;
   absl::StatusOr<Tables> tables = CreateTables(shape, with_hash, pool, report);
   if (!tables.ok()) return InCase("sparse/" + shape_name, tables.status());
-  PsClient& client = *tables->cluster.client;
+  PsClient& grpc_client = *tables->cluster.client;
+  PsClient& data_plane_client = *tables->cluster.data_plane_client;
 
   for (int64_t batch : batches) {
     const size_t values = static_cast<size_t>(batch * shape.dim);
@@ -204,6 +206,8 @@ absl::Status RunShape(const TableShape& shape, const std::vector<Kind>& kinds,
               }
               const absl::Span<const int64_t> ids =
                   pool.subspan((call_index * batch) % kPoolIds, batch);
+              PsClient& client =
+                  contender == kPs ? grpc_client : data_plane_client;
               if (kind == Kind::kDense) {
                 return push ? client.PushSparse(tables->dense, ids, grads)
                             : client.PullSparse(tables->dense, ids,
@@ -215,8 +219,12 @@ absl::Status RunShape(const TableShape& shape, const std::vector<Kind>& kinds,
             });
         if (!times.ok()) return InCase(name, times.status());
         const double ids_per_call = static_cast<double>(batch);
+        const double baseline = (*times)[kGrpc].PerSecond(ids_per_call);
         report->Add(name, (*times)[kPs].PerSecond(ids_per_call), "rows/s",
-                    "grpc_bytebuffer", (*times)[kGrpc].PerSecond(ids_per_call));
+                    "grpc_bytebuffer", baseline);
+        report->Add(name + "/data_plane",
+                    (*times)[kPsDataPlane].PerSecond(ids_per_call), "rows/s",
+                    "grpc_bytebuffer", baseline);
       }
     }
   }
@@ -267,7 +275,9 @@ absl::Status RunSparseBench(const BenchConfig& config, BenchReport* report) {
   timing.max_calls = 1000;
   timing.min_calls = 3;
   report->Note(absl::StrCat(
-      "ps: SGD, zeros; ids uniform in [0, rows) from a fixed seed (a ",
+      "ps: SGD, zeros; PsClient over gRPC, and over the ps tasks' TCP data "
+      "planes in */data_plane rows; ids uniform in [0, rows) from a fixed "
+      "seed (a ",
       CountName(kPoolIds),
       "-id pool, walked batch after batch); baseline grpc_bytebuffer: one "
       "bare gRPC unary call per batch of 8 + 4*dim bytes per id (pull: a "
