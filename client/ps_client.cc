@@ -111,7 +111,8 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
       if (!call->status.ok()) {
         waiting.push_back(call->ps_task);
       } else {
-        impl_->LearnDataPlane(call->ps_task, call->response.data_plane_port());
+        impl_->LearnDataPlane(call->ps_task, call->response.data_plane_port(),
+                              call->response.incarnation());
       }
     }
     if (waiting.empty()) return absl::OkStatus();

@@ -86,14 +86,15 @@ class PsTransport {
   int num_tasks() const { return addresses_.size(); }
 
   // With Options::data_plane, the tensor RPCs to `task` go over its TCP
-  // data plane at `port` (from its GetStatus) from now on; 0: over gRPC.
+  // data plane at `port` from now on, to the start of the task that
+  // `incarnation` names (both from its GetStatus); port 0: over gRPC.
   // Says which, once per change.
-  void LearnDataPlane(int task, int port) {
+  void LearnDataPlane(int task, int port, uint64_t incarnation) {
     if (!options_.data_plane) return;
-    if (data_planes_[task].port.exchange(port, std::memory_order_relaxed) ==
-        port) {
-      return;
-    }
+    DataPlane& plane = data_planes_[task];
+    plane.incarnation.store(incarnation, std::memory_order_relaxed);
+    plane.relearn_after_ms.store(0, std::memory_order_relaxed);
+    if (plane.port.exchange(port, std::memory_order_relaxed) == port) return;
     options_.log(
         port != 0
             ? absl::StrCat(TaskName(task),
@@ -324,9 +325,16 @@ class PsTransport {
     } else {
       for (CallType* c : round) units.push_back({c});
     }
-    if (OverDataPlanes(rpc, round)) {
-      SendOverDataPlanes(rpc, units, decode);
-      return;
+    // Units to tasks with a data plane go there, from this thread, while
+    // the others go over gRPC.
+    std::vector<std::vector<CallType*>> over_tcp;
+    if (options_.data_plane) {
+      std::vector<std::vector<CallType*>> over_grpc;
+      for (std::vector<CallType*>& unit : units) {
+        (OverDataPlane(rpc, unit) ? over_tcp : over_grpc)
+            .push_back(std::move(unit));
+      }
+      units = std::move(over_grpc);
     }
     // The Bundle calls' own messages, by unit (null for single calls).
     std::vector<std::unique_ptr<BundleCall>> bundles(units.size());
@@ -363,22 +371,51 @@ class PsTransport {
     const size_t window = std::min<size_t>(
         units.size(), std::max(1, options_.max_requests_in_flight));
     for (size_t i = 0; i < window; ++i) start_next();
+    if (!over_tcp.empty()) SendOverDataPlanes(rpc, over_tcp, decode);
     pending.Wait();
   }
 
-  // Whether every call of `round` goes to a ps task whose TCP data plane is
-  // known (LearnDataPlane) as an RPC the data plane carries.
+  // Whether `unit` (calls to one ps task) goes over the task's TCP data
+  // plane: one is known (LearnDataPlane) and carries the unit's RPCs. A task
+  // sent back to gRPC (ConnectToDataPlane) is asked for its data plane
+  // again, at most every kRelearnEvery.
   template <typename CallType>
-  bool OverDataPlanes(absl::string_view rpc,
-                      const std::vector<CallType*>& round) const {
-    if (!options_.data_plane) return false;
-    for (const CallType* c : round) {
-      if (data_planes_[c->ps_task].port.load(std::memory_order_relaxed) <= 0 ||
-          MethodNumber(c->rpc.empty() ? rpc : c->rpc) < 0) {
+  bool OverDataPlane(absl::string_view rpc,
+                     const std::vector<CallType*>& unit) {
+    const int task = unit[0]->ps_task;
+    DataPlane& plane = data_planes_[task];
+    if (plane.port.load(std::memory_order_relaxed) <= 0) {
+      // One caller at a time asks, once the time has come.
+      int64_t after = plane.relearn_after_ms.load();
+      if (after == 0 || absl::ToUnixMillis(absl::Now()) < after ||
+          !plane.relearn_after_ms.compare_exchange_strong(
+              after, absl::ToUnixMillis(absl::Now() + kRelearnEvery))) {
         return false;
       }
+      RelearnDataPlane(task);
+      if (plane.port.load(std::memory_order_relaxed) <= 0) return false;
+    }
+    for (const CallType* c : unit) {
+      if (MethodNumber(c->rpc.empty() ? rpc : c->rpc) < 0) return false;
     }
     return true;
+  }
+
+  // How often a task sent back to gRPC is asked for its data plane again.
+  static constexpr absl::Duration kRelearnEvery = absl::Seconds(5);
+
+  // Asks `task` for its data plane (GetStatus) and takes what it says.
+  void RelearnDataPlane(int task) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         absl::ToChronoMilliseconds(
+                             std::min(AttemptTimeout(), absl::Seconds(2))));
+    ps::GetStatusResponse status;
+    if (stubs_[task]
+            ->GetStatus(&context, ps::GetStatusRequest(), &status)
+            .ok()) {
+      LearnDataPlane(task, status.data_plane_port(), status.incarnation());
+    }
   }
 
   // The RPC's number (rpc/ps_methods.h); -1 for a name that is none.
@@ -392,9 +429,11 @@ class PsTransport {
   // SendWireRound's `units` (each a single call or a Bundle) over the ps
   // tasks' TCP data planes, from this thread: each unit on a connection of
   // its own (at most max_requests_in_flight at a time), answers read in
-  // the order sent. A connection that fails fails its unit's calls as
-  // UNAVAILABLE (retried); one that cannot be made sends the task back to
-  // gRPC.
+  // the order sent. A unit whose pooled connection turns out closed (the
+  // task restarted, or dropped it) is sent again at once on a new one: a
+  // push is applied once per request id however often it is sent. Other
+  // failures fail the unit's calls (UNAVAILABLE and DEADLINE_EXCEEDED are
+  // retried by SendWithRetries).
   template <typename CallType, typename Decode>
   void SendOverDataPlanes(absl::string_view rpc,
                           const std::vector<std::vector<CallType*>>& units,
@@ -403,6 +442,7 @@ class PsTransport {
     struct Sent {
       size_t unit;
       std::unique_ptr<rpc::DataPlaneConnection> connection;
+      bool reused = false;
       std::unique_ptr<BundleCall> bundle;
     };
     std::deque<Sent> in_flight;
@@ -410,14 +450,15 @@ class PsTransport {
                           const absl::Status& status) {
       for (CallType* c : parts) c->status = rpc::ToGrpcStatus(status);
     };
-    const auto start = [&](size_t index) {
+    // Sends unit `index`, on a new connection when `fresh`.
+    const auto start = [&](size_t index, bool fresh) {
       const std::vector<CallType*>& parts = units[index];
       for (CallType* c : parts) {
         c->decoded = absl::OkStatus();
         c->wire_response.Clear();
       }
       const int task = parts[0]->ps_task;
-      Sent sent{index, nullptr, nullptr};
+      Sent sent{index, nullptr, false, nullptr};
       const grpc::ByteBuffer* request = &parts[0]->wire_request;
       int method = MethodNumber(parts[0]->rpc.empty() ? rpc : parts[0]->rpc);
       if (parts.size() > 1) {
@@ -427,14 +468,22 @@ class PsTransport {
         method = rpc::kBundle;
       }
       absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
-          TakeDataPlaneConnection(task, deadline);
+          fresh ? nullptr : TakeIdleDataPlaneConnection(task);
+      sent.reused = connection.ok() && *connection != nullptr;
+      if (!sent.reused) connection = ConnectToDataPlane(task, deadline);
       if (!connection.ok()) {
         fail(parts, connection.status());
         return;
       }
       sent.connection = *std::move(connection);
-      if (absl::Status s = sent.connection->Send(method, *request, deadline);
-          !s.ok()) {
+      absl::Status s = sent.connection->Send(method, *request, deadline);
+      if (!s.ok() && sent.reused) {
+        // The pooled connection had died; a new one gets the request.
+        in_flight.push_back(std::move(sent));
+        in_flight.back().connection = nullptr;
+        return;
+      }
+      if (!s.ok()) {
         fail(parts, s);
         return;
       }
@@ -443,17 +492,26 @@ class PsTransport {
     const size_t window = std::min<size_t>(
         units.size(), std::max(1, options_.max_requests_in_flight));
     size_t started = 0;
-    for (; started < window; ++started) start(started);
+    for (; started < window; ++started) start(started, /*fresh=*/false);
     while (!in_flight.empty()) {
       Sent sent = std::move(in_flight.front());
       in_flight.pop_front();
       const std::vector<CallType*>& parts = units[sent.unit];
+      if (sent.connection == nullptr) {  // its pooled connection had died
+        start(sent.unit, /*fresh=*/true);
+        continue;
+      }
       grpc::Status status;
       grpc::ByteBuffer* response = sent.bundle != nullptr
                                        ? &sent.bundle->response
                                        : &parts[0]->wire_response;
       absl::Status received =
           sent.connection->Receive(deadline, &status, response);
+      if (!received.ok() && sent.reused &&
+          received.code() == absl::StatusCode::kUnavailable) {
+        start(sent.unit, /*fresh=*/true);
+        continue;
+      }
       if (!received.ok()) {
         fail(parts, received);
       } else {
@@ -467,43 +525,60 @@ class PsTransport {
           if (c->status.ok()) c->decoded = decode(*c);
         }
       }
-      if (started < units.size()) start(started++);
+      if (started < units.size()) start(started++, /*fresh=*/false);
     }
   }
 
-  // An idle connection to `task`'s data plane, or a new one. A task whose
-  // data plane cannot be reached goes back to gRPC, with a warning.
-  absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>>
-  TakeDataPlaneConnection(int task, absl::Time deadline) {
+  // An idle connection to `task`'s data plane; null when there is none.
+  std::unique_ptr<rpc::DataPlaneConnection> TakeIdleDataPlaneConnection(
+      int task) {
     DataPlane& plane = data_planes_[task];
-    {
-      absl::MutexLock lock(&plane.mu);
-      if (!plane.idle.empty()) {
-        std::unique_ptr<rpc::DataPlaneConnection> connection =
-            std::move(plane.idle.back());
-        plane.idle.pop_back();
-        return connection;
-      }
-    }
+    absl::MutexLock lock(&plane.mu);
+    if (plane.idle.empty()) return nullptr;
+    std::unique_ptr<rpc::DataPlaneConnection> connection =
+        std::move(plane.idle.back());
+    plane.idle.pop_back();
+    return connection;
+  }
+
+  // A new connection to `task`'s data plane. One that is refused or
+  // unreachable, or reaches something else (another ps task, another
+  // start of it), sends the task back to gRPC, with a warning, until
+  // OverDataPlane asks it again.
+  absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> ConnectToDataPlane(
+      int task, absl::Time deadline) {
+    DataPlane& plane = data_planes_[task];
     const int port = plane.port.load(std::memory_order_relaxed);
+    if (port <= 0) return absl::UnavailableError("no TCP data plane");
+    rpc::DataPlaneConnection::Expected expected;
+    expected.task_index = task;
+    expected.incarnation = plane.incarnation.load(std::memory_order_relaxed);
     absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
-        port <= 0 ? absl::UnavailableError("no TCP data plane")
-                  : rpc::DataPlaneConnection::Connect(HostOf(addresses_[task]),
-                                                      port, deadline);
-    if (!connection.ok() && plane.port.exchange(0) > 0) {
-      options_.log(absl::StrCat("warning: ", TaskName(task), ": ",
-                                connection.status().message(),
-                                "; its tensors go over gRPC from now on"));
+        rpc::DataPlaneConnection::Connect(HostOf(addresses_[task]), port,
+                                          expected, deadline);
+    if (connection.status().code() == absl::StatusCode::kUnavailable &&
+        plane.port.exchange(0) > 0) {
+      plane.relearn_after_ms.store(
+          absl::ToUnixMillis(absl::Now() + kRelearnEvery));
+      options_.log(absl::StrCat(
+          "warning: ", TaskName(task), ": ", connection.status().message(),
+          "; its tensors go over gRPC until it is asked again"));
     }
     return connection;
   }
 
+  // Keeps `connection` for the next call to `task`, up to kMaxIdle.
   void GiveBackDataPlaneConnection(
       int task, std::unique_ptr<rpc::DataPlaneConnection> connection) {
     DataPlane& plane = data_planes_[task];
     absl::MutexLock lock(&plane.mu);
-    plane.idle.push_back(std::move(connection));
+    if (plane.idle.size() < kMaxIdleDataPlaneConnections) {
+      plane.idle.push_back(std::move(connection));
+    }
   }
+
+  // Idle connections kept per ps task: each holds a thread of the task.
+  static constexpr size_t kMaxIdleDataPlaneConnections = 16;
 
   // "host" of "host:port", "v6" of "[v6]:port".
   static std::string HostOf(const std::string& address) {
@@ -750,6 +825,10 @@ class PsTransport {
   // use.
   struct DataPlane {
     std::atomic<int> port{-1};
+    std::atomic<uint64_t> incarnation{0};
+    // When (Unix ms) to ask a task sent back to gRPC for its data plane
+    // again; 0: never.
+    std::atomic<int64_t> relearn_after_ms{0};
     absl::Mutex mu;
     std::vector<std::unique_ptr<rpc::DataPlaneConnection>> idle
         ABSL_GUARDED_BY(mu);

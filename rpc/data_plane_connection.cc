@@ -66,7 +66,7 @@ absl::StatusOr<int> ConnectTo(const addrinfo& a, absl::Time deadline) {
 
 absl::StatusOr<std::unique_ptr<DataPlaneConnection>>
 DataPlaneConnection::Connect(const std::string& host, int port,
-                             absl::Time deadline) {
+                             const Expected& expected, absl::Time deadline) {
   const std::string peer = host.find(':') != std::string::npos
                                ? absl::StrCat("[", host, "]:", port)
                                : absl::StrCat(host, ":", port);
@@ -101,20 +101,39 @@ DataPlaneConnection::Connect(const std::string& host, int port,
   absl::Status sent = WriteAll(
       fd, {{const_cast<char*>(hello.data()), hello.size()}}, deadline, peer);
   if (sent.ok()) sent = ReadExactly(fd, absl::MakeSpan(answer), deadline, peer);
-  absl::StatusOr<uint64_t> max_message_bytes =
+  absl::StatusOr<ServerHello> server =
       sent.ok() ? DecodeServerHello(absl::string_view(answer, sizeof(answer)))
-                : absl::StatusOr<uint64_t>(sent);
-  if (!max_message_bytes.ok()) {
-    close(fd);
-    const absl::Status& s = max_message_bytes.status();
-    return absl::Status(
+                : absl::StatusOr<ServerHello>(sent);
+  absl::Status refused;
+  if (!server.ok()) {
+    const absl::Status& s = server.status();
+    refused = absl::Status(
         s.code() == absl::StatusCode::kInvalidArgument
             ? absl::StatusCode::kUnavailable
             : s.code(),
         absl::StrCat("TCP data plane at ", peer, ": no hello: ", s.message()));
+  } else if (server->methods_fingerprint != MethodsFingerprint()) {
+    refused = absl::UnavailableError(absl::StrCat(
+        "TCP data plane at ", peer,
+        " numbers its RPCs differently (a ps_server of another version)"));
+  } else if (static_cast<int>(server->task_index) != expected.task_index ||
+             server->incarnation != expected.incarnation) {
+    refused = absl::UnavailableError(absl::StrCat(
+        "TCP data plane at ", peer, " is ps task ", server->task_index,
+        " (incarnation ", absl::Hex(server->incarnation, absl::kZeroPad16),
+        "), not ps task ", expected.task_index, " (incarnation ",
+        absl::Hex(expected.incarnation, absl::kZeroPad16), ")"));
   }
+  if (!refused.ok()) {
+    close(fd);
+    return refused;
+  }
+  // A server's word on its limit is bounded here, so that no sum below
+  // overflows.
+  const uint64_t limit =
+      std::min<uint64_t>(server->max_message_bytes, uint64_t{1} << 40);
   return std::unique_ptr<DataPlaneConnection>(
-      new DataPlaneConnection(fd, peer, *max_message_bytes));
+      new DataPlaneConnection(fd, peer, limit));
 }
 
 DataPlaneConnection::~DataPlaneConnection() { close(fd_); }

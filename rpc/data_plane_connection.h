@@ -22,11 +22,18 @@ namespace distrt::rpc {
 
 class DataPlaneConnection {
  public:
+  // Who the client means to reach: a ps task as its GetStatus described it.
+  struct Expected {
+    int task_index = 0;
+    uint64_t incarnation = 0;
+  };
   // Connects to `host`:`port` and exchanges hellos, by `deadline`.
-  // UNAVAILABLE (refused, unreachable, not a data plane) or
-  // DEADLINE_EXCEEDED, naming the address.
+  // UNAVAILABLE naming the address when it is refused or unreachable, is
+  // not a data plane, speaks other method numbers, or is another ps task
+  // (or another start of it) than `expected`; DEADLINE_EXCEEDED.
   static absl::StatusOr<std::unique_ptr<DataPlaneConnection>> Connect(
-      const std::string& host, int port, absl::Time deadline);
+      const std::string& host, int port, const Expected& expected,
+      absl::Time deadline);
   ~DataPlaneConnection();
 
   DataPlaneConnection(const DataPlaneConnection&) = delete;

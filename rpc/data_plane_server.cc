@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstring>
 #include <list>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -101,39 +102,83 @@ class DataPlaneServer::Impl {
   int port() const { return port_; }
 
   void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (state_ != State::kServing) {
+        mu_.Await(absl::Condition(
+            +[](State* state) { return *state == State::kStopped; }, &state_));
+        return;
+      }
+      state_ = State::kStopping;
+      // Wakes accept(), which then fails and sees the state.
+      shutdown(listen_fd_, SHUT_RDWR);
+    }
+    acceptor_.join();
     std::list<std::unique_ptr<Connection>> connections;
     {
       absl::MutexLock lock(&mu_);
-      if (stopped_) return;
-      stopped_ = true;
-      // Wakes accept(), which then fails and sees stopped_.
-      shutdown(listen_fd_, SHUT_RDWR);
+      // No request is read any more: idle connections end at once, one
+      // being served writes its answer.
+      for (const auto& c : connections_) shutdown(c->fd, SHUT_RD);
+      mu_.AwaitWithTimeout(absl::Condition(this, &Impl::AllDone),
+                           options_.stop_grace);
+      for (const auto& c : connections_) shutdown(c->fd, SHUT_RDWR);
       connections = std::move(connections_);
-      // Wakes every connection's read; one writing an answer finishes it
-      // or fails.
-      for (const auto& c : connections) shutdown(c->fd, SHUT_RDWR);
     }
-    acceptor_.join();
     for (const auto& c : connections) {
       c->thread.join();
       close(c->fd);
     }
     close(listen_fd_);
+    absl::MutexLock lock(&mu_);
+    state_ = State::kStopped;
   }
 
  private:
+  enum class State { kServing, kStopping, kStopped };
+
   struct Connection {
     int fd = -1;
     std::thread thread;
-    std::atomic<bool> done{false};
+    bool done = false;  // guarded by mu_
   };
+
+  // A client has this long to say hello, and to send the rest of a request
+  // it began or read an answer (a worker that stopped reading, not a slow
+  // one: its own deadline ends such calls far sooner).
+  static constexpr absl::Duration kHelloTimeout = absl::Seconds(10);
+  static constexpr absl::Duration kMessageTimeout = absl::Minutes(5);
+
+  bool AllDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const auto& c : connections_) {
+      if (!c->done) return false;
+    }
+    return true;
+  }
+
+  // Non-blocking, no Nagle delay, and a peer whose host is gone noticed
+  // within about a minute (keepalive probes; unacknowledged writes).
+  static void Configure(int fd) {
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    const int idle_secs = 30, interval_secs = 10, probes = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_secs, sizeof(idle_secs));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_secs,
+               sizeof(interval_secs));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+    const unsigned int user_timeout_ms = 60000;
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
+               sizeof(user_timeout_ms));
+  }
 
   void AcceptLoop() {
     for (;;) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int fd =
+          accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       const int error = errno;  // before the lock, which may change it
       absl::MutexLock lock(&mu_);
-      if (stopped_) {
+      if (state_ != State::kServing) {
         if (fd >= 0) close(fd);
         return;
       }
@@ -142,8 +187,11 @@ class DataPlaneServer::Impl {
         // (any other error ends with the listener at Stop).
         if (error == EMFILE || error == ENFILE || error == ENOBUFS ||
             error == ENOMEM) {
-          mu_.AwaitWithTimeout(absl::Condition(&stopped_),
-                               absl::Milliseconds(50));
+          mu_.AwaitWithTimeout(
+              absl::Condition(
+                  +[](State* state) { return *state != State::kServing; },
+                  &state_),
+              absl::Milliseconds(50));
         }
         continue;
       }
@@ -152,26 +200,32 @@ class DataPlaneServer::Impl {
         close(fd);
         continue;
       }
-      const int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      Configure(fd);
       auto connection = std::make_unique<Connection>();
       connection->fd = fd;
       Connection* c = connection.get();
+      try {
+        c->thread = std::thread([this, c] {
+          ServeConnection(c->fd);
+          // The client sees the end now; the descriptor is closed when the
+          // thread is joined, so that Stop never shuts down a reused
+          // number.
+          shutdown(c->fd, SHUT_RDWR);
+          absl::MutexLock lock(&mu_);
+          c->done = true;
+        });
+      } catch (const std::system_error&) {
+        close(fd);  // no thread to serve it (a process limit): refused
+        continue;
+      }
       connections_.push_back(std::move(connection));
-      c->thread = std::thread([this, c] {
-        ServeConnection(c->fd);
-        // The client sees the end now; the descriptor is closed when the
-        // thread is joined, so that Stop never shuts down a reused number.
-        shutdown(c->fd, SHUT_RDWR);
-        c->done.store(true, std::memory_order_release);
-      });
     }
   }
 
   // Joins and closes the connections whose threads have ended.
   void ReapFinished() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (auto it = connections_.begin(); it != connections_.end();) {
-      if (!(*it)->done.load(std::memory_order_acquire)) {
+      if (!(*it)->done) {
         ++it;
         continue;
       }
@@ -183,25 +237,38 @@ class DataPlaneServer::Impl {
 
   void ServeConnection(int fd) {
     const std::string peer = PeerName(fd);
-    const absl::Time forever = absl::InfiniteFuture();
     char hello[kClientHelloBytes];
-    if (!ReadExactly(fd, absl::MakeSpan(hello), forever, peer).ok() ||
+    if (!ReadExactly(fd, absl::MakeSpan(hello), absl::Now() + kHelloTimeout,
+                     peer)
+             .ok() ||
         !CheckClientHello(absl::string_view(hello, sizeof(hello))).ok()) {
       return;
     }
-    std::string answer =
-        EncodeServerHello(static_cast<uint64_t>(options_.max_message_bytes));
-    if (!WriteAll(fd, {{answer.data(), answer.size()}}, forever, peer).ok()) {
+    ServerHello mine;
+    mine.max_message_bytes = static_cast<uint64_t>(options_.max_message_bytes);
+    mine.task_index = static_cast<uint32_t>(options_.task_index);
+    mine.incarnation = options_.incarnation;
+    mine.methods_fingerprint = MethodsFingerprint();
+    std::string answer = EncodeServerHello(mine);
+    if (!WriteAll(fd, {{answer.data(), answer.size()}},
+                  absl::Now() + kHelloTimeout, peer)
+             .ok()) {
       return;
     }
     for (;;) {
       char bytes[kRequestHeaderBytes];
-      if (!ReadExactly(fd, absl::MakeSpan(bytes), forever, peer).ok()) return;
+      // Idle connections wait as long as they like (keepalive notices a
+      // peer that is gone); Stop ends the wait.
+      if (!ReadExactly(fd, absl::MakeSpan(bytes), absl::InfiniteFuture(), peer)
+               .ok()) {
+        return;
+      }
       const RequestHeader header =
           DecodeRequestHeader(absl::string_view(bytes, sizeof(bytes)));
+      const absl::Time deadline = absl::Now() + kMessageTimeout;
       if (header.length > static_cast<uint64_t>(options_.max_message_bytes)) {
         // The request's bytes are not read: the stream is lost after this.
-        Respond(fd, peer,
+        Respond(fd, peer, deadline,
                 absl::ResourceExhaustedError(absl::StrCat(
                     "a request of ", header.length,
                     " bytes is larger than this ps task accepts (",
@@ -210,19 +277,21 @@ class DataPlaneServer::Impl {
         return;
       }
       absl::StatusOr<grpc::ByteBuffer> request =
-          ReadMessage(fd, header.length, forever, peer);
+          ReadMessage(fd, header.length, deadline, peer);
       if (!request.ok()) return;
       grpc::ByteBuffer response;
       const absl::Status status =
           serve_(static_cast<int>(header.method), &*request, &response);
-      if (!Respond(fd, peer, status, response)) return;
+      if (!Respond(fd, peer, absl::Now() + kMessageTimeout, status, response)) {
+        return;
+      }
     }
   }
 
   // Writes `status` and, when it is OK, `response`. False when the
   // connection failed.
-  bool Respond(int fd, const std::string& peer, const absl::Status& status,
-               const grpc::ByteBuffer& response) {
+  bool Respond(int fd, const std::string& peer, absl::Time deadline,
+               const absl::Status& status, const grpc::ByteBuffer& response) {
     const absl::string_view error = status.message().substr(0, kMaxErrorBytes);
     std::vector<grpc::Slice> slices;
     std::vector<iovec> message;
@@ -238,7 +307,7 @@ class DataPlaneServer::Impl {
       parts.push_back({const_cast<char*>(error.data()), error.size()});
     }
     parts.insert(parts.end(), message.begin(), message.end());
-    return WriteAll(fd, std::move(parts), absl::InfiniteFuture(), peer).ok();
+    return WriteAll(fd, std::move(parts), deadline, peer).ok();
   }
 
   const Options options_;
@@ -247,7 +316,7 @@ class DataPlaneServer::Impl {
   const int port_;
   std::thread acceptor_;
   absl::Mutex mu_;
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  State state_ ABSL_GUARDED_BY(mu_) = State::kServing;
   std::list<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
 };
 

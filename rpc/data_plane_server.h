@@ -10,7 +10,10 @@
 // A request whose method `serve` refuses, or larger than max_message_bytes,
 // is answered with an error (the latter then closes the connection, whose
 // stream can no longer be followed); a connection that does not say hello
-// is closed. Thread-safe.
+// within a few seconds is closed, as is one whose peer stops answering TCP
+// (keepalive, TCP_USER_TIMEOUT) or takes minutes to send a request it began
+// or to read an answer. A request's buffers grow as its bytes arrive.
+// Thread-safe.
 
 #include <cstdint>
 #include <functional>
@@ -19,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
 
 namespace distrt::rpc {
@@ -33,6 +37,11 @@ class DataPlaneServer {
     int64_t max_message_bytes = int64_t{256} << 20;
     // Connections served at once; more are closed at once.
     int max_connections = 512;
+    // Who this is, for the hello (see rpc/data_plane_wire.h).
+    int task_index = 0;
+    uint64_t incarnation = 0;
+    // How long Stop lets requests being served finish.
+    absl::Duration stop_grace = absl::Seconds(5);
   };
   // Answers request bytes `in` of RPC `method` (rpc/ps_methods.h) with
   // response bytes `out`, or an error.
@@ -46,8 +55,10 @@ class DataPlaneServer {
   ~DataPlaneServer();  // Stop()
 
   int port() const;
-  // Stops accepting, closes every connection (a request being served is
-  // answered first if it can be) and waits for their threads. Idempotent.
+  // Stops accepting and reading requests, lets those being served be
+  // answered within stop_grace, then closes every connection and waits for
+  // their threads. Idempotent; a second caller returns once the first is
+  // done.
   void Stop();
 
  private:

@@ -56,10 +56,15 @@ absl::Status Echo(int method, grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
   return absl::OkStatus();
 }
 
+constexpr int kTask = 3;
+constexpr uint64_t kIncarnation = 0x1234abcd5678ef00;
+
 std::unique_ptr<DataPlaneServer> StartServer(
     DataPlaneServer::Serve serve, int64_t max_message_bytes = 1 << 20) {
   DataPlaneServer::Options options;
   options.max_message_bytes = max_message_bytes;
+  options.task_index = kTask;
+  options.incarnation = kIncarnation;
   absl::StatusOr<std::unique_ptr<DataPlaneServer>> server =
       DataPlaneServer::Start(options, std::move(serve));
   EXPECT_TRUE(server.ok()) << server.status();
@@ -69,14 +74,17 @@ std::unique_ptr<DataPlaneServer> StartServer(
 std::unique_ptr<DataPlaneConnection> ConnectTo(const DataPlaneServer& server) {
   absl::StatusOr<std::unique_ptr<DataPlaneConnection>> c =
       DataPlaneConnection::Connect("127.0.0.1", server.port(),
-                                   absl::Now() + kWait);
+                                   {kTask, kIncarnation}, absl::Now() + kWait);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *std::move(c) : nullptr;
 }
 
-// A plain blocking socket connected to the server, for raw bytes.
+// A plain socket connected to the server, for raw bytes; its reads give up
+// after kWait rather than hang a broken test.
 int RawSocket(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const timeval wait = {static_cast<time_t>(absl::ToInt64Seconds(kWait)), 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
@@ -166,7 +174,13 @@ TEST(DataPlaneTest, AnOversizedHeaderIsAnsweredAndTheConnectionClosed) {
   char hello[kServerHelloBytes];
   ASSERT_TRUE(
       ReadExactly(fd, absl::MakeSpan(hello), absl::Now() + kWait, "s").ok());
-  EXPECT_EQ(*DecodeServerHello(absl::string_view(hello, sizeof(hello))), 1000u);
+  const absl::StatusOr<ServerHello> server_hello =
+      DecodeServerHello(absl::string_view(hello, sizeof(hello)));
+  ASSERT_TRUE(server_hello.ok()) << server_hello.status();
+  EXPECT_EQ(server_hello->max_message_bytes, 1000u);
+  EXPECT_EQ(server_hello->task_index, static_cast<uint32_t>(kTask));
+  EXPECT_EQ(server_hello->incarnation, kIncarnation);
+  EXPECT_EQ(server_hello->methods_fingerprint, MethodsFingerprint());
   SendRaw(fd, EncodeRequestHeader({1, uint64_t{1} << 40}));
   char header[kResponseHeaderBytes];
   ASSERT_TRUE(
@@ -238,37 +252,100 @@ TEST(DataPlaneTest, StopClosesOpenConnections) {
   EXPECT_EQ(c->Receive(absl::Now() + kWait, &status, &response).code(),
             absl::StatusCode::kUnavailable);
   const absl::StatusOr<std::unique_ptr<DataPlaneConnection>> refused =
-      DataPlaneConnection::Connect("127.0.0.1", port, absl::Now() + kWait);
+      DataPlaneConnection::Connect("127.0.0.1", port, {kTask, kIncarnation},
+                                   absl::Now() + kWait);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(refused.status().message(),
               HasSubstr(absl::StrCat("127.0.0.1:", port)));
 }
 
-TEST(DataPlaneTest, AServerThatIsNotADataPlaneIsRefusedAtHello) {
-  // A listener that answers every connection with HTTP text.
+// Connects to a listener that answers the client's hello with `answer`.
+absl::Status ConnectToAListenerSaying(const std::string& answer) {
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(
+  EXPECT_EQ(
       bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
       0);
-  ASSERT_EQ(listen(listener, 1), 0);
+  EXPECT_EQ(listen(listener, 1), 0);
   socklen_t length = sizeof(address);
   getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
-  std::thread http([&] {
+  std::thread peer([&] {
     const int fd = accept(listener, nullptr, nullptr);
-    const std::string text = "HTTP/1.1 400 Bad Request\r\n\r\n";
-    (void)!write(fd, text.data(), text.size());
+    char hello[kClientHelloBytes];
+    (void)!read(fd, hello, sizeof(hello));
+    (void)!write(fd, answer.data(), answer.size());
     close(fd);
   });
   const absl::StatusOr<std::unique_ptr<DataPlaneConnection>> c =
       DataPlaneConnection::Connect("127.0.0.1", ntohs(address.sin_port),
-                                   absl::Now() + kWait);
-  http.join();
+                                   {kTask, kIncarnation}, absl::Now() + kWait);
+  peer.join();
   close(listener);
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(c.status().message(), HasSubstr("no hello"));
+  return c.status();
+}
+
+TEST(DataPlaneTest, OnlyTheExpectedTaskSpeakingTheseMethodsIsAccepted) {
+  ServerHello hello;
+  hello.max_message_bytes = 1000;
+  hello.task_index = kTask;
+  hello.incarnation = kIncarnation;
+  hello.methods_fingerprint = MethodsFingerprint();
+  EXPECT_TRUE(ConnectToAListenerSaying(EncodeServerHello(hello)).ok());
+
+  absl::Status s = ConnectToAListenerSaying("HTTP/1.1 400 Bad Request\r\n\r\n");
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("no hello"));
+
+  ServerHello other_start = hello;
+  other_start.incarnation = 7;
+  s = ConnectToAListenerSaying(EncodeServerHello(other_start));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("is ps task 3 (incarnation "
+                                     "0000000000000007), not ps task 3"));
+
+  ServerHello other_task = hello;
+  other_task.task_index = 1;
+  s = ConnectToAListenerSaying(EncodeServerHello(other_task));
+  EXPECT_THAT(s.message(), HasSubstr("is ps task 1"));
+
+  ServerHello other_methods = hello;
+  other_methods.methods_fingerprint ^= 1;
+  s = ConnectToAListenerSaying(EncodeServerHello(other_methods));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("numbers its RPCs differently"));
+}
+
+TEST(DataPlaneTest, StopLetsARequestBeingServedBeAnswered) {
+  absl::Notification serving, answer;
+  std::unique_ptr<DataPlaneServer> server =
+      StartServer([&](int method, grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+        serving.Notify();
+        answer.WaitForNotification();
+        return Echo(method, in, out);
+      });
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Send(4, BufferOf({"late"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(serving.WaitForNotificationWithTimeout(kWait));
+  const int port = server->port();
+  std::thread stop([&] { server->Stop(); });
+  // Stopping has begun once the listener is gone.
+  const absl::Time give_up = absl::Now() + kWait;
+  while (absl::Now() < give_up &&
+         DataPlaneConnection::Connect("127.0.0.1", port, {kTask, kIncarnation},
+                                      absl::Now() + kWait)
+             .ok()) {
+  }
+  answer.Notify();
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  EXPECT_TRUE(status.ok());
+  EXPECT_EQ(BytesOf(response), "4:etal");
+  stop.join();
 }
 
 }  // namespace

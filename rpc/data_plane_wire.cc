@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpc/slice.h"
+#include "rpc/ps_methods.h"
 
 namespace distrt::rpc {
 namespace {
@@ -89,19 +90,39 @@ absl::Status CheckClientHello(absl::string_view bytes) {
   return CheckHello(bytes, kClientHelloBytes, "client");
 }
 
-std::string EncodeServerHello(uint64_t max_message_bytes) {
+uint64_t MethodsFingerprint() {
+  // FNV-1a over the names, each ended by a zero byte.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const char* name : kPsMethodNames) {
+    for (const char* c = name;; ++c) {
+      hash = (hash ^ static_cast<unsigned char>(*c)) * 0x100000001b3ull;
+      if (*c == '\0') break;
+    }
+  }
+  return hash;
+}
+
+std::string EncodeServerHello(const ServerHello& hello) {
   std::string out(kDataPlaneMagic, sizeof(kDataPlaneMagic));
   PutU32(out, kDataPlaneVersion);
-  PutU64(out, max_message_bytes);
+  PutU64(out, hello.max_message_bytes);
+  PutU32(out, hello.task_index);
+  PutU64(out, hello.incarnation);
+  PutU64(out, hello.methods_fingerprint);
   return out;
 }
 
-absl::StatusOr<uint64_t> DecodeServerHello(absl::string_view bytes) {
+absl::StatusOr<ServerHello> DecodeServerHello(absl::string_view bytes) {
   if (absl::Status s = CheckHello(bytes, kServerHelloBytes, "server");
       !s.ok()) {
     return s;
   }
-  return GetU64(bytes, 12);
+  ServerHello hello;
+  hello.max_message_bytes = GetU64(bytes, 12);
+  hello.task_index = GetU32(bytes, 20);
+  hello.incarnation = GetU64(bytes, 24);
+  hello.methods_fingerprint = GetU64(bytes, 32);
+  return hello;
 }
 
 std::string EncodeRequestHeader(const RequestHeader& header) {
@@ -203,15 +224,22 @@ std::vector<iovec> MessageParts(const grpc::ByteBuffer& message,
 absl::StatusOr<grpc::ByteBuffer> ReadMessage(int fd, uint64_t length,
                                              absl::Time deadline,
                                              absl::string_view peer) {
-  grpc::Slice slice(grpc_slice_malloc(static_cast<size_t>(length)),
-                    grpc::Slice::STEAL_REF);
-  char* data = reinterpret_cast<char*>(const_cast<uint8_t*>(slice.begin()));
-  if (absl::Status s =
-          ReadExactly(fd, absl::MakeSpan(data, length), deadline, peer);
-      !s.ok()) {
-    return s;
+  constexpr uint64_t kMaxSlice = 1 << 20;
+  std::vector<grpc::Slice> slices;
+  for (uint64_t left = length; left > 0;) {
+    const size_t size = static_cast<size_t>(std::min(left, kMaxSlice));
+    grpc::Slice slice(grpc_slice_malloc(size), grpc::Slice::STEAL_REF);
+    char* data = reinterpret_cast<char*>(const_cast<uint8_t*>(slice.begin()));
+    if (absl::Status s =
+            ReadExactly(fd, absl::MakeSpan(data, size), deadline, peer);
+        !s.ok()) {
+      return s;
+    }
+    slices.push_back(std::move(slice));
+    left -= size;
   }
-  return grpc::ByteBuffer(&slice, 1);
+  if (slices.empty()) slices.emplace_back();
+  return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
 }  // namespace distrt::rpc

@@ -10,16 +10,22 @@
 //
 //   client hello   "DISTRTDP" u32 version
 //   server hello   "DISTRTDP" u32 version  u64 max_message_bytes
+//                  u32 task index  u64 incarnation  u64 methods fingerprint
 //   request        u32 method (rpc/ps_methods.h)  u64 length  bytes
 //   response       u32 status code  u32 error length  u64 length
 //                  error bytes  message bytes
 //
-// Integers are little-endian. Plain TCP only: no TLS, no token (a job with
-// TLS keeps its tensors on gRPC).
+// Integers are little-endian. The server's hello says which ps task it is
+// (index and incarnation, as its GetStatus does), so that a client never
+// sends one task's tensors to another that took over a port, and which RPCs
+// its method numbers mean (MethodsFingerprint), so that binaries whose
+// rpc/ps_methods.h differ never talk. Plain TCP only: no TLS, no token (a
+// job with TLS keeps its tensors on gRPC).
 //
-// The helpers below read and write whole frames on a blocking socket within
-// a deadline, giving UNAVAILABLE when the peer closes or the socket fails
-// and DEADLINE_EXCEEDED when the deadline passes, each naming `peer`.
+// The helpers below read and write whole frames on a non-blocking socket
+// within a deadline, giving UNAVAILABLE when the peer closes or the socket
+// fails and DEADLINE_EXCEEDED when the deadline passes, each naming
+// `peer`.
 
 #include <sys/uio.h>
 
@@ -40,7 +46,7 @@ inline constexpr char kDataPlaneMagic[8] = {'D', 'I', 'S', 'T',
                                             'R', 'T', 'D', 'P'};
 inline constexpr uint32_t kDataPlaneVersion = 1;
 inline constexpr size_t kClientHelloBytes = 12;
-inline constexpr size_t kServerHelloBytes = 20;
+inline constexpr size_t kServerHelloBytes = 40;
 inline constexpr size_t kRequestHeaderBytes = 12;
 inline constexpr size_t kResponseHeaderBytes = 16;
 // Longest error text a response carries (longer ones are cut).
@@ -57,13 +63,23 @@ struct ResponseHeader {
   uint64_t length = 0;
 };
 
+struct ServerHello {
+  uint64_t max_message_bytes = 0;
+  uint32_t task_index = 0;
+  uint64_t incarnation = 0;
+  uint64_t methods_fingerprint = 0;
+};
+
+// A fingerprint of rpc/ps_methods.h's names in their order: what the
+// method numbers of requests mean to this binary.
+uint64_t MethodsFingerprint();
+
 std::string EncodeClientHello();
 // INVALID_ARGUMENT when `bytes` is not a client hello of this version.
 absl::Status CheckClientHello(absl::string_view bytes);
-std::string EncodeServerHello(uint64_t max_message_bytes);
-// The server's max_message_bytes; INVALID_ARGUMENT when `bytes` is not a
-// server hello of this version.
-absl::StatusOr<uint64_t> DecodeServerHello(absl::string_view bytes);
+std::string EncodeServerHello(const ServerHello& hello);
+// INVALID_ARGUMENT when `bytes` is not a server hello of this version.
+absl::StatusOr<ServerHello> DecodeServerHello(absl::string_view bytes);
 
 std::string EncodeRequestHeader(const RequestHeader& header);
 RequestHeader DecodeRequestHeader(absl::string_view bytes);
@@ -82,8 +98,10 @@ absl::Status WriteAll(int fd, std::vector<iovec> parts, absl::Time deadline,
 std::vector<iovec> MessageParts(const grpc::ByteBuffer& message,
                                 std::vector<grpc::Slice>& slices);
 
-// Reads a `length`-byte message into one new gRPC slice, as a ByteBuffer
-// that the decoders of rpc/wire_message.h read like a received one.
+// Reads a `length`-byte message into new gRPC slices of at most 1 MiB,
+// each allocated as its bytes arrive (a peer that announces a large
+// message and sends nothing costs nothing), as a ByteBuffer that the
+// decoders of rpc/wire_message.h read like a received one.
 absl::StatusOr<grpc::ByteBuffer> ReadMessage(int fd, uint64_t length,
                                              absl::Time deadline,
                                              absl::string_view peer);

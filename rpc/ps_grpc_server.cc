@@ -211,6 +211,9 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     }
     options.port = options_.data_plane_port;
     options.max_message_bytes = options_.max_message_bytes;
+    options.task_index = options_.task_index;
+    options.incarnation = incarnation_;
+    options.stop_grace = options_.stop_grace;
     ASSIGN_OR_RETURN(
         data_plane_,
         DataPlaneServer::Start(options, [this](int method, grpc::ByteBuffer* in,

@@ -186,7 +186,8 @@ TEST(DataPlaneIntegrationTest, ATaskWithoutADataPlaneIsReachedOverGrpc) {
 
 // A ps task restarted on the same gRPC port gets a new data plane port:
 // the client's connections and the port it knew fail, and the task's
-// tensors go back to gRPC (said once), without an error for the caller.
+// tensors go back to gRPC (said once), without an error for the caller,
+// until the client learns the new port.
 TEST(DataPlaneIntegrationTest, ARestartedTaskIsReachedOverGrpcAfterward) {
   absl::StatusOr<PsProcess> first = StartPsProcess(0, 1, {}, "grpc+tcp");
   ASSERT_TRUE(first.ok()) << first.status();
@@ -211,7 +212,18 @@ TEST(DataPlaneIntegrationTest, ARestartedTaskIsReachedOverGrpcAfterward) {
   b = *client->CreateVariable(ConstantVariableSpec("b", {2}, 3.0f));
   ASSERT_TRUE(client->Pull(b, absl::MakeSpan(b_now)).ok());
   EXPECT_THAT(b_now, ElementsAre(3.0f, 3.0f));
-  EXPECT_EQ(log.Count("its tensors go over gRPC from now on"), 1) << log.All();
+  EXPECT_EQ(log.Count("its tensors go over gRPC until it is asked again"), 1)
+      << log.All();
+  // Asked again (as OverDataPlane does every few seconds), the task gives
+  // its new data plane, which the calls use from then on.
+  ASSERT_TRUE(client->WaitForServers(kWait).ok());
+  EXPECT_EQ(log.Count(absl::StrCat(": tensors over its TCP data plane at port ",
+                                   second->data_plane_port)),
+            1)
+      << log.All();
+  ASSERT_TRUE(client->Push(b, std::vector<float>{1.0f, 1.0f}).ok());
+  ASSERT_TRUE(client->Pull(b, absl::MakeSpan(b_now)).ok());
+  EXPECT_THAT(b_now, ElementsAre(2.0f, 2.0f));
 }
 
 // What no PsClient sends, sent to a real ps_server's data plane: an RPC it
@@ -222,8 +234,10 @@ TEST(DataPlaneIntegrationTest, BadRequestsAreAnsweredAndTheTaskGoesOn) {
   absl::StatusOr<PsProcess> task = StartPsProcess(0, 1, {}, "grpc+tcp");
   ASSERT_TRUE(task.ok()) << task.status();
   absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> c =
-      rpc::DataPlaneConnection::Connect("127.0.0.1", task->data_plane_port,
-                                        absl::Now() + kWait);
+      rpc::DataPlaneConnection::Connect(
+          "127.0.0.1", task->data_plane_port,
+          {0, std::stoull(task->incarnation, nullptr, 16)},
+          absl::Now() + kWait);
   ASSERT_TRUE(c.ok()) << c.status();
   const grpc::Slice garbage(std::string("\xff\xff\xff\x01garbage"));
   const struct {

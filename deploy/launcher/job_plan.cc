@@ -94,15 +94,26 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
         "--keep_addresses keeps a cluster spec's addresses; give "
         "--cluster_spec");
   }
+  // With the TCP data plane, each ps task's data plane port is picked with
+  // the others, so that no task's port is taken by a data plane that the OS
+  // gave it while the later tasks were not listening yet.
+  std::vector<int> data_plane_ports;
   if (!options.keep_addresses) {
-    ASSIGN_OR_RETURN(std::vector<int> ports,
-                     PickFreePorts(options.bind_host, num_tasks));
+    int num_ps = 0;
+    for (const JobSpec& job : jobs) {
+      if (job.name == kPsJob) num_ps = static_cast<int>(job.tasks.size());
+    }
+    const int num_data_planes = options.rpc_layer == "grpc+tcp" ? num_ps : 0;
+    ASSIGN_OR_RETURN(
+        std::vector<int> ports,
+        PickFreePorts(options.bind_host, num_tasks + num_data_planes));
     size_t next_port = 0;
     for (JobSpec& job : jobs) {
       for (auto& [index, address] : job.tasks) {
         address = TaskAddressOn(options.bind_host, (ports)[next_port++]);
       }
     }
+    data_plane_ports.assign(ports.begin() + num_tasks, ports.end());
   }
 
   ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::Create(std::move(jobs)));
@@ -110,6 +121,7 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
   JobPlan plan;
   plan.cluster = std::move(cluster);
   plan.rpc_layer = options.rpc_layer;
+  plan.data_plane_ports = std::move(data_plane_ports);
   for (absl::string_view type :
        {kPsJob, kChiefJob, kWorkerJob, kEvaluatorJob}) {
     const JobSpec* job = plan.cluster.FindJob(type);

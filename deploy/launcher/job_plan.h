@@ -70,6 +70,9 @@ struct JobPlan {
   int primary = 0;
   // JobPlanOptions::rpc_layer.
   std::string rpc_layer;
+  // With rpc_layer "grpc+tcp" and picked addresses: ps task i's data plane
+  // port (ps_server --data_plane_port); empty otherwise (the OS picks).
+  std::vector<int> data_plane_ports;
 };
 
 // Builds the plan. Errors are INVALID_ARGUMENT naming the problem: both or

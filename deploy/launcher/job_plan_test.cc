@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/cluster/cluster_spec_json.h"
@@ -206,6 +207,13 @@ TEST(TfConfigTextTest, CarriesTheJobsRpcLayerWhenItHasOne) {
   absl::StatusOr<JobPlan> plan = MakeJobPlan(options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->rpc_layer, "grpc+tcp");
+  // The ps task's data plane gets a port of its own, picked with the
+  // tasks'.
+  ASSERT_EQ(plan->data_plane_ports.size(), 1u);
+  for (const LaunchTask& task : plan->tasks) {
+    EXPECT_FALSE(absl::EndsWith(task.address,
+                                absl::StrCat(":", plan->data_plane_ports[0])));
+  }
   const std::string text =
       TfConfigText(plan->cluster, plan->tasks[0], plan->rpc_layer);
   absl::StatusOr<TfConfig> config = ParseTfConfig(text);

@@ -216,10 +216,14 @@ int Main(int argc, char** argv) {
   plan_options.bind_host = absl::GetFlag(FLAGS_bind_host);
   plan_options.keep_addresses = absl::GetFlag(FLAGS_keep_addresses);
   plan_options.rpc_layer = absl::GetFlag(FLAGS_rpc_layer);
-  if (plan_options.rpc_layer == "grpc+tcp" && options.secure) {
+  const rpc::TransportSecurityOptions& tls = options.user_security;
+  if (plan_options.rpc_layer == "grpc+tcp" &&
+      (options.secure || !tls.tls_cert_file.empty() ||
+       !tls.cluster_token_file.empty())) {
     return BadInput(
         "--rpc_layer=grpc+tcp carries tensors over plain TCP, without the "
-        "TLS and token that --secure asks for; use one or the other");
+        "TLS and token that --secure (or --tls_cert, --cluster_token_file) "
+        "asks for; use one or the other");
   }
   const std::string spec_path = absl::GetFlag(FLAGS_cluster_spec);
   options.cluster_spec_path = spec_path;

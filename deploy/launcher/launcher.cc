@@ -186,6 +186,10 @@ std::vector<TaskCommand> MakeTaskCommands(const JobPlan& plan,
         command.args = {
             absl::StrCat("--bind_host=", ListenHost(options.bind_host))};
       }
+      if (static_cast<size_t>(task.index) < plan.data_plane_ports.size()) {
+        command.args.push_back(absl::StrCat("--data_plane_port=",
+                                            plan.data_plane_ports[task.index]));
+      }
       if (!checkpoint_dir.empty()) {
         command.args.push_back(
             absl::StrCat("--checkpoint_dir=", checkpoint_dir));
