@@ -542,9 +542,11 @@ class PsTransport {
   }
 
   // A new connection to `task`'s data plane. One that is refused or
-  // unreachable, or reaches something else (another ps task, another
-  // start of it), sends the task back to gRPC, with a warning, until
-  // OverDataPlane asks it again.
+  // unreachable (no hello within kConnectTimeout), or reaches something
+  // else (another ps task, another start of it), sends the task back to
+  // gRPC, with a warning, until OverDataPlane asks it again: after 5 s, and
+  // twice as long after each failure in a row, up to 5 minutes, so that a
+  // data plane behind a firewall stalls a step only now and then.
   absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> ConnectToDataPlane(
       int task, absl::Time deadline) {
     DataPlane& plane = data_planes_[task];
@@ -553,24 +555,45 @@ class PsTransport {
     rpc::DataPlaneConnection::Expected expected;
     expected.task_index = task;
     expected.incarnation = plane.incarnation.load(std::memory_order_relaxed);
+    const absl::Time connect_by =
+        std::min(deadline, absl::Now() + kConnectTimeout);
     absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
         rpc::DataPlaneConnection::Connect(HostOf(addresses_[task]), port,
-                                          expected, deadline);
-    if (connection.status().code() == absl::StatusCode::kUnavailable &&
-        plane.port.exchange(0) > 0) {
-      plane.relearn_after_ms.store(
-          absl::ToUnixMillis(absl::Now() + kRelearnEvery));
+                                          expected, connect_by);
+    const absl::StatusCode code = connection.status().code();
+    const bool unreachable =
+        code == absl::StatusCode::kUnavailable ||
+        (code == absl::StatusCode::kDeadlineExceeded && connect_by < deadline);
+    if (unreachable && plane.port.exchange(0) > 0) {
+      const int failures = std::min(plane.failures.fetch_add(1) + 1, 7);
+      const absl::Duration wait =
+          std::min(kRelearnEvery * (1 << (failures - 1)), absl::Minutes(5));
+      plane.relearn_after_ms.store(absl::ToUnixMillis(absl::Now() + wait));
       options_.log(absl::StrCat(
           "warning: ", TaskName(task), ": ", connection.status().message(),
-          "; its tensors go over gRPC until it is asked again"));
+          "; its tensors go over gRPC until it is asked again in ",
+          absl::FormatDuration(wait)));
+    }
+    if (unreachable && code == absl::StatusCode::kDeadlineExceeded) {
+      return absl::UnavailableError(absl::StrCat(
+          TaskName(task), ": TCP data plane at port ", port,
+          " did not answer within ", absl::FormatDuration(kConnectTimeout)));
     }
     return connection;
   }
+
+  // A data plane's connection and hello take well under a millisecond on
+  // a working network; this long means it is not reachable.
+  static constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
 
   // Keeps `connection` for the next call to `task`, up to kMaxIdle.
   void GiveBackDataPlaneConnection(
       int task, std::unique_ptr<rpc::DataPlaneConnection> connection) {
     DataPlane& plane = data_planes_[task];
+    // A call went through: the next failure waits 5 s again.
+    if (plane.failures.load(std::memory_order_relaxed) != 0) {
+      plane.failures.store(0, std::memory_order_relaxed);
+    }
     absl::MutexLock lock(&plane.mu);
     if (plane.idle.size() < kMaxIdleDataPlaneConnections) {
       plane.idle.push_back(std::move(connection));
@@ -829,6 +852,8 @@ class PsTransport {
     // When (Unix ms) to ask a task sent back to gRPC for its data plane
     // again; 0: never.
     std::atomic<int64_t> relearn_after_ms{0};
+    // Times in a row its data plane could not be reached.
+    std::atomic<int> failures{0};
     absl::Mutex mu;
     std::vector<std::unique_ptr<rpc::DataPlaneConnection>> idle
         ABSL_GUARDED_BY(mu);
