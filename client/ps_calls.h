@@ -25,6 +25,7 @@
 #include "rpc/wire_message.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/spec_proto.h"
+#include "runtime/util/default_init_allocator.h"
 
 namespace distrt::ps_client_internal {
 
@@ -87,9 +88,10 @@ struct Call : CallBase {
   std::vector<size_t> positions;
 
   // Sparse requests: the ids at `positions`, and the rows pulled for them
-  // or the gradients pushed.
+  // or the gradients pushed (written whole after each resize, so not
+  // zeroed first).
   std::vector<int64_t> ids;
-  std::vector<float> rows;
+  UninitializedVector<float> rows;
 };
 
 // Rows of the variable at `variable` in a PullMany / PushMany list.

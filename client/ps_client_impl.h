@@ -560,6 +560,8 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
         rows = call->rows;
       }
       call->request.set_request_id(NewRequestId());
+      // GroupIds gave each call the first occurrence of each id only.
+      call->request.set_ids_distinct(true);
       call->wire_request = rpc::EncodeWithTensors(
           call->request, {{2,
                            ps::INT64,

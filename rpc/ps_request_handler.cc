@@ -54,6 +54,11 @@ absl::Span<T> Allocate(PsRequestHandler::ResponseTensor values,
   return absl::MakeSpan(reinterpret_cast<T*>(data), elements);
 }
 
+// What a sparse push's sender says of its ids.
+SparseIds IdsOf(const ps::PushSparseRequest& request) {
+  return request.ids_distinct() ? SparseIds::kDistinct : SparseIds::kMayRepeat;
+}
+
 }  // namespace
 
 PsRequestHandler::PsRequestHandler(const Options& options)
@@ -296,7 +301,8 @@ absl::Status PsRequestHandler::PushSparse(const ps::PushSparseRequest& request,
       ids, gradients, absl::StrCat("variable \"", request.name(), "\""),
       &decoded));
   return ApplyOnce(request.request_id(), [&] {
-    return store_.PushSparse(request.name(), decoded.ids, decoded.grads);
+    return store_.PushSparse(request.name(), decoded.ids, decoded.grads,
+                             IdsOf(request));
   });
 }
 
@@ -342,8 +348,9 @@ absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request,
       ids, gradients,
       absl::StrCat("hash embedding table \"", request.name(), "\""), &decoded));
   RETURN_IF_ERROR(CheckRoomForRows(*table, decoded.ids.size()));
-  return ApplyOnce(request.request_id(),
-                   [&] { return table->Push(decoded.ids, decoded.grads); });
+  return ApplyOnce(request.request_id(), [&] {
+    return table->Push(decoded.ids, decoded.grads, IdsOf(request));
+  });
 }
 
 absl::Status PsRequestHandler::Save(const ps::SaveRequest& request,

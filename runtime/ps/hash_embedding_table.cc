@@ -19,20 +19,27 @@ constexpr int64_t kMaxRowsPerBlock = int64_t{1} << 24;
 // row; small enough that the block allocated ahead of the rows is no matter.
 constexpr int64_t kDefaultBlockBytes = int64_t{4} << 20;
 
-// How far ahead Push asks for the index's slots and the rows' memory.
+// How far ahead Pull and Push ask for the index's slots and the rows' memory.
 constexpr size_t kIdsAhead = 8;
 constexpr size_t kRowsAhead = 4;
 
 // Asks for the cache lines of the start of `row` (`dim` floats): of a wide
 // row, the hardware's prefetcher fetches the rest once it is being read.
-void PrefetchForWrite(const float* row, int64_t dim) {
+template <int kForWrite>
+void PrefetchRow(const float* row, int64_t dim) {
   constexpr int64_t kCacheLine = 64;
   constexpr int64_t kMaxBytes = 512;
   const char* bytes = reinterpret_cast<const char*>(row);
   const int64_t n = dim * static_cast<int64_t>(sizeof(float));
   for (int64_t b = 0; b < n && b < kMaxBytes; b += kCacheLine) {
-    __builtin_prefetch(bytes + b, 1);
+    __builtin_prefetch(bytes + b, kForWrite);
   }
+}
+void PrefetchForWrite(const float* row, int64_t dim) {
+  PrefetchRow<1>(row, dim);
+}
+void PrefetchForRead(const float* row, int64_t dim) {
+  PrefetchRow<0>(row, dim);
 }
 
 // A HashEmbeddingTable::Arena.
@@ -188,44 +195,61 @@ absl::Status HashEmbeddingTable::Pull(absl::Span<const int64_t> ids,
                                       absl::Span<float> out) {
   RETURN_IF_ERROR(CheckSize("the pull buffer", ids.size(), out.size()));
   const int64_t dim = spec_.dim;
+  // As Push: the row numbers first, then the copies, each asking for the
+  // memory of what comes a few steps later (ids of a large table are cache
+  // misses twice, in the index and in the arena).
+  std::vector<int64_t> rows(ids.size());
+  const int64_t* id = ids.data();  // not Span::operator[]: bound-checked
+  float* to = out.data();
   absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < ids.size(); ++i) {
-    const float* row = RowIn(rows_.arenas[0], FindOrCreate(ids[i]));
-    std::copy(row, row + dim, out.begin() + i * dim);
+    if (i + kIdsAhead < ids.size()) rows_.index.prefetch(id[i + kIdsAhead]);
+    rows[i] = FindOrCreate(id[i]);
+  }
+  Arena& values = rows_.arenas[0];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i + kRowsAhead < ids.size()) {
+      PrefetchForRead(RowIn(values, rows[i + kRowsAhead]), dim);
+    }
+    const float* row = RowIn(values, rows[i]);
+    std::copy_n(row, dim, to + i * dim);
   }
   return absl::OkStatus();
 }
 
 absl::Status HashEmbeddingTable::Push(absl::Span<const int64_t> ids,
-                                      absl::Span<const float> grads) {
+                                      absl::Span<const float> grads,
+                                      SparseIds ids_are) {
   RETURN_IF_ERROR(CheckSize("the gradient", ids.size(), grads.size()));
   const int64_t dim = spec_.dim;
-  // The distinct ids in order of first appearance, and for each of `ids` the
-  // position of its distinct id. Found before taking the lock, as is the
-  // summing, so that the lock is held for the updates only.
-  std::vector<int64_t> distinct;
-  std::vector<int64_t> distinct_of(ids.size());
-  {
+  // The distinct ids in order of first appearance, and row j of
+  // `summed_rows` the gradient of distinct[j]: `ids` and `grads` themselves
+  // when the ids are distinct, which spares a copy. Found before taking the
+  // lock, as is the summing, so that the lock is held for the updates only.
+  absl::Span<const int64_t> distinct = ids;
+  const float* summed_rows = grads.data();
+  std::vector<int64_t> distinct_ids;
+  std::vector<float> summed;
+  if (ids_are == SparseIds::kMayRepeat) {
+    // For each of `ids`, the position of its distinct id.
+    std::vector<int64_t> distinct_of(ids.size());
     absl::flat_hash_map<int64_t, int64_t> position;
     position.reserve(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) {
-      auto [it, inserted] = position.try_emplace(ids[i], distinct.size());
-      if (inserted) distinct.push_back(ids[i]);
+      auto [it, inserted] = position.try_emplace(ids[i], distinct_ids.size());
+      if (inserted) distinct_ids.push_back(ids[i]);
       distinct_of[i] = it->second;
     }
-  }
-  // Row j: the gradient of distinct[j]. Without repeats it is row j of
-  // `grads` itself, which spares a copy.
-  const float* summed_rows = grads.data();
-  std::vector<float> summed;
-  if (distinct.size() < ids.size()) {
-    summed.assign(distinct.size() * dim, 0.0f);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      float* sum = summed.data() + distinct_of[i] * dim;
-      const float* grad = grads.data() + i * dim;
-      for (int64_t k = 0; k < dim; ++k) sum[k] += grad[k];
+    if (distinct_ids.size() < ids.size()) {
+      summed.assign(distinct_ids.size() * dim, 0.0f);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        float* sum = summed.data() + distinct_of[i] * dim;
+        const float* grad = grads.data() + i * dim;
+        for (int64_t k = 0; k < dim; ++k) sum[k] += grad[k];
+      }
+      summed_rows = summed.data();
     }
-    summed_rows = summed.data();
+    distinct = distinct_ids;
   }
   // Under the lock, the row numbers first and then the updates, each asking
   // for the memory of what comes a few steps later: the rows lie scattered

@@ -31,6 +31,7 @@
 #include "absl/types/span.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
+#include "runtime/ps/sparse_ids.h"
 
 namespace distrt {
 
@@ -75,10 +76,12 @@ class HashEmbeddingTable {
   // rows. INVALID_ARGUMENT naming the table and both sizes on a size
   // mismatch.
   absl::Status Pull(absl::Span<const int64_t> ids, absl::Span<float> out);
-  // Sums the gradients of repeated ids, then applies the optimizer once per
-  // distinct row, creating missing rows first.
+  // Sums the gradients of repeated ids (unless `ids_are` says they are
+  // distinct, see SparseIds), then applies the optimizer once per distinct
+  // row, creating missing rows first.
   absl::Status Push(absl::Span<const int64_t> ids,
-                    absl::Span<const float> grads);
+                    absl::Span<const float> grads,
+                    SparseIds ids_are = SparseIds::kMayRepeat);
 
   // A copy of every row, in ascending id order so that files written from it
   // are deterministic. Consistent: copied under the table's lock, so each

@@ -94,6 +94,38 @@ TEST(HashEmbeddingTableTest, PushSumsRepeatedIdsAndCreatesRows) {
   EXPECT_EQ(table->num_rows(), 2);
 }
 
+// Pulls and pushes of many ids (prefetching ahead, rows over several
+// blocks) find the same rows as one id at a time; a push whose ids are said
+// to be distinct (SparseIds::kDistinct, what PsClient sends) updates as one
+// that is not.
+TEST(HashEmbeddingTableTest, ManyIdsAtOnceAndIdsSaidToBeDistinct) {
+  HashEmbeddingSpec spec = Spec(3);
+  spec.optimizer.kind = OptimizerKind::kAdagrad;
+  HashEmbeddingTable::Options small_blocks;
+  small_blocks.rows_per_block = 4;
+  absl::StatusOr<std::unique_ptr<HashEmbeddingTable>> said =
+      HashEmbeddingTable::Create(spec, small_blocks);
+  absl::StatusOr<std::unique_ptr<HashEmbeddingTable>> unsaid =
+      HashEmbeddingTable::Create(spec, small_blocks);
+  ASSERT_TRUE(said.ok() && unsaid.ok());
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 50; ++i) ids.push_back((i * 37) % 101 - 20);
+  const std::vector<float> grads = Gradients(ids.size(), 3, 1);
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE((*said)->Push(ids, grads, SparseIds::kDistinct).ok());
+    ASSERT_TRUE((*unsaid)->Push(ids, grads).ok());
+  }
+  ExpectSameState((*said)->Export(), (*unsaid)->Export());
+  std::vector<float> all(ids.size() * 3);
+  ASSERT_TRUE((*said)->Pull(ids, absl::MakeSpan(all)).ok());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(std::vector<float>(all.begin() + 3 * i, all.begin() + 3 * i + 3),
+              PullRow(**said, ids[i]))
+        << "id " << ids[i];
+  }
+  EXPECT_EQ((*said)->num_rows(), 50);
+}
+
 TEST(HashEmbeddingTableTest, Errors) {
   EXPECT_EQ(HashEmbeddingTable::Create(Spec(0)).status().message(),
             "hash embedding table \"user_emb\": dim 0 is not in 1..1048576");

@@ -437,22 +437,22 @@ absl::Status VariableStore::PullSparse(absl::string_view name,
 
 absl::Status VariableStore::PushSparse(absl::string_view name,
                                        absl::Span<const int64_t> ids,
-                                       absl::Span<const float> grads) {
+                                       absl::Span<const float> grads,
+                                       SparseIds ids_are) {
   ASSIGN_OR_RETURN(
       std::shared_ptr<Variable> found,
       FindChecked(name, DType::kFloat32, ids, "the gradient", grads.size()));
   Variable& v = *found;
-  // Ids in increasing order are distinct: nothing to sum, and the rows are
-  // updated straight from `grads`. PsClient sends one replica's ids so (a
-  // model's ids sorted and made distinct, split by part in order), the
-  // common case on CPU workers; others (e.g. several replicas' ids gathered)
-  // are summed per distinct id first, outside the lock.
-  const bool increasing =
-      std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) ==
-      ids.end();
+  // Distinct ids (as PsClient sends them, or in increasing order): nothing
+  // to sum, and the rows are updated straight from `grads`. Others (e.g.
+  // several replicas' ids gathered by another sender) are summed per
+  // distinct id first, outside the lock.
+  const bool distinct = ids_are == SparseIds::kDistinct ||
+                        std::adjacent_find(ids.begin(), ids.end(),
+                                           std::greater_equal<>()) == ids.end();
   std::vector<int64_t> unique_ids;
   std::vector<float> summed;
-  if (!increasing) {
+  if (!distinct) {
     absl::flat_hash_map<int64_t, size_t> slot_of_id;
     slot_of_id.reserve(ids.size());
     unique_ids.reserve(ids.size());

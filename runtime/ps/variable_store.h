@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "runtime/ps/sparse_ids.h"
 #include "runtime/ps/variable_spec.h"
 
 namespace distrt {
@@ -109,11 +110,13 @@ class VariableStore {
 
   // Sparse access by row id (whole-variable coordinates, each within the
   // rows held): `out` / `grads` hold ids.size() rows. Gradients of repeated
-  // ids are summed and the optimizer is applied once per distinct row.
+  // ids are summed and the optimizer is applied once per distinct row,
+  // unless `ids` says they are distinct (see SparseIds).
   absl::Status PullSparse(absl::string_view name, absl::Span<const int64_t> ids,
                           absl::Span<float> out) const;
   absl::Status PushSparse(absl::string_view name, absl::Span<const int64_t> ids,
-                          absl::Span<const float> grads);
+                          absl::Span<const float> grads,
+                          SparseIds ids_are = SparseIds::kMayRepeat);
 
   // A copy of the variable's state, taken under its lock: consistent with
   // respect to pushes (each is in it entirely or not at all). NOT_FOUND

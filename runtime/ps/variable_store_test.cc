@@ -227,6 +227,38 @@ TEST(VariableStoreTest, SparsePushInOrderOrNotUpdatesAlike) {
   EXPECT_EQ(a[2 * 2], initial[2 * 2]);  // row 2 was not pushed
 }
 
+// A sender that made its ids distinct says so (SparseIds::kDistinct, what
+// PsClient sends) and skips the summing pass: shuffled distinct ids update
+// as they do without the claim. Should an id repeat all the same, its rows
+// are applied one after another (for SGD, the same as their sum).
+TEST(VariableStoreTest, SparsePushOfIdsSaidToBeDistinct) {
+  VariableSpec spec = Spec("emb", {40, 2}, 0.1f);
+  spec.optimizer.kind = OptimizerKind::kAdam;
+  VariableStore said, unsaid;
+  ASSERT_TRUE(said.Create(spec, {0, 40}).ok());
+  ASSERT_TRUE(unsaid.Create(spec, {0, 40}).ok());
+  const std::vector<int64_t> ids = {31, 4, 17, 0, 39, 8, 22, 13, 5, 36};
+  std::vector<float> grads;
+  for (int64_t id : ids) grads.insert(grads.end(), {0.25f * id, -1.0f});
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE(said.PushSparse("emb", ids, grads, SparseIds::kDistinct).ok());
+    ASSERT_TRUE(unsaid.PushSparse("emb", ids, grads).ok());
+  }
+  std::vector<float> a(80), b(80);
+  ASSERT_TRUE(said.PullRows("emb", {0, 40}, absl::MakeSpan(a)).ok());
+  ASSERT_TRUE(unsaid.PullRows("emb", {0, 40}, absl::MakeSpan(b)).ok());
+  EXPECT_EQ(a, b);
+
+  VariableStore sgd;
+  ASSERT_TRUE(sgd.Create(Spec("w", {4, 1}, 0.5f), {0, 4}).ok());
+  ASSERT_TRUE(
+      sgd.PushSparse("w", {2, 1, 2}, {1.0f, 4.0f, 3.0f}, SparseIds::kDistinct)
+          .ok());
+  std::vector<float> values(4);
+  ASSERT_TRUE(sgd.PullRows("w", {0, 4}, absl::MakeSpan(values)).ok());
+  EXPECT_THAT(values, ElementsAre(0.0f, -2.0f, -2.0f, 0.0f));
+}
+
 // TF's assign / assign_add on a ps variable: rows written without the
 // optimizer, whose step stays where the pushes left it.
 TEST(VariableStoreTest, AssignAndAddWriteRowsWithoutTheOptimizer) {
