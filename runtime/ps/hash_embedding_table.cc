@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/util/huge_pages.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -43,7 +44,16 @@ void PrefetchForRead(const float* row, int64_t dim) {
 }
 
 // A HashEmbeddingTable::Arena.
-using Blocks = std::vector<std::unique_ptr<float[]>>;
+using Block = std::unique_ptr<float[], FreeRandomAccess>;
+using Blocks = std::vector<Block>;
+
+// A block of `floats` uninitialised floats, on huge pages from 2 MiB up:
+// rows are read and updated at random.
+Block NewBlock(int64_t floats) {
+  void* memory = AllocateForRandomAccess(floats * sizeof(float));
+  if (memory == nullptr) throw std::bad_alloc();  // as new float[] would
+  return Block(static_cast<float*>(memory));
+}
 
 std::vector<float> SlotInitialValues(const OptimizerConfig& config) {
   const int num_slots = SlotNames(config.kind).size();
@@ -76,7 +86,7 @@ Blocks ToBlocks(std::vector<float> rows, int64_t rows_per_block, int64_t dim) {
   Blocks blocks;
   blocks.reserve((total + block_floats - 1) / block_floats);
   for (int64_t first = 0; first < total; first += block_floats) {
-    blocks.emplace_back(new float[block_floats]);
+    blocks.push_back(NewBlock(block_floats));
     std::copy(rows.begin() + first,
               rows.begin() + std::min(total, first + block_floats),
               blocks.back().get());
@@ -167,7 +177,7 @@ int64_t HashEmbeddingTable::AppendRow() {
     // Left uninitialised: every row is written as it is created, and the
     // pages of rows not created yet stay untouched, so not resident.
     for (Arena& arena : rows_.arenas) {
-      arena.emplace_back(new float[rows_per_block_ * spec_.dim]);
+      arena.push_back(NewBlock(rows_per_block_ * spec_.dim));
     }
   }
   rows_.steps.push_back(0);

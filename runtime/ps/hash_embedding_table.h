@@ -19,6 +19,7 @@
 // untouched pages are not resident either).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
 #include "runtime/ps/sparse_ids.h"
+#include "runtime/util/huge_pages.h"
 
 namespace distrt {
 
@@ -106,14 +108,19 @@ class HashEmbeddingTable {
   // (r % rows_per_block_) * dim of block r / rows_per_block_. A block is
   // allocated when its first row is created and never moves, so a pointer
   // into a row stays valid while rows are added.
-  using Arena = std::vector<std::unique_ptr<float[]>>;
+  // Blocks and the index come from AllocateForRandomAccess: on huge pages,
+  // since rows are looked up and read at random.
+  using Arena = std::vector<std::unique_ptr<float[], FreeRandomAccess>>;
 
   // The rows: each row's data at its row number in the arenas, and an index
   // from id to row number. Rows are only appended; Replace builds a new Rows
   // and swaps it in.
   struct Rows {
     // A uint32_t row number would pad to the same 16-byte slot.
-    absl::flat_hash_map<int64_t, int64_t> index;
+    absl::flat_hash_map<
+        int64_t, int64_t, absl::Hash<int64_t>, std::equal_to<int64_t>,
+        RandomAccessAllocator<std::pair<const int64_t, int64_t>>>
+        index;
     // [0]: the values; [1 + s]: slot s, in SlotNames order.
     std::vector<Arena> arenas;
     // Per row number: the pushes applied to the row. Its size is the number

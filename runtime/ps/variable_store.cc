@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/optimizer/optimizer.h"
+#include "runtime/util/huge_pages.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -121,12 +122,19 @@ absl::StatusOr<VariableInfo> VariableStore::Create(const VariableSpec& spec,
     if (spec.dtype == DType::kInt64) {
       variable->ints.assign(elements, 0);
     } else {
+      // Rows are read and updated at random: each array on huge pages,
+      // asked for before its first write.
+      variable->values.reserve(elements);
+      AdviseHugePages(variable->values.data(), elements * sizeof(float));
       variable->values.resize(elements);
       FillInitialValues(spec.initializer, rows.begin * RowWidth(spec),
                         absl::MakeSpan(variable->values));
+      variable->slots.resize(num_slots);
       for (int s = 0; s < num_slots; ++s) {
-        variable->slots.emplace_back(elements,
-                                     SlotInitialValue(spec.optimizer, s));
+        std::vector<float>& slot = variable->slots[s];
+        slot.reserve(elements);
+        AdviseHugePages(slot.data(), elements * sizeof(float));
+        slot.assign(elements, SlotInitialValue(spec.optimizer, s));
       }
     }
   }
