@@ -4,7 +4,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/util/splitmix64.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -268,15 +267,6 @@ absl::Status ValidatePlacement(const VariablePlacement& placement) {
                               " but the variable has ", rows, " rows"));
   }
   return absl::OkStatus();
-}
-
-int HashShardOf(int64_t id, int num_shards) {
-  if (num_shards < 1) return -1;
-  // The splitmix64 finalizer: ids that differ in low bits only (the usual
-  // case: consecutive ids) land in unrelated shards. Do not change: see the
-  // header.
-  const uint64_t z = SplitMix64Finalize(static_cast<uint64_t>(id));
-  return static_cast<int>(z % static_cast<uint64_t>(num_shards));
 }
 
 }  // namespace distrt

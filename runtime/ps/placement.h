@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/splitmix64.h"
 
 namespace distrt {
 
@@ -201,7 +202,12 @@ absl::Status ValidatePlacement(const VariablePlacement& placement);
 // table from a checkpoint, and checkpoints outlive binaries. Changing the
 // function (or its constants) silently moves ids to tasks that do not hold
 // them; a new scheme needs a new function and a version in the checkpoint.
-int HashShardOf(int64_t id, int num_shards);
+// Inline: clients call it for every id of every hash table pull and push.
+inline int HashShardOf(int64_t id, int num_shards) {
+  if (num_shards < 1) return -1;
+  const uint64_t z = SplitMix64Finalize(static_cast<uint64_t>(id));
+  return static_cast<int>(z % static_cast<uint64_t>(num_shards));
+}
 
 }  // namespace distrt
 
