@@ -179,40 +179,52 @@ inline absl::Status SizeMismatch(absl::string_view variable,
 // Distinct ids grouped by the ps task (and part) that holds them, in
 // requests of at most `max_ids` ids; each call's positions are those of its
 // ids' first occurrences in `ids`, ascending. `shard_of(id)` is the part
-// index, or -1 for an id that is not a row.
+// index in [0, num_shards), or -1 for an id that is not a row.
 template <typename Request, typename Response, typename ShardOf,
           typename TaskOfShard>
 absl::StatusOr<Calls<Request, Response>> GroupIds(
     absl::Span<const int64_t> ids, const IdRepeats& repeats, int64_t max_ids,
-    ShardOf shard_of, TaskOfShard task_of_shard, absl::string_view name) {
+    int num_shards, ShardOf shard_of, TaskOfShard task_of_shard,
+    absl::string_view name) {
   // Indexed by shard (a part's index or a task's: small numbers), which
-  // spares a map lookup per id.
-  std::vector<std::vector<size_t>> positions_by_shard;
+  // spares a map lookup per id; each reserved for an even share and a
+  // margin, so that a step's ids grow no vector more than once or twice
+  // (this loop runs for every id a worker pulls and pushes).
   const size_t num_distinct = repeats.any() ? repeats.first.size() : ids.size();
+  std::vector<std::vector<size_t>> positions_by_shard(
+      std::max(num_shards, 1));
+  const size_t share = num_distinct / positions_by_shard.size();
+  for (std::vector<size_t>& positions : positions_by_shard) {
+    positions.reserve(std::min(num_distinct, share + share / 8 + 16));
+  }
   for (size_t d = 0; d < num_distinct; ++d) {
     const size_t i = repeats.any() ? repeats.first[d] : d;
     const int shard = shard_of(ids[i]);
-    if (shard < 0) {
+    if (shard < 0 || shard >= num_shards) {
       return absl::InvalidArgumentError(absl::StrCat(
           "variable \"", name, "\": id ", ids[i], " is not one of its rows"));
-    }
-    if (static_cast<size_t>(shard) >= positions_by_shard.size()) {
-      positions_by_shard.resize(shard + 1);
     }
     positions_by_shard[shard].push_back(i);
   }
   Calls<Request, Response> calls;
-  for (int shard = 0; shard < static_cast<int>(positions_by_shard.size());
-       ++shard) {
-    const std::vector<size_t>& positions = positions_by_shard[shard];
+  for (int shard = 0; shard < num_shards; ++shard) {
+    std::vector<size_t>& positions = positions_by_shard[shard];
     for (size_t begin = 0; begin < positions.size(); begin += max_ids) {
       const size_t end = std::min<size_t>(positions.size(), begin + max_ids);
       auto call =
           std::make_unique<Call<Request, Response>>(task_of_shard(shard));
-      call->positions.assign(positions.begin() + begin,
-                             positions.begin() + end);
-      call->ids.reserve(call->positions.size());
-      for (size_t p : call->positions) call->ids.push_back(ids[p]);
+      if (begin == 0 && end == positions.size()) {
+        call->positions = std::move(positions);  // the whole shard: no copy
+      } else {
+        call->positions.assign(positions.begin() + begin,
+                               positions.begin() + end);
+      }
+      call->ids.resize(call->positions.size());
+      int64_t* call_ids = call->ids.data();
+      const size_t* call_positions = call->positions.data();
+      for (size_t k = 0; k < call->positions.size(); ++k) {
+        call_ids[k] = ids[call_positions[k]];
+      }
       calls.push_back(std::move(call));
     }
   }

@@ -224,7 +224,8 @@ class PsRequestPlanner {
                  : -1;
     };
     auto calls = GroupIds<Request, Response>(
-        ids, repeats, MaxIdsPerRequest(RowWidth(variable.spec)), part_of,
+        ids, repeats, MaxIdsPerRequest(RowWidth(variable.spec)),
+        static_cast<int>(parts.size()), part_of,
         [&variable](int part) { return variable.parts[part].ps_task; },
         variable.spec.name);
     if (calls.ok()) {
@@ -239,7 +240,7 @@ class PsRequestPlanner {
       const IdRepeats& repeats) const {
     const int n = num_tasks_;
     auto calls = GroupIds<Request, Response>(
-        ids, repeats, MaxIdsPerRequest(table.dim),
+        ids, repeats, MaxIdsPerRequest(table.dim), n,
         [n](int64_t id) { return HashShardOf(id, n); },
         [](int shard) { return shard; }, table.name);
     if (calls.ok()) {
