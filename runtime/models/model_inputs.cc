@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 
@@ -133,7 +134,9 @@ bool DistinctIdsMatch(const Batch& batch) {
   for (size_t j = 1; j < distinct.size(); ++j) {
     if (distinct[j] <= distinct[j - 1]) return false;
   }
-  std::vector<bool> used(distinct.size(), false);
+  // Bytes, not std::vector<bool>'s bits, and no branch on whether an id
+  // was seen before: this runs on every step's batch.
+  std::vector<uint8_t> used(distinct.size(), 0);
   size_t num_used = 0;
   for (size_t k = 0; k < batch.ids.size(); ++k) {
     const int32_t j = batch.distinct_index[k];
@@ -141,10 +144,8 @@ bool DistinctIdsMatch(const Batch& batch) {
         distinct[j] != batch.ids[k]) {
       return false;
     }
-    if (!used[j]) {
-      used[j] = true;
-      ++num_used;
-    }
+    num_used += used[j] ^ 1;
+    used[j] = 1;
   }
   return num_used == distinct.size();
 }

@@ -203,13 +203,13 @@ TEST(OptimizerTest, NamesAndValidation) {
 
 // The block form gives exactly what one ApplyOptimizer per row gives, for
 // every optimizer, with rows in any order and more of them than are
-// prefetched ahead.
-TEST(OptimizerTest, ApplyOptimizerToRowsMatchesOneCallPerRow) {
-  constexpr int64_t kRows = 40, kWidth = 3;
+// prefetched ahead; for 1-wide rows (a loop of its own) and wider ones.
+void ExpectRowsMatchOneCallPerRow(int64_t width) {
+  constexpr int64_t kRows = 40;
   // Every other row, from the end backwards.
   std::vector<int64_t> offsets;
-  for (int64_t r = kRows - 1; r >= 0; r -= 2) offsets.push_back(r * kWidth);
-  std::vector<float> grads(offsets.size() * kWidth);
+  for (int64_t r = kRows - 1; r >= 0; r -= 2) offsets.push_back(r * width);
+  std::vector<float> grads(offsets.size() * width);
   for (size_t i = 0; i < grads.size(); ++i) grads[i] = 0.1f * (i % 7) - 0.3f;
   for (OptimizerKind kind :
        {OptimizerKind::kSgd, OptimizerKind::kMomentum, OptimizerKind::kAdagrad,
@@ -220,7 +220,7 @@ TEST(OptimizerTest, ApplyOptimizerToRowsMatchesOneCallPerRow) {
     config.l1_regularization = 0.01f;
     const int num_slots = SlotNames(kind).size();
     // Two copies of the same state: one updated per row, one per block.
-    std::vector<float> w_rows(kRows * kWidth), w_block;
+    std::vector<float> w_rows(kRows * width), w_block;
     for (size_t i = 0; i < w_rows.size(); ++i) w_rows[i] = 0.01f * i - 0.2f;
     w_block = w_rows;
     std::vector<std::vector<float>> s_rows, s_block;
@@ -232,23 +232,28 @@ TEST(OptimizerTest, ApplyOptimizerToRowsMatchesOneCallPerRow) {
       for (size_t r = 0; r < offsets.size(); ++r) {
         std::vector<absl::Span<float>> slots;
         for (auto& d : s_rows) {
-          slots.push_back(absl::MakeSpan(d).subspan(offsets[r], kWidth));
+          slots.push_back(absl::MakeSpan(d).subspan(offsets[r], width));
         }
         ApplyOptimizer(config, step,
-                       absl::MakeConstSpan(grads).subspan(r * kWidth, kWidth),
-                       absl::MakeSpan(w_rows).subspan(offsets[r], kWidth),
+                       absl::MakeConstSpan(grads).subspan(r * width, width),
+                       absl::MakeSpan(w_rows).subspan(offsets[r], width),
                        slots);
       }
       std::vector<float*> slots;
       for (auto& d : s_block) slots.push_back(d.data());
-      ApplyOptimizerToRows(config, step, kWidth, grads, offsets, w_block.data(),
+      ApplyOptimizerToRows(config, step, width, grads, offsets, w_block.data(),
                            slots);
     }
-    EXPECT_EQ(w_block, w_rows) << OptimizerName(kind);
-    EXPECT_EQ(s_block, s_rows) << OptimizerName(kind);
+    EXPECT_EQ(w_block, w_rows) << OptimizerName(kind) << ", width " << width;
+    EXPECT_EQ(s_block, s_rows) << OptimizerName(kind) << ", width " << width;
     EXPECT_NE(w_block[offsets[0]], 0.01f * offsets[0] - 0.2f)
-        << OptimizerName(kind) << " changed nothing";
+        << OptimizerName(kind) << ", width " << width << ": changed nothing";
   }
+}
+
+TEST(OptimizerTest, ApplyOptimizerToRowsMatchesOneCallPerRow) {
+  ExpectRowsMatchOneCallPerRow(1);
+  ExpectRowsMatchOneCallPerRow(3);
 }
 
 }  // namespace

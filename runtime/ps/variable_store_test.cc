@@ -193,6 +193,26 @@ TEST(VariableStoreTest, SparsePushSumsRepeatedIdsBeforeApplying) {
             "[0, 5)");
 }
 
+// An id outside the rows a task holds, among held ones, on either side:
+// the error names the first such id, and a push with one changes nothing.
+TEST(VariableStoreTest, SparseIdsOutsideTheHeldRowsAreNamed) {
+  VariableSpec spec = Spec("emb", {10, 1}, 0.1f);
+  VariableStore store;
+  ASSERT_TRUE(store.Create(spec, {4, 8}).ok());
+  std::vector<float> rows(4);
+  EXPECT_EQ(
+      store.PullSparse("emb", {5, 7, 3, 9}, absl::MakeSpan(rows)).message(),
+      "variable \"emb\": row id 3 is not within the rows held here [4, 8)");
+  EXPECT_EQ(store.PushSparse("emb", {4, 8}, {1.0f, 1.0f}).message(),
+            "variable \"emb\": row id 8 is not within the rows held here "
+            "[4, 8)");
+  std::vector<float> held(4);
+  ASSERT_TRUE(store.PullRows("emb", {4, 8}, absl::MakeSpan(held)).ok());
+  EXPECT_EQ(held, std::vector<float>(4, 0.0f));
+  EXPECT_TRUE(store.PullSparse("emb", {4, 7}, absl::MakeSpan(rows).first(2))
+                  .ok());
+}
+
 // Ids in increasing order (what PsClient sends) take the path without
 // summing; the same rows in another order update the same way.
 TEST(VariableStoreTest, SparsePushInOrderOrNotUpdatesAlike) {
