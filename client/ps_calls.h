@@ -176,57 +176,89 @@ inline absl::Status SizeMismatch(absl::string_view variable,
                    " elements, expected ", expected));
 }
 
+// Appends to `calls` the calls of one shard, to `task`: its `positions`
+// (moved from) cut into calls of at most `max_ids` ids, and their ids.
+template <typename Request, typename Response>
+void AppendShardCalls(const int64_t* ids, std::vector<size_t>& positions,
+                      int64_t max_ids, int task,
+                      Calls<Request, Response>& calls) {
+  const size_t n = positions.size();
+  for (size_t begin = 0; begin < n; begin += max_ids) {
+    const size_t end = std::min<size_t>(n, begin + max_ids);
+    auto call = std::make_unique<Call<Request, Response>>(task);
+    if (begin == 0 && end == n) {
+      call->positions = std::move(positions);  // the whole shard: no copy
+    } else {
+      call->positions.assign(positions.begin() + begin,
+                             positions.begin() + end);
+    }
+    call->ids.resize(call->positions.size());
+    int64_t* call_ids = call->ids.data();
+    const size_t* call_positions = call->positions.data();
+    for (size_t k = 0; k < call->positions.size(); ++k) {
+      call_ids[k] = ids[call_positions[k]];
+    }
+    calls.push_back(std::move(call));
+  }
+}
+
 // Distinct ids grouped by the ps task (and part) that holds them, in
 // requests of at most `max_ids` ids; each call's positions are those of its
 // ids' first occurrences in `ids`, ascending. `shard_of(id)` is the part
 // index in [0, num_shards), or -1 for an id that is not a row.
+//
+// This runs for every id a worker pulls and pushes, so: raw pointers in
+// locals (the compiler keeps them in registers across the loops' stores,
+// and Debian's hardened Abseil bound-checks every Span::operator[]), and
+// positions reserved per shard up front.
 template <typename Request, typename Response, typename ShardOf,
           typename TaskOfShard>
 absl::StatusOr<Calls<Request, Response>> GroupIds(
     absl::Span<const int64_t> ids, const IdRepeats& repeats, int64_t max_ids,
     int num_shards, ShardOf shard_of, TaskOfShard task_of_shard,
     absl::string_view name) {
+  const int64_t* id = ids.data();
+  const bool any_repeats = repeats.any();
+  const size_t* first = repeats.first.data();
+  const size_t num_distinct = any_repeats ? repeats.first.size() : ids.size();
+  Calls<Request, Response> calls;
+  if (num_shards == 1) {
+    // Every id to the one shard (a variable in one part, or one ps task's
+    // hash shard): checked without a branch per id, then gathered. An id
+    // not held is named by the loop below.
+    bool all_held = true;
+    for (size_t d = 0; d < num_distinct; ++d) {
+      all_held &= shard_of(id[any_repeats ? first[d] : d]) == 0;
+    }
+    if (all_held) {
+      std::vector<size_t> positions(num_distinct);
+      for (size_t d = 0; d < num_distinct; ++d) {
+        positions[d] = any_repeats ? first[d] : d;
+      }
+      AppendShardCalls(id, positions, max_ids, task_of_shard(0), calls);
+      return calls;
+    }
+  }
   // Indexed by shard (a part's index or a task's: small numbers), which
   // spares a map lookup per id; each reserved for an even share and a
-  // margin, so that a step's ids grow no vector more than once or twice
-  // (this loop runs for every id a worker pulls and pushes).
-  const size_t num_distinct = repeats.any() ? repeats.first.size() : ids.size();
-  std::vector<std::vector<size_t>> positions_by_shard(
-      std::max(num_shards, 1));
+  // margin, so that a step's ids grow no vector more than once or twice.
+  std::vector<std::vector<size_t>> positions_by_shard(std::max(num_shards, 1));
   const size_t share = num_distinct / positions_by_shard.size();
   for (std::vector<size_t>& positions : positions_by_shard) {
     positions.reserve(std::min(num_distinct, share + share / 8 + 16));
   }
   for (size_t d = 0; d < num_distinct; ++d) {
-    const size_t i = repeats.any() ? repeats.first[d] : d;
-    const int shard = shard_of(ids[i]);
+    const size_t i = any_repeats ? first[d] : d;
+    const int shard = shard_of(id[i]);
     if (shard < 0 || shard >= num_shards) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "variable \"", name, "\": id ", ids[i], " is not one of its rows"));
+          "variable \"", name, "\": id ", id[i], " is not one of its rows"));
     }
     positions_by_shard[shard].push_back(i);
   }
-  Calls<Request, Response> calls;
   for (int shard = 0; shard < num_shards; ++shard) {
-    std::vector<size_t>& positions = positions_by_shard[shard];
-    for (size_t begin = 0; begin < positions.size(); begin += max_ids) {
-      const size_t end = std::min<size_t>(positions.size(), begin + max_ids);
-      auto call =
-          std::make_unique<Call<Request, Response>>(task_of_shard(shard));
-      if (begin == 0 && end == positions.size()) {
-        call->positions = std::move(positions);  // the whole shard: no copy
-      } else {
-        call->positions.assign(positions.begin() + begin,
-                               positions.begin() + end);
-      }
-      call->ids.resize(call->positions.size());
-      int64_t* call_ids = call->ids.data();
-      const size_t* call_positions = call->positions.data();
-      for (size_t k = 0; k < call->positions.size(); ++k) {
-        call_ids[k] = ids[call_positions[k]];
-      }
-      calls.push_back(std::move(call));
-    }
+    AppendShardCalls(id, positions_by_shard[shard], max_ids,
+                     task_of_shard(shard), calls);
   }
   return calls;
 }

@@ -248,6 +248,28 @@ TEST_P(PsClientTest, SparsePullWithRepeatsCopiesEachRow) {
   bad = client_->PushSparse(*w, {-1, 2, -1}, rows);
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.message(), HasSubstr("id -1 is not one of its rows"));
+
+  // The same of a variable in one part (its ids grouped without a search).
+  absl::StatusOr<VariablePlacement> whole =
+      client_->CreateVariable(Spec("whole", {10, 4}, 0.0f));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->parts.size(), 1u);
+  ASSERT_TRUE(client_->Push(*whole, grad).ok());
+  const std::vector<float> whole_all = PullAll(*client_, *whole);
+  const std::vector<int64_t> whole_ids = {9, 0, 9, 4};
+  std::vector<float> whole_rows(whole_ids.size() * 4);
+  ASSERT_TRUE(
+      client_->PullSparse(*whole, whole_ids, absl::MakeSpan(whole_rows)).ok());
+  for (size_t i = 0; i < whole_ids.size(); ++i) {
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(whole_rows[i * 4 + k], whole_all[whole_ids[i] * 4 + k])
+          << "id " << whole_ids[i] << " at " << i;
+    }
+  }
+  bad = client_->PullSparse(*whole, {2, 10, 10}, absl::MakeSpan(rows));
+  EXPECT_THAT(bad.message(), HasSubstr("variable \"whole\": id 10 is not one"));
+  bad = client_->PushSparse(*whole, {3, -1, 2}, rows);
+  EXPECT_THAT(bad.message(), HasSubstr("id -1 is not one of its rows"));
 }
 
 TEST_P(PsClientTest, HashTableRepeatsEqualDistinctIds) {

@@ -223,11 +223,26 @@ class PsRequestPlanner {
                  ? static_cast<int>(part)
                  : -1;
     };
-    auto calls = GroupIds<Request, Response>(
-        ids, repeats, MaxIdsPerRequest(RowWidth(variable.spec)),
-        static_cast<int>(parts.size()), part_of,
-        [&variable](int part) { return variable.parts[part].ps_task; },
-        variable.spec.name);
+    const auto task_of_part = [&variable](int part) {
+      return variable.parts[part].ps_task;
+    };
+    const int64_t max_ids = MaxIdsPerRequest(RowWidth(variable.spec));
+    absl::StatusOr<Calls<Request, Response>> calls;
+    if (parts.size() == 1) {
+      // The rows' range by value, where the compiler keeps it in registers
+      // (through `ends` and `parts` it reloads both for every id).
+      const RowRange rows = parts[0].rows;
+      calls = GroupIds<Request, Response>(
+          ids, repeats, max_ids, 1,
+          [rows](int64_t id) {
+            return id >= rows.begin && id < rows.end ? 0 : -1;
+          },
+          task_of_part, variable.spec.name);
+    } else {
+      calls = GroupIds<Request, Response>(
+          ids, repeats, max_ids, static_cast<int>(parts.size()), part_of,
+          task_of_part, variable.spec.name);
+    }
     if (calls.ok()) {
       for (auto& call : *calls) call->request.set_name(variable.spec.name);
     }
