@@ -359,8 +359,17 @@ void ApplyOptimizerToRows(const OptimizerConfig& config, int64_t step,
                           absl::Span<float* const> slots) {
   assert(grads.size() == offsets.size() * width);
   assert(slots.size() == SlotNames(config.kind).size());
+  // Rows of a width known at compile time: 1 (a linear model's weights)
+  // and the short embedding rows, 8 and 16 floats, whose loop setup weighed
+  // as much as their arithmetic (SGD over 10k scattered rows of 1M, 16
+  // floats: 140 -> 100 us here; Adagrad 510 -> 280 us). Rows of 32 and
+  // more ran no faster so: their time is the memory's.
   if (width == 1) {
     ApplyToRows<1>(config, step, width, grads, offsets, params, slots);
+  } else if (width == 8) {
+    ApplyToRows<8>(config, step, width, grads, offsets, params, slots);
+  } else if (width == 16) {
+    ApplyToRows<16>(config, step, width, grads, offsets, params, slots);
   } else {
     ApplyToRows<0>(config, step, width, grads, offsets, params, slots);
   }

@@ -203,7 +203,7 @@ TEST(OptimizerTest, NamesAndValidation) {
 
 // The block form gives exactly what one ApplyOptimizer per row gives, for
 // every optimizer, with rows in any order and more of them than are
-// prefetched ahead; for 1-wide rows (a loop of its own) and wider ones.
+// prefetched ahead.
 void ExpectRowsMatchOneCallPerRow(int64_t width) {
   constexpr int64_t kRows = 40;
   // Every other row, from the end backwards.
@@ -252,8 +252,8 @@ void ExpectRowsMatchOneCallPerRow(int64_t width) {
 }
 
 TEST(OptimizerTest, ApplyOptimizerToRowsMatchesOneCallPerRow) {
-  ExpectRowsMatchOneCallPerRow(1);
-  ExpectRowsMatchOneCallPerRow(3);
+  // The widths with loops of their own, and others.
+  for (int64_t width : {1, 3, 8, 16, 20}) ExpectRowsMatchOneCallPerRow(width);
 }
 
 }  // namespace
