@@ -7,7 +7,8 @@
 //      mirrored strategy over that process's one CPU device); each
 //      distributed shape again with the workers' --read_ahead, and again
 //      with TF_CONFIG "rpc_layer": "grpc+tcp" (tensors over the ps tasks'
-//      TCP data planes, rpc/data_plane_wire.h).
+//      TCP data planes, rpc/data_plane_wire.h), and 1 worker + 1 ps task
+//      over the data plane with the workers' --push_in_background.
 //  (b) the per-step overhead of a 1 MiB model on a real ps_server process:
 //      one PsClient Pull and one SGD Push of a float32[262144] variable,
 //      against the same bytes as two bare gRPC calls (GrpcBaselineClient:
@@ -75,6 +76,9 @@ struct JobShape {
   bool read_ahead = false;
   // launch --rpc_layer=grpc+tcp: tensors over the TCP data planes.
   bool tcp = false;
+  // The workers' --push_in_background: each step's push travels while the
+  // next step computes.
+  bool push_in_background = false;
 };
 
 constexpr JobShape kOneProcess = {"one_process", 0, 1};
@@ -87,6 +91,8 @@ constexpr JobShape kOneWorkerOnePsTcp = {"1w_1ps_tcp", 1, 1, false, true};
 constexpr JobShape kOneWorkerOnePsTcpReadAhead = {"1w_1ps_tcp_read_ahead", 1, 1,
                                                   true, true};
 constexpr JobShape kTwoWorkersTwoPsTcp = {"2w_2ps_tcp", 2, 2, false, true};
+constexpr JobShape kOneWorkerOnePsTcpBackground = {
+    "1w_1ps_tcp_push_in_background", 1, 1, false, true, true};
 
 // A job is killed (with its tasks) when it takes longer than this.
 constexpr absl::Duration kJobTimeout = absl::Minutes(4);
@@ -137,6 +143,7 @@ absl::StatusOr<double> JobExamplesPerSec(const ProjectBinaries& binaries,
       "--wait_secs=120",
   };
   if (shape.read_ahead) task_flags.push_back("--read_ahead");
+  if (shape.push_in_background) task_flags.push_back("--push_in_background");
   RETURN_IF_ERROR(RunLaunch(
       LaunchCommand(binaries, launch_flags, task_flags, kJobTimeout)));
   ASSIGN_OR_RETURN(JobMetrics metrics,
@@ -174,6 +181,7 @@ absl::Status RunThroughputCases(const BenchConfig& config,
                                   kOneWorkerOnePsReadAhead, kOneWorkerOnePsTcp};
   if (!config.quick) {
     shapes.push_back(kOneWorkerOnePsTcpReadAhead);
+    shapes.push_back(kOneWorkerOnePsTcpBackground);
     shapes.push_back(kTwoWorkersTwoPs);
     shapes.push_back(kTwoWorkersTwoPsReadAhead);
     shapes.push_back(kTwoWorkersTwoPsTcp);
@@ -199,7 +207,8 @@ absl::Status RunThroughputCases(const BenchConfig& config,
       "the chief's training seconds, from each job's metrics.json (the "
       "chief's own examples_per_sec counts only its examples); one_process "
       "is launch --ps=0 --workers=1; *_read_ahead jobs run the workers with "
-      "--read_ahead, *_tcp jobs are launched with --rpc_layer=grpc+tcp",
+      "--read_ahead, *_push_in_background ones with --push_in_background, "
+      "*_tcp jobs are launched with --rpc_layer=grpc+tcp",
       size.rows, size.features, size.features_per_row, kBatchSize,
       size.train_steps, size.runs));
   if (config.quick) report->Note("--quick: 2w_2ps jobs skipped");

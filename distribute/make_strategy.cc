@@ -88,6 +88,13 @@ absl::StatusOr<ResolvedStrategy> MakeStrategy(
     if (options.log) options.log(line);
   };
 
+  if (options.strategy.push_in_background &&
+      kind != StrategyKind::kParameterServer) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "push_in_background overlaps a step's push to the ps tasks with the "
+        "next step, so it needs parameter servers; the cluster's strategy is ",
+        StrategyKindName(kind)));
+  }
   StrategyOptions strategy_options = options.strategy;
   strategy_options.is_chief = resolved.role.is_chief;
   strategy_options.input_workers.count = TrainingTasks(config);

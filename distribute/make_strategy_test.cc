@@ -81,6 +81,20 @@ TEST(MakeStrategyTest, LocalModeMakesAChiefsMirroredStrategy) {
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   EXPECT_THAT(resolved->strategy->Describe(), HasSubstr("no ps tasks"));
 
+  // Pushes in the background need parameter servers: refused for the
+  // mirrored strategy that auto picks here, taken (and idle without ps
+  // tasks) by ParameterServerStrategy.
+  MakeStrategyOptions background = options;
+  background.kind = StrategyKind::kAuto;
+  background.strategy.push_in_background = true;
+  absl::Status refused =
+      MakeStrategy(local, devices.pointers(), background).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("push_in_background overlaps a step's push"));
+  background.kind = StrategyKind::kParameterServer;
+  EXPECT_TRUE(MakeStrategy(local, devices.pointers(), background).ok());
+
   SimpleClusterResolver bad(*ClusterSpec::Create({{"worker", {{0, "w:1"}}}}),
                             TaskId{"worker", 2});
   EXPECT_EQ(MakeStrategy(bad, devices.pointers(), {}).status().code(),

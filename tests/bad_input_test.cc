@@ -709,6 +709,9 @@ INSTANTIATE_TEST_SUITE_P(
         Worker("ReadAheadWithoutParameterServers",
                {"--read_ahead", "--strategy=mirrored"},
                {"worker: --read_ahead: needs parameter servers"}),
+        Worker("PushInBackgroundWithoutParameterServers",
+               {"--push_in_background", "--strategy=mirrored"},
+               {"worker: --push_in_background: needs parameter servers"}),
         Worker("BucketSmallerThanAFloat", {"--all_reduce_bucket_bytes=3"},
                {"worker: --all_reduce_bucket_bytes: must be at least 4 (one "
                 "float)"}),

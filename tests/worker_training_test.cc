@@ -194,6 +194,35 @@ TEST_F(WorkerTrainingTest, ARestartedChiefResumesFromItsCheckpoint) {
   EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 200);
 }
 
+// With --push_in_background (and --read_ahead) each step's push lands
+// during the next step; the last one has landed before the final
+// checkpoint, which therefore holds every step: a chief restarted on new ps
+// tasks resumes from exactly the step the first run ended at.
+TEST_F(WorkerTrainingTest, PushesInTheBackgroundLandBeforeTheFinalCheckpoint) {
+  {
+    absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+    ASSERT_TRUE(ps.ok()) << ps.status();
+    std::vector<std::string> flags = Flags(100);
+    flags.push_back("--push_in_background");
+    flags.push_back("--read_ahead");
+    absl::StatusOr<SubprocessResult> first = RunSubprocess(
+        WorkerProcess(*ps, "chief", flags, /*with_worker=*/false));
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_EQ(first->exit_code, 0) << first->stderr_text;
+    nlohmann::json metrics = Metrics();
+    EXPECT_EQ(metrics["global_step"].get<int64_t>(), 100);
+    EXPECT_GT(metrics["eval_accuracy"].get<double>(), 0.8);
+  }
+  absl::StatusOr<std::vector<PsProcess>> ps = StartPsProcesses(2);
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  absl::StatusOr<SubprocessResult> second = RunSubprocess(
+      WorkerProcess(*ps, "chief", Flags(150), /*with_worker=*/false));
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->exit_code, 0) << second->stderr_text;
+  EXPECT_THAT(second->stdout_text, HasSubstr("training from global step 100"));
+  EXPECT_EQ(Metrics()["global_step"].get<int64_t>(), 150);
+}
+
 // As TF's: --strategy=parameter_server without ps tasks trains in the one
 // process, and checkpoints and resumes like any local job; with several
 // training tasks and no ps tasks it is refused, saying what to do.

@@ -110,6 +110,7 @@ absl::Status SetUpStrategy(Job& job, const TfConfig& config) {
   MakeStrategyOptions options;
   options.kind = kind;
   options.strategy.cross_device_ops = o.cross_device_ops;
+  options.strategy.push_in_background = o.push_in_background;
   options.ps.log = job.log;
   options.ps.security = o.security;
   options.ps.ps_failure_timeout = Secs(o.ps_failure_timeout_secs);

@@ -101,6 +101,12 @@ ABSL_FLAG(bool, read_ahead, false,
           "during the step before, beside its push: one round trip per step "
           "instead of two, and a step may compute with values that lack this "
           "worker's previous step (docs/parameter_server.md).");
+ABSL_FLAG(bool, push_in_background, false,
+          "parameter_server: push each step's update on a thread of its own "
+          "while the next step computes (one push in flight at most): a "
+          "step may compute with values that lack this worker's previous "
+          "step, and a failed push is reported by the step after "
+          "(docs/parameter_server.md).");
 ABSL_FLAG(std::string, bind_host, "",
           "multi_worker_mirrored: address the chief serves the workers' "
           "rendezvous on, at its TF_CONFIG port. Default: the host of its "
@@ -163,6 +169,7 @@ WorkerOptions OptionsFromFlags() {
   o.collective_timeout_secs = absl::GetFlag(FLAGS_collective_timeout_secs);
   o.all_reduce_bucket_bytes = absl::GetFlag(FLAGS_all_reduce_bucket_bytes);
   o.read_ahead = absl::GetFlag(FLAGS_read_ahead);
+  o.push_in_background = absl::GetFlag(FLAGS_push_in_background);
   o.bind_host = absl::GetFlag(FLAGS_bind_host);
   o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   o.checkpoint_every_steps = absl::GetFlag(FLAGS_checkpoint_every_steps);

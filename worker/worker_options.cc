@@ -95,6 +95,13 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
                "with ps tasks): other strategies have no round trips to "
                "overlap");
   }
+  if (o.push_in_background && o.strategy != StrategyKind::kAuto &&
+      o.strategy != StrategyKind::kParameterServer) {
+    return Bad("push_in_background",
+               "needs parameter servers (--strategy=parameter_server, or "
+               "auto with ps tasks): other strategies have no pushes to "
+               "overlap");
+  }
   if (absl::StatusOr<std::vector<int>> units = ParseHiddenUnits(o.hidden_units);
       !units.ok()) {
     return units.status();

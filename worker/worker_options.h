@@ -71,6 +71,8 @@ struct WorkerOptions {
   int64_t all_reduce_bucket_bytes = MultiWorkerAllReduce::kDefaultBucketBytes;
   // Parameter servers: TrainingLoopOptions::read_ahead.
   bool read_ahead = false;
+  // Parameter servers: StrategyOptions::push_in_background.
+  bool push_in_background = false;
   // Address the chief serves the workers' rendezvous on (its TF_CONFIG
   // port); empty: the host of its TF_CONFIG address, and only that;
   // "0.0.0.0" is every interface.

@@ -63,7 +63,93 @@ std::string ParameterServerStrategy::Describe() const {
 
 absl::Status ParameterServerStrategy::Initialize() {
   if (!has_ps_tasks()) return absl::OkStatus();
+  if (options().push_in_background && background_ == nullptr) {
+    background_ = std::make_unique<BackgroundPush>();
+  }
   return servers_->WaitForServers(wait_for_servers_);
+}
+
+absl::Status ParameterServerStrategy::WaitForUpdates() {
+  if (background_ == nullptr) return absl::OkStatus();
+  absl::Status pushed = background_->Wait();
+  if (pushed.ok()) return pushed;
+  return absl::Status(pushed.code(),
+                      absl::StrCat("the last step's update, pushed in the "
+                                   "background, failed: ",
+                                   pushed.message()));
+}
+
+absl::Status ParameterServerStrategy::Finalize() { return WaitForUpdates(); }
+
+struct ParameterServerStrategy::OwnedPush {
+  std::vector<std::vector<float>> dense_grads;
+  std::vector<DenseVariablePush> pushes;
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<std::vector<float>> row_grads;
+  std::vector<SparseVariablePush> row_pushes;
+  int64_t delta = 0;
+  int64_t after = 0;
+  std::vector<Int64VariableAdd> adds;  // at most one, of delta and after
+};
+
+absl::Status ParameterServerStrategy::PushInBackground(
+    absl::Span<const CopyGradient> updates,
+    absl::Span<const CopySparseGradient> sparse, const CopyAdd* add,
+    const PsVariable* added) {
+  // The push before this one first: its error is this step's to report
+  // (the step that made it has returned), and its add's value is where
+  // this one's counts from.
+  RETURN_IF_ERROR(WaitForUpdates());
+  if (add != nullptr && add->after != nullptr) {
+    *add->after = Tensor();
+    if (last_added_value_ < 0) {
+      // Nothing to count from yet: this push goes in the foreground and
+      // learns the value.
+      std::vector<int64_t> after(1);
+      RETURN_IF_ERROR(servers_->PushStep(
+          {}, {}, {{&added->placement(), add->delta->flat<int64_t>(),
+                    absl::MakeSpan(after)}}));
+      last_added_value_ = after[0];
+      ASSIGN_OR_RETURN(*add->after,
+                       Tensor::Create(DType::kInt64, added->spec().shape));
+      add->after->flat<int64_t>()[0] = after[0];
+      add = nullptr;  // done; the gradients still go in the background
+    }
+  }
+  auto push = std::make_shared<OwnedPush>();
+  push->dense_grads.reserve(updates.size());
+  for (const CopyGradient& u : updates) {
+    push->dense_grads.emplace_back(u.grad.begin(), u.grad.end());
+    const auto* ps = BatchablePsVariable(u.variable, u.copy, servers_);
+    push->pushes.push_back({&ps->placement(), push->dense_grads.back()});
+  }
+  push->ids.reserve(sparse.size());
+  push->row_grads.reserve(sparse.size());
+  for (const CopySparseGradient& u : sparse) {
+    push->ids.emplace_back(u.ids.begin(), u.ids.end());
+    push->row_grads.emplace_back(u.grads.begin(), u.grads.end());
+    const auto* ps = BatchablePsVariable(u.variable, u.copy, servers_);
+    push->row_pushes.push_back(
+        {&ps->placement(), push->ids.back(), push->row_grads.back()});
+  }
+  if (add != nullptr) {
+    push->delta = add->delta->flat<int64_t>()[0];
+    push->adds.push_back({&added->placement(),
+                          absl::MakeConstSpan(&push->delta, 1),
+                          absl::MakeSpan(&push->after, 1)});
+    if (add->after != nullptr) {
+      // What this push will leave, as far as this worker knows.
+      ASSIGN_OR_RETURN(*add->after,
+                       Tensor::Create(DType::kInt64, added->spec().shape));
+      add->after->flat<int64_t>()[0] = last_added_value_ + push->delta;
+    }
+  }
+  return background_->Start([this, push]() -> absl::Status {
+    RETURN_IF_ERROR(
+        servers_->PushStep(push->pushes, push->row_pushes, push->adds));
+    if (!push->adds.empty()) last_added_value_ = push->after;
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<std::unique_ptr<DistributedVariable>>
@@ -139,6 +225,29 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
 absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     absl::Span<const CopyGradient> updates,
     absl::Span<const CopySparseGradient> sparse, const CopyAdd* add) {
+  if (background_ != nullptr) {
+    // In the background when everything goes to the ps tasks in one
+    // PushStep, and the add is one value (the global step's); anything
+    // else in the foreground, after the push before it.
+    bool batchable = true;
+    for (const CopyGradient& u : updates) {
+      batchable = batchable &&
+                  BatchablePsVariable(u.variable, u.copy, servers_) != nullptr;
+    }
+    for (const CopySparseGradient& u : sparse) {
+      batchable = batchable &&
+                  BatchablePsVariable(u.variable, u.copy, servers_) != nullptr;
+    }
+    const PsVariable* added =
+        add == nullptr
+            ? nullptr
+            : BatchableAdd(add->variable, add->copy, *add->delta, servers_);
+    if (batchable && (add == nullptr ||
+                      (added != nullptr && add->delta->num_elements() == 1))) {
+      return PushInBackground(updates, sparse, add, added);
+    }
+    RETURN_IF_ERROR(WaitForUpdates());
+  }
   std::vector<DenseVariablePush> pushes;
   for (const CopyGradient& u : updates) {
     if (const PsVariable* ps =
@@ -174,6 +283,9 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     // Dense and sparse updates and the add in one round of requests.
     absl::Status pushed = servers_->PushStep(pushes, row_pushes, adds);
     if (!pushed.ok() && add->after != nullptr) *add->after = Tensor();
+    if (pushed.ok() && add->after != nullptr && adds[0].after.size() == 1) {
+      last_added_value_ = adds[0].after[0];
+    }
     return pushed;
   }
   if (!row_pushes.empty()) {

@@ -16,14 +16,18 @@
 // CentralStorageStrategy does), so a program written for parameter servers
 // runs unchanged on one machine.
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "absl/time/time.h"
+#include "runtime/distribute/background_push.h"
 #include "runtime/distribute/strategy.h"
 #include "runtime/ps/parameter_servers.h"
 
 namespace distrt {
+
+class PsVariable;
 
 class ParameterServerStrategy : public Strategy {
  public:
@@ -44,6 +48,16 @@ class ParameterServerStrategy : public Strategy {
 
   // Waits until every ps task answers (nothing to wait for without).
   absl::Status Initialize() override;
+  // Waits for the push in flight (StrategyOptions::push_in_background).
+  absl::Status Finalize() override;
+  absl::Status WaitForUpdates() override;
+  // Whether updates go in the background: push_in_background, with ps
+  // tasks.
+  bool pushes_in_background() const { return background_ != nullptr; }
+  // Updates started in the background so far.
+  int64_t num_background_pushes() const {
+    return background_ == nullptr ? 0 : background_->num_started();
+  }
 
  protected:
   absl::StatusOr<std::unique_ptr<DistributedVariable>> MakeSyncOnWriteVariable(
@@ -72,8 +86,26 @@ class ParameterServerStrategy : public Strategy {
         servers_(servers),
         wait_for_servers_(wait_for_servers) {}
 
+  // What ApplyGradientsToCopies sends when it goes in the background:
+  // copies of the gradients (the caller's go away when the step returns).
+  struct OwnedPush;
+  // Copies the update into an OwnedPush and starts it on background_, after
+  // the push before it; null `add->after` where the global step it leaves
+  // is not known yet (the first push, which then goes in the foreground).
+  absl::Status PushInBackground(absl::Span<const CopyGradient> updates,
+                                absl::Span<const CopySparseGradient> sparse,
+                                const CopyAdd* add, const PsVariable* added);
+
   ParameterServers* const servers_;  // null: the local fallback
   const absl::Duration wait_for_servers_;
+  // Set with push_in_background and ps tasks. Declared last: destroyed
+  // first, it waits for its push, which uses the members above.
+  std::unique_ptr<BackgroundPush> background_;
+  // The value the last push's add (the global step's) left; -1 before one
+  // is known. Written by the push, on background_'s thread or in the
+  // foreground; read only once background_ has no push in flight (its
+  // mutex orders the two).
+  int64_t last_added_value_ = -1;
 };
 
 }  // namespace distrt

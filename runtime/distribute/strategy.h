@@ -84,6 +84,16 @@ struct StrategyOptions {
     int index = 0;
   };
   InputWorkers input_workers;
+  // ParameterServerStrategy with ps tasks: each step's update goes to the
+  // ps tasks on a thread of its own (background_push.h) while the caller
+  // goes on to the next step; WaitForUpdates waits for it. A step then
+  // learns the global step its increment left as the value the step
+  // before left plus its own increment (exact with one worker, a lower
+  // bound with several), reads made before the push lands lack it, and a
+  // failed push is reported by the next step's update or WaitForUpdates.
+  // Other strategies have no round trips to overlap (MakeStrategy refuses
+  // it for them; made directly, they ignore it).
+  bool push_in_background = false;
 };
 
 class Strategy {
@@ -129,6 +139,12 @@ class Strategy {
   // creating variables. Finalize is its counterpart at the end of training.
   virtual absl::Status Initialize() { return absl::OkStatus(); }
   virtual absl::Status Finalize() { return absl::OkStatus(); }
+
+  // Waits until every update this worker made has landed (with
+  // StrategyOptions::push_in_background, the push still in flight), and
+  // returns the error of one that failed. Before what must see every
+  // update: a checkpoint, the end of training. OK at once elsewhere.
+  virtual absl::Status WaitForUpdates() { return absl::OkStatus(); }
 
   // TF's extended.should_init / should_checkpoint / should_save_summary:
   // this task initializes (or restores) the variables, which the others
@@ -254,6 +270,8 @@ class Strategy {
   Strategy(std::vector<Device*> devices,
            std::unique_ptr<CrossDeviceOps> cross_device_ops,
            StrategyOptions options);
+
+  const StrategyOptions& options() const { return options_; }
 
   // Creates a sync-on-write variable where the strategy keeps them;
   // `colocate_with` is set inside a ColocateVarsWith scope.

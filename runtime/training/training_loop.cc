@@ -88,10 +88,16 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
       }
     }
     if (options.save_checkpoint && checkpoints.Due(global_step, time)) {
+      // Every update of this worker's in the checkpoint (one may still be
+      // in flight: StrategyOptions::push_in_background).
+      RETURN_IF_ERROR(strategy.WaitForUpdates());
       RETURN_IF_ERROR(options.save_checkpoint(global_step));
       checkpoints.Saved(global_step, time);
     }
   }
+  // The last step's update may still be in flight: training ends when it
+  // has landed (and a failed one fails the loop).
+  RETURN_IF_ERROR(strategy.WaitForUpdates());
   const absl::Time end = now();
   result.global_step = global_step;
   result.train_loss = meter.recent_loss();

@@ -281,5 +281,66 @@ TEST_F(TrainingLoopTest,
   EXPECT_EQ(result->reads_ahead_dropped, 0);
 }
 
+// With pushes in the background (StrategyOptions::push_in_background),
+// each step's update lands during the next step, and the loop waits for the
+// last before it returns: the ps tasks hold every step, the global step
+// learnt from the pushes is exact (one worker), training still learns, and
+// alone or with read-ahead.
+TEST(TrainingLoopBackgroundPushTest, EveryStepLandsAndTheGlobalStepIsExact) {
+  for (const bool read_ahead : {false, true}) {
+    SCOPED_TRACE(read_ahead ? "with read-ahead" : "without read-ahead");
+    LocalDevicesOptions device_options;
+    device_options.num_cpu_devices = 2;
+    device_options.use_gpus = false;
+    LocalDevices devices = *CreateLocalDevices(device_options);
+    std::unique_ptr<InMemoryParameterServers> servers =
+        *InMemoryParameterServers::Create(2);
+    StrategyOptions strategy_options;
+    strategy_options.push_in_background = true;
+    std::unique_ptr<ParameterServerStrategy> strategy =
+        *ParameterServerStrategy::Create(devices.pointers(), servers.get(),
+                                         strategy_options);
+    ASSERT_TRUE(strategy->Initialize().ok());
+    EXPECT_TRUE(strategy->pushes_in_background());
+    ModelConfig config;
+    config.name = "logreg";
+    config.num_features = kFeatures;
+    config.optimizer.learning_rate = 0.5f;
+    std::unique_ptr<Model> model = *CreateModel(config);
+    ModelVariables variables = *ModelVariables::Create(*strategy, *model);
+    DistributeDatasetOptions dataset_options;
+    dataset_options.epochs = 0;
+    std::unique_ptr<InputPipeline> data = *DistributeDataset(
+        *strategy, Data(), kGlobalBatch, dataset_options);
+
+    TrainingLoopOptions options;
+    options.read_ahead = read_ahead;
+    options.train_steps = 40;
+    std::vector<int64_t> stepped;
+    std::vector<double> losses;
+    options.on_step = [&](const StepResult& step, int64_t global_step) {
+      losses.push_back(step.mean_loss());
+      stepped.push_back(global_step);
+    };
+    absl::StatusOr<TrainingLoopResult> result =
+        RunTrainingLoop(*strategy, *model, variables, *data, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->steps, 40);
+    EXPECT_EQ(result->global_step, 40);
+    ASSERT_EQ(stepped.size(), 40u);
+    for (size_t i = 0; i < stepped.size(); ++i) {
+      EXPECT_EQ(stepped[i], static_cast<int64_t>(i) + 1);
+    }
+    // Every push landed: what the ps tasks hold says so.
+    EXPECT_EQ(*variables.ReadGlobalStep(*strategy), 40);
+    // Every step's gradients went in the background (the first step's
+    // global step increment alone in the foreground, to learn its value).
+    EXPECT_EQ(strategy->num_background_pushes(), 40);
+    ASSERT_EQ(losses.size(), 40u);
+    EXPECT_LT(losses.back(), losses.front());
+    EXPECT_TRUE(strategy->Finalize().ok());
+  }
+}
+
 }  // namespace
 }  // namespace distrt
