@@ -86,21 +86,26 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (o.all_reduce_bucket_bytes < static_cast<int64_t>(sizeof(float))) {
     return Bad("all_reduce_bucket_bytes", "must be at least 4 (one float)");
   }
-  // With --strategy=auto it is known only once the cluster is read; the
-  // training loop refuses it then, before any step.
-  if (o.read_ahead && o.strategy != StrategyKind::kAuto &&
-      o.strategy != StrategyKind::kParameterServer) {
-    return Bad("read_ahead",
-               "needs parameter servers (--strategy=parameter_server, or auto "
-               "with ps tasks): other strategies have no round trips to "
-               "overlap");
-  }
-  if (o.push_in_background && o.strategy != StrategyKind::kAuto &&
-      o.strategy != StrategyKind::kParameterServer) {
-    return Bad("push_in_background",
-               "needs parameter servers (--strategy=parameter_server, or "
-               "auto with ps tasks): other strategies have no pushes to "
-               "overlap");
+  // Flags only parameter servers use. With --strategy=auto the strategy is
+  // known only once the cluster is read; the training loop (read-ahead) and
+  // MakeStrategy (pushes in the background) refuse them then, before any
+  // step.
+  const bool may_have_ps = o.strategy == StrategyKind::kAuto ||
+                           o.strategy == StrategyKind::kParameterServer;
+  const struct {
+    bool set;
+    const char* flag;
+    const char* overlapped;
+  } ps_only[] = {{o.read_ahead, "read_ahead", "round trips"},
+                 {o.push_in_background, "push_in_background", "pushes"}};
+  for (const auto& f : ps_only) {
+    if (f.set && !may_have_ps) {
+      return Bad(f.flag, absl::StrCat("needs parameter servers "
+                                      "(--strategy=parameter_server, or auto "
+                                      "with ps tasks): other strategies have "
+                                      "no ",
+                                      f.overlapped, " to overlap"));
+    }
   }
   if (absl::StatusOr<std::vector<int>> units = ParseHiddenUnits(o.hidden_units);
       !units.ok()) {
