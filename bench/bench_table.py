@@ -11,8 +11,9 @@ a full run (not --quick, not --only): a figure it lacks is named, and the
 script exits 1.
 """
 
-import json
 import sys
+
+from bench_json import load_figures
 
 DENSE_SIZES = ("1MiB", "16MiB", "64MiB")
 ONE_PS_JOBS = ("1w_1ps", "1w_1ps_read_ahead", "1w_1ps_tcp",
@@ -22,22 +23,8 @@ MEMORY_CASES = ("dense_sgd/256MiB", "dense_adam/256MiB", "hash_adagrad/1Mx64")
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            figures = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"bench_table: cannot read {path}: {e}")
-    if not isinstance(figures, list):
-        sys.exit(f"bench_table: {path} is not a list of figures")
-    by_name = {}
-    for i, figure in enumerate(figures):
-        if not isinstance(figure, dict) or not all(
-                k in figure for k in ("name", "value", "baseline_value",
-                                      "ratio")):
-            sys.exit(f"bench_table: {path}: entry {i} lacks a name, value, "
-                     "baseline_value or ratio")
-        by_name[figure["name"]] = figure
-    return by_name
+    return load_figures(path, "bench_table",
+                        ("name", "value", "baseline_value", "ratio"))
 
 
 class Table:

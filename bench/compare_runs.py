@@ -11,25 +11,13 @@ range. Ends with how many figures spread by more than --within (default
 """
 
 import argparse
-import json
 import sys
+
+from bench_json import load_figures
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            figures = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"compare_runs: cannot read {path}: {e}")
-    if not isinstance(figures, list):
-        sys.exit(f"compare_runs: {path} is not a list of figures")
-    by_name = {}
-    for i, figure in enumerate(figures):
-        if not isinstance(figure, dict) or "name" not in figure \
-                or "ratio" not in figure:
-            sys.exit(f"compare_runs: {path}: entry {i} has no name or ratio")
-        by_name[figure["name"]] = figure
-    return by_name
+    return load_figures(path, "compare_runs")
 
 
 def main():

@@ -63,7 +63,7 @@ class CompareRunsTest(unittest.TestCase):
         self.assertIn("run0.json", run.stderr)
         run = self.run_script([{"value": 1.0}], [figure("a", 1.0)])
         self.assertNotEqual(run.returncode, 0)
-        self.assertIn("entry 0 has no name or ratio", run.stderr)
+        self.assertIn("entry 0 lacks one of name, ratio", run.stderr)
 
 
 if __name__ == "__main__":
