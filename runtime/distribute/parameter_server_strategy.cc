@@ -82,6 +82,9 @@ absl::Status ParameterServerStrategy::WaitForUpdates() {
 absl::Status ParameterServerStrategy::Finalize() { return WaitForUpdates(); }
 
 struct ParameterServerStrategy::OwnedPush {
+  // Copies too: the variables (and their placements) belong to the caller,
+  // who may destroy them while a failed step's push is still in flight.
+  std::vector<VariablePlacement> placements;
   std::vector<std::vector<float>> dense_grads;
   std::vector<DenseVariablePush> pushes;
   std::vector<std::vector<int64_t>> ids;
@@ -114,14 +117,21 @@ absl::Status ParameterServerStrategy::PushInBackground(
                        Tensor::Create(DType::kInt64, added->spec().shape));
       add->after->flat<int64_t>()[0] = after[0];
       add = nullptr;  // done; the gradients still go in the background
+      if (updates.empty() && sparse.empty()) return absl::OkStatus();
     }
   }
   auto push = std::make_shared<OwnedPush>();
+  // Reserved: the pushes below point into these vectors' elements.
+  push->placements.reserve(updates.size() + sparse.size() + 1);
+  const auto placement_of = [&push](const PsVariable& ps) {
+    push->placements.push_back(ps.placement());
+    return &push->placements.back();
+  };
   push->dense_grads.reserve(updates.size());
   for (const CopyGradient& u : updates) {
     push->dense_grads.emplace_back(u.grad.begin(), u.grad.end());
     const auto* ps = BatchablePsVariable(u.variable, u.copy, servers_);
-    push->pushes.push_back({&ps->placement(), push->dense_grads.back()});
+    push->pushes.push_back({placement_of(*ps), push->dense_grads.back()});
   }
   push->ids.reserve(sparse.size());
   push->row_grads.reserve(sparse.size());
@@ -130,11 +140,11 @@ absl::Status ParameterServerStrategy::PushInBackground(
     push->row_grads.emplace_back(u.grads.begin(), u.grads.end());
     const auto* ps = BatchablePsVariable(u.variable, u.copy, servers_);
     push->row_pushes.push_back(
-        {&ps->placement(), push->ids.back(), push->row_grads.back()});
+        {placement_of(*ps), push->ids.back(), push->row_grads.back()});
   }
   if (add != nullptr) {
     push->delta = add->delta->flat<int64_t>()[0];
-    push->adds.push_back({&added->placement(),
+    push->adds.push_back({placement_of(*added),
                           absl::MakeConstSpan(&push->delta, 1),
                           absl::MakeSpan(&push->after, 1)});
     if (add->after != nullptr) {

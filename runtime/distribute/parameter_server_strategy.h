@@ -51,9 +51,8 @@ class ParameterServerStrategy : public Strategy {
   // Waits for the push in flight (StrategyOptions::push_in_background).
   absl::Status Finalize() override;
   absl::Status WaitForUpdates() override;
-  // Whether updates go in the background: push_in_background, with ps
-  // tasks.
-  bool pushes_in_background() const { return background_ != nullptr; }
+  // push_in_background, with ps tasks.
+  bool updates_in_background() const override { return background_ != nullptr; }
   // Updates started in the background so far.
   int64_t num_background_pushes() const {
     return background_ == nullptr ? 0 : background_->num_started();
@@ -98,14 +97,14 @@ class ParameterServerStrategy : public Strategy {
 
   ParameterServers* const servers_;  // null: the local fallback
   const absl::Duration wait_for_servers_;
-  // Set with push_in_background and ps tasks. Declared last: destroyed
-  // first, it waits for its push, which uses the members above.
-  std::unique_ptr<BackgroundPush> background_;
   // The value the last push's add (the global step's) left; -1 before one
   // is known. Written by the push, on background_'s thread or in the
   // foreground; read only once background_ has no push in flight (its
   // mutex orders the two).
   int64_t last_added_value_ = -1;
+  // Set with push_in_background and ps tasks. Declared last: destroyed
+  // first, it waits for its push, which uses the members above.
+  std::unique_ptr<BackgroundPush> background_;
 };
 
 }  // namespace distrt

@@ -145,6 +145,9 @@ class Strategy {
   // returns the error of one that failed. Before what must see every
   // update: a checkpoint, the end of training. OK at once elsewhere.
   virtual absl::Status WaitForUpdates() { return absl::OkStatus(); }
+  // Whether updates go on in the background after ApplyGradients returns
+  // (ParameterServerStrategy with push_in_background and ps tasks).
+  virtual bool updates_in_background() const { return false; }
 
   // TF's extended.should_init / should_checkpoint / should_save_summary:
   // this task initializes (or restores) the variables, which the others

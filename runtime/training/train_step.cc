@@ -274,12 +274,21 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   Tensor after;
   ReplicaContext::AddUpdate step_add = {&variables.global_step(),
                                         std::move(one), &after};
-  // The next step's reads go out beside this step's updates.
-  if (read_ahead != nullptr && next_batch != nullptr) {
+  // The next step's reads go out beside this step's updates. Where the
+  // updates go on in the background, only once they have started: that
+  // call first waits for the step before's, so the reads lack at most this
+  // step's (started before, they could lack the step before's too).
+  const bool read_next = read_ahead != nullptr && next_batch != nullptr;
+  const bool updates_in_background =
+      context.strategy().updates_in_background();
+  if (read_next && !updates_in_background) {
     StartReadAhead(context, model, variables, *next_batch, *read_ahead);
   }
   RETURN_IF_ERROR(context.ApplyGradients(
       dense, means, sparse, has_hash_tables ? nullptr : &step_add));
+  if (read_next && updates_in_background) {
+    StartReadAhead(context, model, variables, *next_batch, *read_ahead);
+  }
 
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kHashEmbedding) continue;
@@ -292,8 +301,9 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
     RETURN_IF_ERROR(context.Barrier());
   }
   if (has_hash_tables) {
-    RETURN_IF_ERROR(context.AssignAdd(*step_add.variable,
-                                      std::move(step_add.delta), &after));
+    // Through ApplyGradients, as above: ordered after this step's updates
+    // where they go on in the background.
+    RETURN_IF_ERROR(context.ApplyGradients({}, {}, {}, &step_add));
   }
   if (after.num_elements() == 1) *global_step = after.flat<int64_t>()[0];
   return absl::OkStatus();

@@ -10,8 +10,11 @@
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
+namespace {
 
-absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
+// RunTrainingLoop's steps; returns without waiting for updates still in
+// flight where a step fails.
+absl::StatusOr<TrainingLoopResult> RunSteps(
     Strategy& strategy, const Model& model, ModelVariables& variables,
     InputPipeline& pipeline, const TrainingLoopOptions& options) {
   const auto now = [&options] {
@@ -77,6 +80,9 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
     if (done->global_step.has_value()) {
       global_step = *done->global_step;
     } else {
+      // After the updates in flight, which may hold the step before's
+      // increment (else the global step could seem to go back).
+      RETURN_IF_ERROR(strategy.WaitForUpdates());
       ASSIGN_OR_RETURN(global_step, variables.ReadGlobalStep(strategy));
     }
     if (options.on_step) options.on_step(*done, global_step);
@@ -108,6 +114,24 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
     result.reads_ahead_dropped = read_ahead->num_dropped();
   }
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
+    Strategy& strategy, const Model& model, ModelVariables& variables,
+    InputPipeline& pipeline, const TrainingLoopOptions& options) {
+  absl::StatusOr<TrainingLoopResult> result =
+      RunSteps(strategy, model, variables, pipeline, options);
+  if (result.ok()) return result;
+  // A step failed with an update of the step before still in flight: it
+  // lands (or fails) before the caller may tear down the variables it
+  // updates. Its error goes with the step's.
+  const absl::Status in_flight = strategy.WaitForUpdates();
+  if (in_flight.ok()) return result;
+  return absl::Status(result.status().code(),
+                      absl::StrCat(result.status().message(), "; and ",
+                                   in_flight.message()));
 }
 
 }  // namespace distrt
