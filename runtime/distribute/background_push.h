@@ -53,7 +53,7 @@ class BackgroundPush {
   absl::Status WaitLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
-  PushFn next_ ABSL_GUARDED_BY(mu_);  // set while a push waits to start
+  PushFn next_ ABSL_GUARDED_BY(mu_);        // set while a push waits to start
   bool busy_ ABSL_GUARDED_BY(mu_) = false;  // a push given, not done
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);  // the last push's, not taken

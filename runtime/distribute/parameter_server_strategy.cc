@@ -103,19 +103,25 @@ absl::Status ParameterServerStrategy::PushInBackground(
   // (the step that made it has returned), and its add's value is where
   // this one's counts from.
   RETURN_IF_ERROR(WaitForUpdates());
+  // The global step the caller learns: `value`, in the variable's shape.
+  const auto tell_after = [add, added](int64_t value) -> absl::Status {
+    ASSIGN_OR_RETURN(*add->after,
+                     Tensor::Create(DType::kInt64, added->spec().shape));
+    add->after->flat<int64_t>()[0] = value;
+    return absl::OkStatus();
+  };
   if (add != nullptr && add->after != nullptr) {
     *add->after = Tensor();
     if (last_added_value_ < 0) {
       // Nothing to count from yet: this push goes in the foreground and
       // learns the value.
       std::vector<int64_t> after(1);
-      RETURN_IF_ERROR(servers_->PushStep(
-          {}, {}, {{&added->placement(), add->delta->flat<int64_t>(),
-                    absl::MakeSpan(after)}}));
+      RETURN_IF_ERROR(
+          servers_->PushStep({}, {},
+                             {{&added->placement(), add->delta->flat<int64_t>(),
+                               absl::MakeSpan(after)}}));
       last_added_value_ = after[0];
-      ASSIGN_OR_RETURN(*add->after,
-                       Tensor::Create(DType::kInt64, added->spec().shape));
-      add->after->flat<int64_t>()[0] = after[0];
+      RETURN_IF_ERROR(tell_after(after[0]));
       add = nullptr;  // done; the gradients still go in the background
       if (updates.empty() && sparse.empty()) return absl::OkStatus();
     }
@@ -149,9 +155,7 @@ absl::Status ParameterServerStrategy::PushInBackground(
                           absl::MakeSpan(&push->after, 1)});
     if (add->after != nullptr) {
       // What this push will leave, as far as this worker knows.
-      ASSIGN_OR_RETURN(*add->after,
-                       Tensor::Create(DType::kInt64, added->spec().shape));
-      add->after->flat<int64_t>()[0] = last_added_value_ + push->delta;
+      RETURN_IF_ERROR(tell_after(last_added_value_ + push->delta));
     }
   }
   return background_->Start([this, push]() -> absl::Status {

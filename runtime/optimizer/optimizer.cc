@@ -23,7 +23,6 @@ absl::Status OutOfRange(absl::string_view name, float value,
 // tools/build_defs/copts.bzl, SGD over 5k scattered 64-float rows went from
 // 924 to 144 us in a micro-benchmark).
 
-
 // The length of the row `params` that an update goes over: kFixedWidth
 // where the caller knows it at compile time (a constant the loop unrolls
 // into, and the update small enough to inline into the caller's loop over

@@ -234,10 +234,9 @@ void ExpectRowsMatchOneCallPerRow(int64_t width) {
         for (auto& d : s_rows) {
           slots.push_back(absl::MakeSpan(d).subspan(offsets[r], width));
         }
-        ApplyOptimizer(config, step,
-                       absl::MakeConstSpan(grads).subspan(r * width, width),
-                       absl::MakeSpan(w_rows).subspan(offsets[r], width),
-                       slots);
+        ApplyOptimizer(
+            config, step, absl::MakeConstSpan(grads).subspan(r * width, width),
+            absl::MakeSpan(w_rows).subspan(offsets[r], width), slots);
       }
       std::vector<float*> slots;
       for (auto& d : s_block) slots.push_back(d.data());

@@ -209,8 +209,8 @@ TEST(VariableStoreTest, SparseIdsOutsideTheHeldRowsAreNamed) {
   std::vector<float> held(4);
   ASSERT_TRUE(store.PullRows("emb", {4, 8}, absl::MakeSpan(held)).ok());
   EXPECT_EQ(held, std::vector<float>(4, 0.0f));
-  EXPECT_TRUE(store.PullSparse("emb", {4, 7}, absl::MakeSpan(rows).first(2))
-                  .ok());
+  EXPECT_TRUE(
+      store.PullSparse("emb", {4, 7}, absl::MakeSpan(rows).first(2)).ok());
 }
 
 // Ids in increasing order (what PsClient sends) take the path without

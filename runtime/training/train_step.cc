@@ -279,8 +279,7 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   // call first waits for the step before's, so the reads lack at most this
   // step's (started before, they could lack the step before's too).
   const bool read_next = read_ahead != nullptr && next_batch != nullptr;
-  const bool updates_in_background =
-      context.strategy().updates_in_background();
+  const bool updates_in_background = context.strategy().updates_in_background();
   if (read_next && !updates_in_background) {
     StartReadAhead(context, model, variables, *next_batch, *read_ahead);
   }

@@ -129,9 +129,9 @@ absl::StatusOr<TrainingLoopResult> RunTrainingLoop(
   // updates. Its error goes with the step's.
   const absl::Status in_flight = strategy.WaitForUpdates();
   if (in_flight.ok()) return result;
-  return absl::Status(result.status().code(),
-                      absl::StrCat(result.status().message(), "; and ",
-                                   in_flight.message()));
+  return absl::Status(
+      result.status().code(),
+      absl::StrCat(result.status().message(), "; and ", in_flight.message()));
 }
 
 }  // namespace distrt
