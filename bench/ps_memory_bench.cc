@@ -261,14 +261,17 @@ absl::Status RunPsMemoryBench(const BenchConfig& config, BenchReport* report) {
     cases.push_back(hash);
   }
   // What the pushes were, since the peak depends on them.
-  const int64_t max_request_bytes = PsClient::Options().max_request_bytes;
+  const PsClient::Options defaults;
+  const int64_t max_request_bytes = defaults.max_request_bytes;
   std::string work = absl::StrCat(
       "one fresh ps_server per case; PsClient with default Options (",
-      max_request_bytes / kMiB, " MiB max_request_bytes). Dense [rows, ",
-      kDenseWidth, "]: ", kDenseRounds,
+      max_request_bytes / kMiB, " MiB max_request_bytes, ",
+      defaults.max_requests_in_flight_per_task,
+      " max_requests_in_flight_per_task). Dense [rows, ", kDenseWidth,
+      "]: ", kDenseRounds,
       " rounds of a whole-variable Pull then Push, each split into ",
-      (dense_bytes + max_request_bytes - 1) / max_request_bytes,
-      " requests sent at once");
+      (dense_bytes + max_request_bytes - 1) / max_request_bytes, " requests, ",
+      defaults.max_requests_in_flight_per_task, " in flight at a time");
   if (!config.quick) {
     absl::StrAppend(&work, ". Hash: every id pulled once in batches of ",
                     kHashBatch, " ids to create the rows, then ", kHashRounds,

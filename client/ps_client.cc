@@ -51,6 +51,10 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
     return absl::InvalidArgumentError(
         "max_requests_in_flight must be positive");
   }
+  if (options.max_requests_in_flight_per_task < 1) {
+    return absl::InvalidArgumentError(
+        "max_requests_in_flight_per_task must be positive");
+  }
   if (options.connections_per_task < 1) {
     return absl::InvalidArgumentError("connections_per_task must be positive");
   }

@@ -78,9 +78,13 @@ class PsClient : public ParameterServers {
     // of a few MiB let a ps task apply one piece while the next arrives, and
     // bound the memory that requests in flight take on both sides.
     int64_t max_request_bytes = int64_t{2} << 20;
-    // Requests of one operation sent at once (over all ps tasks); the next
-    // goes as soon as one is answered.
+    // Requests of one operation sent at once over all ps tasks, and to any
+    // one ps task; the next goes as soon as one is answered. The cap per
+    // task bounds what one client's operation makes a ps task hold at once
+    // (each request in flight costs it about three times its bytes); two
+    // requests keep a task busy, one applied while the next arrives.
     int max_requests_in_flight = 8;
+    int max_requests_in_flight_per_task = 2;
     // TCP connections (gRPC channels) to each ps task, at least 1. The
     // requests of one operation that carry tensors take a task's
     // connections in turn; the others use the first. With one connection
@@ -173,7 +177,8 @@ class PsClient : public ParameterServers {
   // Several float32 variables at once, as one step reads and updates a
   // model: small parts are batched per ps task (Options::batch_below_bytes),
   // the others split as Pull and Push split them, and every request goes
-  // out together (at most max_requests_in_flight at a time, each within
+  // out together (at most max_requests_in_flight at a time, and
+  // max_requests_in_flight_per_task to one ps task, each within
   // rpc_timeout). Each push is applied as Push would. INVALID_ARGUMENT
   // naming the variable, before anything is sent, for a variable that is
   // not float32 or a buffer of the wrong size; any other error names the

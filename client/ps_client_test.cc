@@ -482,7 +482,7 @@ TEST_P(PsClientTest, PullManyAndPushManyCheckBeforeSending) {
   EXPECT_THAT(s.message(), HasSubstr("\"gone\""));
 }
 
-TEST(PsClientOptionsTest, ConnectionsPerTaskMustBePositive) {
+TEST(PsClientOptionsTest, CountsAndSizesMustBePositive) {
   PsClient::Options options;
   options.connections_per_task = 0;
   absl::StatusOr<std::unique_ptr<PsClient>> client =
@@ -495,6 +495,13 @@ TEST(PsClientOptionsTest, ConnectionsPerTaskMustBePositive) {
   client = PsClient::Create(std::vector<std::string>{"127.0.0.1:1"}, options);
   EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(client.status().message(), HasSubstr("batch_below_bytes"));
+
+  options = PsClient::Options();
+  options.max_requests_in_flight_per_task = 0;
+  client = PsClient::Create(std::vector<std::string>{"127.0.0.1:1"}, options);
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(client.status().message(),
+              HasSubstr("max_requests_in_flight_per_task"));
 
   options = PsClient::Options();
   options.bundle_below_bytes = -1;

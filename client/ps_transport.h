@@ -4,7 +4,8 @@
 // PsTransport: how PsClient's requests reach the ps tasks (internal to
 // client/). It owns the channels (connections_per_task TCP connections per
 // ps task, with fast reconnects), sends a batch of calls at once with at
-// most max_requests_in_flight outstanding, retries what failed for want of
+// most max_requests_in_flight outstanding (and per task
+// max_requests_in_flight_per_task), retries what failed for want of
 // the ps task (UNAVAILABLE, DEADLINE_EXCEEDED) with jittered exponential
 // backoff until ps_failure_timeout, decodes pulled tensors straight into
 // the caller's buffers, and names the RPC and the ps task in every error.
@@ -15,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "absl/time/time.h"
 #include "client/ps_calls.h"
 #include "client/ps_client.h"
+#include "client/request_window.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/ps_service.grpc.pb.h"
@@ -312,7 +315,8 @@ class PsTransport {
   }
 
   // Sends `round` through RunWire's connections, at most
-  // max_requests_in_flight at a time (each answer starts the next one), and
+  // max_requests_in_flight at a time and max_requests_in_flight_per_task to
+  // any one task (each answer starts the next one: RequestWindow), and
   // returns when every call has ended. With `bundle`, the small calls to
   // one ps task go together as one Bundle call.
   template <typename CallType, typename Decode>
@@ -341,38 +345,45 @@ class PsTransport {
     absl::BlockingCounter pending(units.size());
     const auto deadline = std::chrono::system_clock::now() +
                           absl::ToChronoMilliseconds(AttemptTimeout());
-    std::atomic<size_t> next_to_start{0};
-    std::function<void()> start_next = [&] {
-      const size_t index = next_to_start.fetch_add(1);
-      if (index >= units.size()) return;
+    RequestWindow window = Window(units);
+    std::function<void(size_t)> start = [&](size_t index) {
+      // Each answer starts the unit that takes its place in the window.
+      const auto ended = [&window, &start, &pending, index] {
+        if (std::optional<size_t> next = window.End(index)) start(*next);
+        pending.DecrementCount();
+      };
       for (CallType* c : units[index]) {
         c->decoded = absl::OkStatus();
         c->wire_response.Clear();
       }
       if (units[index].size() > 1) {
         bundles[index] = std::make_unique<BundleCall>();
-        SendBundle(rpc, units[index], *bundles[index], deadline, decode, [&] {
-          start_next();
-          pending.DecrementCount();
-        });
+        SendBundle(rpc, units[index], *bundles[index], deadline, decode, ended);
         return;
       }
       CallType* c = units[index][0];
       wire_stubs_[c->ps_task][c->stripe]->UnaryCall(
           c->NewAttempt(deadline), c->method.empty() ? method : c->method,
           grpc::StubOptions(), &c->wire_request, &c->wire_response,
-          [c, &pending, &decode, &start_next](grpc::Status status) {
+          [c, &decode, ended](grpc::Status status) {
             c->status = std::move(status);
             if (c->status.ok()) c->decoded = decode(*c);
-            start_next();
-            pending.DecrementCount();
+            ended();
           });
     };
-    const size_t window = std::min<size_t>(
-        units.size(), std::max(1, options_.max_requests_in_flight));
-    for (size_t i = 0; i < window; ++i) start_next();
+    for (size_t index : window.Open()) start(index);
     if (!over_tcp.empty()) SendOverDataPlanes(rpc, over_tcp, decode);
     pending.Wait();
+  }
+
+  // The window that `units` (each calls to one ps task) go out through:
+  // max_requests_in_flight in all, max_requests_in_flight_per_task each.
+  template <typename CallType>
+  RequestWindow Window(const std::vector<std::vector<CallType*>>& units) const {
+    std::vector<int> task_of(units.size());
+    for (size_t i = 0; i < units.size(); ++i) task_of[i] = units[i][0]->ps_task;
+    return RequestWindow(task_of, num_tasks(), options_.max_requests_in_flight,
+                         options_.max_requests_in_flight_per_task);
   }
 
   // Whether `unit` (calls to one ps task) goes over the task's TCP data
@@ -428,7 +439,8 @@ class PsTransport {
 
   // SendWireRound's `units` (each a single call or a Bundle) over the ps
   // tasks' TCP data planes, from this thread: each unit on a connection of
-  // its own (at most max_requests_in_flight at a time), answers read in
+  // its own (through the window of max_requests_in_flight and
+  // max_requests_in_flight_per_task), answers read in
   // the order sent. A unit whose pooled connection turns out closed (the
   // task restarted, or dropped it) is sent again at once on a new one: a
   // push is applied once per request id however often it is sent. Other
@@ -450,7 +462,8 @@ class PsTransport {
                           const absl::Status& status) {
       for (CallType* c : parts) c->status = rpc::ToGrpcStatus(status);
     };
-    // Sends unit `index`, on a new connection when `fresh`.
+    // Sends unit `index`, on a new connection when `fresh`. False when it
+    // failed before it was sent (its calls say why).
     const auto start = [&](size_t index, bool fresh) {
       const std::vector<CallType*>& parts = units[index];
       for (CallType* c : parts) {
@@ -473,7 +486,7 @@ class PsTransport {
       if (!sent.reused) connection = ConnectToDataPlane(task, deadline);
       if (!connection.ok()) {
         fail(parts, connection.status());
-        return;
+        return false;
       }
       sent.connection = *std::move(connection);
       absl::Status s = sent.connection->Send(method, *request, deadline);
@@ -481,51 +494,66 @@ class PsTransport {
         // The pooled connection had died; a new one gets the request.
         in_flight.push_back(std::move(sent));
         in_flight.back().connection = nullptr;
-        return;
+        return true;
       }
       if (!s.ok()) {
         fail(parts, s);
-        return;
+        return false;
       }
       in_flight.push_back(std::move(sent));
+      return true;
     };
-    const size_t window = std::min<size_t>(
-        units.size(), std::max(1, options_.max_requests_in_flight));
-    size_t started = 0;
-    for (; started < window; ++started) start(started, /*fresh=*/false);
-    while (!in_flight.empty()) {
+    RequestWindow window = Window(units);
+    std::deque<size_t> to_start;
+    for (size_t index : window.Open()) to_start.push_back(index);
+    // Bounded: every unit is started once and ends once (sent again on a
+    // fresh connection at most once per pooled connection that died).
+    while (true) {
+      while (!to_start.empty()) {
+        const size_t index = to_start.front();
+        to_start.pop_front();
+        // A unit that fails before it is sent ends at once, making room.
+        if (!start(index, /*fresh=*/false)) {
+          if (std::optional<size_t> next = window.End(index)) {
+            to_start.push_back(*next);
+          }
+        }
+      }
+      if (in_flight.empty()) break;
       Sent sent = std::move(in_flight.front());
       in_flight.pop_front();
       const std::vector<CallType*>& parts = units[sent.unit];
+      bool resent = false;
       if (sent.connection == nullptr) {  // its pooled connection had died
-        start(sent.unit, /*fresh=*/true);
-        continue;
-      }
-      grpc::Status status;
-      grpc::ByteBuffer* response = sent.bundle != nullptr
-                                       ? &sent.bundle->response
-                                       : &parts[0]->wire_response;
-      absl::Status received =
-          sent.connection->Receive(deadline, &status, response);
-      if (!received.ok() && sent.reused &&
-          received.code() == absl::StatusCode::kUnavailable) {
-        start(sent.unit, /*fresh=*/true);
-        continue;
-      }
-      if (!received.ok()) {
-        fail(parts, received);
+        resent = start(sent.unit, /*fresh=*/true);
       } else {
-        GiveBackDataPlaneConnection(parts[0]->ps_task,
-                                    std::move(sent.connection));
-        if (sent.bundle != nullptr) {
-          FinishBundle(parts, *sent.bundle, std::move(status), decode);
+        grpc::Status status;
+        grpc::ByteBuffer* response = sent.bundle != nullptr
+                                         ? &sent.bundle->response
+                                         : &parts[0]->wire_response;
+        absl::Status received =
+            sent.connection->Receive(deadline, &status, response);
+        if (!received.ok() && sent.reused &&
+            received.code() == absl::StatusCode::kUnavailable) {
+          resent = start(sent.unit, /*fresh=*/true);
+        } else if (!received.ok()) {
+          fail(parts, received);
         } else {
-          CallType* c = parts[0];
-          c->status = std::move(status);
-          if (c->status.ok()) c->decoded = decode(*c);
+          GiveBackDataPlaneConnection(parts[0]->ps_task,
+                                      std::move(sent.connection));
+          if (sent.bundle != nullptr) {
+            FinishBundle(parts, *sent.bundle, std::move(status), decode);
+          } else {
+            CallType* c = parts[0];
+            c->status = std::move(status);
+            if (c->status.ok()) c->decoded = decode(*c);
+          }
         }
       }
-      if (started < units.size()) start(started++, /*fresh=*/false);
+      if (resent) continue;  // still in flight, on its new connection
+      if (std::optional<size_t> next = window.End(sent.unit)) {
+        to_start.push_back(*next);
+      }
     }
   }
 

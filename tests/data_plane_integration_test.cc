@@ -226,6 +226,52 @@ TEST(DataPlaneIntegrationTest, ARestartedTaskIsReachedOverGrpcAfterward) {
   EXPECT_THAT(b_now, ElementsAre(2.0f, 2.0f));
 }
 
+// The same restart under an operation of many pieces, more than are in
+// flight at once: the pieces whose pooled connections died, and those that
+// then find no data plane at all, each make room for the next, so every
+// piece still goes (over gRPC) and the pull is whole.
+TEST(DataPlaneIntegrationTest,
+     EveryPieceGoesWhenARestartedTasksConnectionsFail) {
+  absl::StatusOr<PsProcess> first = StartPsProcess(0, 1, {}, "grpc+tcp");
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int port = first->port;
+  const int first_data_plane = first->data_plane_port;
+  Log log;
+  PsClient::Options options;
+  options.rpc_timeout = kWait;
+  options.data_plane = true;
+  options.log = log.Sink();
+  // 40 pieces of 1024 floats, 8 at a time: 8 pooled connections to die.
+  options.max_request_bytes = 4096;
+  options.max_requests_in_flight = 8;
+  options.max_requests_in_flight_per_task = 8;
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create({first->address()}, options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->WaitForServers(kWait).ok());
+  constexpr int64_t kRows = 40;
+  VariablePlacement v = *(*client)->CreateVariable(
+      ConstantVariableSpec("v", {kRows, 1024}, 1.0f));
+  std::vector<float> now(kRows * 1024);
+  ASSERT_TRUE((*client)->Pull(v, absl::MakeSpan(now)).ok());
+  ASSERT_THAT(now, Each(1.0f));
+
+  *first = PsProcess();  // killed
+  absl::StatusOr<PsProcess> second =
+      StartPsProcess(0, 1, {absl::StrCat("--port=", port)}, "grpc+tcp");
+  ASSERT_TRUE(second.ok()) << second.status();
+  if (second->data_plane_port == first_data_plane) {
+    GTEST_SKIP() << "the OS gave the new data plane the old port";
+  }
+  v = *(*client)->CreateVariable(
+      ConstantVariableSpec("v", {kRows, 1024}, 3.0f));
+  ASSERT_TRUE((*client)->Pull(v, absl::MakeSpan(now)).ok());
+  EXPECT_THAT(now, Each(3.0f));
+  ASSERT_TRUE((*client)->Push(v, std::vector<float>(kRows * 1024, 1.0f)).ok());
+  ASSERT_TRUE((*client)->Pull(v, absl::MakeSpan(now)).ok());
+  EXPECT_THAT(now, Each(2.0f));
+}
+
 // What no PsClient sends, sent to a real ps_server's data plane: an RPC it
 // does not carry there, a method number past the last, and a PushDense
 // whose bytes are not one. Each is answered with INVALID_ARGUMENT on the
