@@ -86,6 +86,10 @@ class GlooGroup : public CrossWorkerCollective {
     // Largest message of an all-reduce; 0 is Gloo's default (1 MiB). A test
     // knob: small values make small buffers take the multi-segment paths.
     size_t max_segment_bytes = 0;
+    // Between 2 ranks, all-reduces of fewer bytes are one exchange of
+    // halves each way (see gloo_group.cc), larger ones Gloo's ring, whose
+    // segments overlap the sums with the transfers. 0: always the ring.
+    size_t exchange_below_bytes = size_t{32} << 20;
   };
 
   // Connects this rank to the others (see the top). `store` is only used

@@ -81,9 +81,11 @@ int64_t IntOf(int rank, size_t i) {
   return (int64_t{rank + 1} << 40) + static_cast<int64_t>(i) * (rank + 3);
 }
 
-// World size, element count, Gloo segment size (0: its default).
+// World size, element count, Gloo segment size (0: its default), and
+// whether all-reduces always take Gloo's ring (else 2 ranks exchange
+// halves below 32 MiB).
 class GlooGroupCollectiveTest
-    : public testing::TestWithParam<std::tuple<int, size_t, size_t>> {
+    : public testing::TestWithParam<std::tuple<int, size_t, size_t, bool>> {
  protected:
   int world() const { return std::get<0>(GetParam()); }
   size_t elements() const { return std::get<1>(GetParam()); }
@@ -92,6 +94,7 @@ class GlooGroupCollectiveTest
     options.prefix = UniqueGroupPrefix();
     options.timeout = absl::Seconds(30);
     options.max_segment_bytes = std::get<2>(GetParam());
+    if (std::get<3>(GetParam())) options.exchange_below_bytes = 0;
     return options;
   }
   InMemoryKvStore store_;
@@ -204,10 +207,11 @@ TEST_P(GlooGroupCollectiveTest, AllGatherConcatenatesEveryRanksValues) {
 }
 
 std::string ParamName(
-    const testing::TestParamInfo<std::tuple<int, size_t, size_t>>& info) {
+    const testing::TestParamInfo<std::tuple<int, size_t, size_t, bool>>& info) {
   return absl::StrCat("ranks", std::get<0>(info.param), "_elements",
                       std::get<1>(info.param), "_segment",
-                      std::get<2>(info.param));
+                      std::get<2>(info.param),
+                      std::get<3>(info.param) ? "_ring" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -215,7 +219,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::Values(1, 2, 3, 4),
                      testing::Values<size_t>(1, 7, 1000, 100003),
                      // 256 bytes: even 1000 floats take many segments.
-                     testing::Values<size_t>(0, 256)),
+                     testing::Values<size_t>(0, 256), testing::Bool()),
     ParamName);
 
 TEST(GlooGroupTest, NobodyPassesABarrierBeforeEveryoneArrived) {
@@ -373,10 +377,10 @@ TEST(GlooGroupTest, ARankThatLeavesFailsTheOthersCollective) {
   }
 }
 
-// With 2 and 3 ranks: the last rank stops calling. A guard on the
-// all-reduce algorithm too: Gloo's BCube (faster than its ring between 2
-// processes below 32 MiB) was tried and waited until the peer closed, past
-// any timeout, so it is not used.
+// With 2 and 3 ranks: the last rank stops calling. With 2, the all-reduce
+// is GlooGroup's own exchange of halves; Gloo's BCube and
+// AllreduceRingChunked, faster than its ring there too, waited until the
+// peer closed, past any timeout.
 class GlooGroupStoppedRankTest : public testing::TestWithParam<int> {};
 
 TEST_P(GlooGroupStoppedRankTest, ARankThatStopsCallingIsADeadlineNotAHang) {
