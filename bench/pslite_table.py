@@ -38,6 +38,8 @@ def read_rounds(results):
     for path in pslite_files:
         with open(path) as f:
             for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
                 try:
                     r = json.loads(line)
                     key = (r["name"], r["heap"])
@@ -112,6 +114,15 @@ def main(argv):
                   f"{cell(tuned, '%.0f')} | {cell(grpc, '%.0f')} | "
                   f"{cell(plane, '%.0f')} |")
     below = [n for n, r in ratios if r is None or r < 1.0]
+    # A peer run that failed in some round (ps-lite aborts now and then)
+    # leaves its cells medians of fewer rounds: say which.
+    short = sorted(f"{name} ({heap}): {len(values)}"
+                   for (name, heap), values in pslite.items()
+                   if len(values) < rounds)
+    short += sorted(f"{name} (ours): {len(values)}"
+                    for name, values in ours.items() if len(values) < rounds)
+    if short:
+        print(f"\nfewer than {rounds} rounds: " + "; ".join(short))
     print()
     print("throughput over the data plane >= 1.0x ps-lite: " +
           ("met at every size" if not below else

@@ -62,6 +62,24 @@ class PsliteTableTest(unittest.TestCase):
             self.assertIn("ps-lite: met at every size", run.stdout)
             self.assertIn("no slower than ps-lite's: met", run.stdout)
 
+    def test_names_figures_with_fewer_rounds_and_skips_blank_lines(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write_round(tmp, 1, 2.0, 2.0)
+            write_round(tmp, 2, 2.0, 2.0)
+            # Round 2's ps-lite lost its tuned 2-server rows (a crash),
+            # and has a blank line.
+            path = os.path.join(tmp, "pslite_2.jsonl")
+            with open(path) as f:
+                kept = [line for line in f
+                        if not ('"heap": "tuned"' in line and "/2ps/" in line)]
+            with open(path, "w") as f:
+                f.writelines(kept + ["\n"])
+            run = self.run_script(tmp)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("fewer than 2 rounds: dense/pull/2ps/16MiB "
+                          "(tuned): 1", run.stdout)
+            self.assertNotIn("/1ps/1MiB (tuned): 1", run.stdout)
+
     def test_says_what_is_not_met(self):
         with tempfile.TemporaryDirectory() as tmp:
             write_round(tmp, 1, 1.5, 2.0, ours_p50=130.0)

@@ -82,7 +82,10 @@ class PsClient : public ParameterServers {
     // one ps task; the next goes as soon as one is answered. The cap per
     // task bounds what one client's operation makes a ps task hold at once
     // (each request in flight costs it about three times its bytes); two
-    // requests keep a task busy, one applied while the next arrives.
+    // requests keep a task busy, one applied while the next arrives. Both
+    // caps hold per path: with `data_plane`, requests over gRPC and over
+    // the data planes are windowed apart, and a task's requests take both
+    // only while its data plane is (re)learned mid-operation.
     int max_requests_in_flight = 8;
     int max_requests_in_flight_per_task = 2;
     // TCP connections (gRPC channels) to each ps task, at least 1. The

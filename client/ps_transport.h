@@ -463,7 +463,9 @@ class PsTransport {
       for (CallType* c : parts) c->status = rpc::ToGrpcStatus(status);
     };
     // Sends unit `index`, on a new connection when `fresh`. False when it
-    // failed before it was sent (its calls say why).
+    // failed before it was sent (its calls say why); true when it is in
+    // flight, or queued to be sent again on a new connection because the
+    // pooled one it was written to had died.
     const auto start = [&](size_t index, bool fresh) {
       const std::vector<CallType*>& parts = units[index];
       for (CallType* c : parts) {
@@ -507,7 +509,7 @@ class PsTransport {
     std::deque<size_t> to_start;
     for (size_t index : window.Open()) to_start.push_back(index);
     // Bounded: every unit is started once and ends once (sent again on a
-    // fresh connection at most once per pooled connection that died).
+    // fresh connection at most once, when its pooled connection had died).
     while (true) {
       while (!to_start.empty()) {
         const size_t index = to_start.front();

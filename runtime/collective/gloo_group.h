@@ -89,6 +89,8 @@ class GlooGroup : public CrossWorkerCollective {
     // Between 2 ranks, all-reduces of fewer bytes are one exchange of
     // halves each way (see gloo_group.cc), larger ones Gloo's ring, whose
     // segments overlap the sums with the transfers. 0: always the ring.
+    // Must be the same on both ranks (else they wait for each other in
+    // different algorithms until the timeout).
     size_t exchange_below_bytes = size_t{32} << 20;
   };
 

@@ -219,7 +219,14 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::Values(1, 2, 3, 4),
                      testing::Values<size_t>(1, 7, 1000, 100003),
                      // 256 bytes: even 1000 floats take many segments.
-                     testing::Values<size_t>(0, 256), testing::Bool()),
+                     testing::Values<size_t>(0, 256), testing::Values(false)),
+    ParamName);
+// Only 2 ranks choose between the exchange and the ring.
+INSTANTIATE_TEST_SUITE_P(
+    TwoRanksOnTheRing, GlooGroupCollectiveTest,
+    testing::Combine(testing::Values(2),
+                     testing::Values<size_t>(1, 7, 1000, 100003),
+                     testing::Values<size_t>(0, 256), testing::Values(true)),
     ParamName);
 
 TEST(GlooGroupTest, NobodyPassesABarrierBeforeEveryoneArrived) {
