@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstdio>
 #include <deque>
 #include <functional>
@@ -374,6 +375,7 @@ class PsTransport {
     for (size_t index : window.Open()) start(index);
     if (!over_tcp.empty()) SendOverDataPlanes(rpc, over_tcp, decode);
     pending.Wait();
+    assert(window.AllStarted());
   }
 
   // The window that `units` (each calls to one ps task) go out through:
@@ -557,6 +559,9 @@ class PsTransport {
         to_start.push_back(*next);
       }
     }
+    // Every unit went out (or failed trying): none is left reading as OK
+    // without having been sent.
+    assert(window.AllStarted());
   }
 
   // An idle connection to `task`'s data plane; null when there is none.

@@ -39,7 +39,8 @@ class RequestWindow {
   // then in flight. Thread-safe; each request ends once.
   std::optional<size_t> End(size_t ended);
 
-  // Whether every request has been handed out.
+  // Whether every request has been handed out: PsTransport asserts it once
+  // a round has ended.
   bool AllStarted() const;
 
  private:
