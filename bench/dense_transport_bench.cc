@@ -21,8 +21,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -38,10 +40,14 @@
 #include "bench/grpc_bytebuffer_baseline.h"
 #include "bench/tcp_baseline.h"
 #include "client/ps_client.h"
+#include "rpc/tls_certificates.h"
+#include "rpc/transport_security.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/initializer.h"
 #include "runtime/ps/placement.h"
 #include "runtime/ps/variable_spec.h"
+#include "runtime/util/atomic_file_writer.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt::bench {
@@ -111,6 +117,18 @@ absl::StatusOr<Baselines> StartBaselines(int64_t max_bytes) {
   return b;
 }
 
+// A [bytes / 1 KiB, 256] float32 variable of zeros, updated by SGD at
+// kLearningRate.
+VariableSpec BenchVariable(std::string name, int64_t bytes) {
+  VariableSpec spec;
+  spec.name = std::move(name);
+  spec.shape = {bytes / kRowBytes, kRowWidth};
+  spec.initializer.kind = InitializerSpec::Kind::kZeros;
+  spec.optimizer.kind = OptimizerKind::kSgd;
+  spec.optimizer.learning_rate = kLearningRate;
+  return spec;
+}
+
 // Every element of `pulled` must be what `pushes` SGD steps of kGradient
 // from zero give: -pushes * lr * g, up to float rounding of the repeated
 // subtraction (far below the tolerance for a few hundred steps).
@@ -134,12 +152,8 @@ absl::Status CheckPulled(absl::Span<const float> pulled, int64_t pushes) {
 absl::Status RunSize(BenchPsCluster& cluster, Baselines& baselines, int num_ps,
                      int64_t bytes, const TimingOptions& timing,
                      int* case_number, BenchReport* report) {
-  VariableSpec spec;
-  spec.name = absl::StrCat("bench/dense/", SizeName(bytes));
-  spec.shape = {bytes / kRowBytes, kRowWidth};
-  spec.initializer.kind = InitializerSpec::Kind::kZeros;
-  spec.optimizer.kind = OptimizerKind::kSgd;
-  spec.optimizer.learning_rate = kLearningRate;
+  const VariableSpec spec =
+      BenchVariable(absl::StrCat("bench/dense/", SizeName(bytes)), bytes);
   const std::string size_case = absl::StrCat(num_ps, "ps/", SizeName(bytes));
   PsClient& client = *cluster.client;
   PsClient& data_plane = *cluster.data_plane_client;
@@ -202,6 +216,89 @@ absl::Status RunSize(BenchPsCluster& cluster, Baselines& baselines, int num_ps,
   }
   if (absl::Status s = CheckPulled(pulled, pushes); !s.ok()) {
     return InCase("dense/pull/" + size_case, s);
+  }
+  return absl::OkStatus();
+}
+
+// The job's TLS files for one ps task on 127.0.0.1 under `dir` (made
+// here), as `launch --secure` makes them, and a token file.
+absl::StatusOr<rpc::TransportSecurityOptions> MakeTlsFiles(
+    const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return absl::InternalError(
+        absl::StrCat("cannot make ", dir, ": ", error.message()));
+  }
+  ASSIGN_OR_RETURN(rpc::PemKeyPair ca, rpc::GenerateCertificateAuthority(
+                                           "bench CA", absl::Hours(1)));
+  ASSIGN_OR_RETURN(
+      rpc::PemKeyPair task,
+      rpc::IssueCertificate(ca, "bench task", {"127.0.0.1"}, absl::Hours(1)));
+  ASSIGN_OR_RETURN(rpc::TlsFilePaths paths, rpc::WriteTlsFiles(dir, ca, task));
+  rpc::TransportSecurityOptions files;
+  files.tls_cert_file = paths.cert_file;
+  files.tls_key_file = paths.key_file;
+  files.tls_ca_file = paths.ca_file;
+  files.cluster_token_file = JoinPath(dir, "token");
+  RETURN_IF_ERROR(WriteFileAtomically(files.cluster_token_file,
+                                      {"bench-cluster-token-0123456789\n"}));
+  return files;
+}
+
+// With the job's TLS and token on both: PsClient over gRPC against
+// PsClient over the TCP data plane, 1 ps task.
+absl::Status RunTlsSizes(const BenchConfig& config,
+                         const std::vector<int64_t>& sizes,
+                         PsClient::Options options, const TimingOptions& timing,
+                         int* case_number, BenchReport* report) {
+  ASSIGN_OR_RETURN(rpc::TransportSecurityOptions files,
+                   MakeTlsFiles(JoinPath(config.scratch_dir, "dense_tls")));
+  ASSIGN_OR_RETURN(options.security, rpc::TransportSecurity::Load(files));
+  const std::vector<std::string> ps_flags = {
+      absl::StrCat("--max_message_mb=", kMaxMessageMiB),
+      "--tls_cert=" + files.tls_cert_file, "--tls_key=" + files.tls_key_file,
+      "--tls_ca=" + files.tls_ca_file,
+      "--cluster_token_file=" + files.cluster_token_file};
+  absl::StatusOr<BenchPsCluster> cluster =
+      StartBenchPsCluster(1, ps_flags, options);
+  if (!cluster.ok()) {
+    return InCase("starting a ps task with TLS", cluster.status());
+  }
+  for (int64_t bytes : sizes) {
+    const VariableSpec spec =
+        BenchVariable(absl::StrCat("bench/dense_tls/", SizeName(bytes)), bytes);
+    ASSIGN_OR_RETURN(VariablePlacement placement,
+                     cluster->client->CreateVariable(spec));
+    const size_t elements = static_cast<size_t>(bytes / sizeof(float));
+    const std::vector<float> grad(elements, kGradient);
+    std::vector<float> pulled(elements);
+    int64_t pushes = 0;
+    for (Op op : {Op::kPush, Op::kPull}) {
+      const bool push = op == Op::kPush;
+      const std::string name = absl::StrCat("dense/", push ? "push" : "pull",
+                                            "/1ps/", SizeName(bytes), "/tls");
+      absl::StatusOr<std::vector<CallTimes>> times = TimeContenders(
+          2, (*case_number)++, timing,
+          [&](int contender, int64_t) -> absl::Status {
+            PsClient& c =
+                contender == 0 ? *cluster->client : *cluster->data_plane_client;
+            if (push) {
+              ++pushes;
+              return c.Push(placement, grad);
+            }
+            return c.Pull(placement, absl::MakeSpan(pulled));
+          });
+      if (!times.ok()) return InCase(name, times.status());
+      const double bytes_per_call = static_cast<double>(bytes);
+      report->Add(name + "/data_plane/vs_tls_grpc",
+                  (*times)[1].PerSecond(bytes_per_call) / 1e9, "GB/s",
+                  "ps_tls_grpc", (*times)[0].PerSecond(bytes_per_call) / 1e9);
+    }
+    if (absl::Status s = CheckPulled(pulled, pushes); !s.ok()) {
+      return InCase(absl::StrCat("dense/pull/1ps/", SizeName(bytes), "/tls"),
+                    s);
+    }
   }
   return absl::OkStatus();
 }
@@ -269,7 +366,14 @@ absl::Status RunDenseTransportBench(const BenchConfig& config,
                               &case_number, report));
     }
   }
-  return absl::OkStatus();
+  report->Note(
+      "*/tls/data_plane rows: one ps task and both clients with mutual TLS "
+      "and a cluster token (as launch --secure); the data plane's TLS "
+      "(OpenSSL) against gRPC's on the same task, in the same run");
+  const std::vector<int64_t> tls_sizes =
+      config.quick ? std::vector<int64_t>{16 * kMiB}
+                   : std::vector<int64_t>{1 * kMiB, 16 * kMiB};
+  return RunTlsSizes(config, tls_sizes, options, timing, &case_number, report);
 }
 
 }  // namespace distrt::bench

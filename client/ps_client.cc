@@ -58,11 +58,13 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
   if (options.connections_per_task < 1) {
     return absl::InvalidArgumentError("connections_per_task must be positive");
   }
-  if (options.data_plane && options.security != nullptr &&
-      (options.security->uses_tls() || options.security->uses_token())) {
-    return absl::InvalidArgumentError(
-        "the TCP data plane (rpc_layer \"grpc+tcp\") carries neither TLS "
-        "nor the cluster token; with them, use rpc_layer \"grpc\"");
+  // The data plane keeps the job's TLS and token (rpc/data_plane_tls.h).
+  std::shared_ptr<const rpc::DataPlaneTls> data_plane_tls;
+  if (options.data_plane && options.security != nullptr) {
+    absl::StatusOr<std::shared_ptr<const rpc::DataPlaneTls>> tls =
+        rpc::DataPlaneTls::ForJob(*options.security);
+    if (!tls.ok()) return absl::InvalidArgumentError(tls.status().message());
+    data_plane_tls = *std::move(tls);
   }
   if (options.bundle_below_bytes < 0) {
     return absl::InvalidArgumentError(
@@ -82,8 +84,9 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
         "initial_retry_backoff must be positive and at most "
         "max_retry_backoff");
   }
-  return std::unique_ptr<PsClient>(new PsClient(std::make_unique<Impl>(
-      std::move(options), std::move(addresses), std::move(placer))));
+  return std::unique_ptr<PsClient>(new PsClient(
+      std::make_unique<Impl>(std::move(options), std::move(addresses),
+                             std::move(placer), std::move(data_plane_tls))));
 }
 
 PsClient::PsClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -39,8 +39,9 @@ using namespace ps_client_internal;  // NOLINT
 class PsClient::Impl : public PsTransport, public PsRequestPlanner {
  public:
   Impl(Options options, std::vector<std::string> addresses,
-       VariablePlacer placer)
-      : PsTransport(options, std::move(addresses)),
+       VariablePlacer placer,
+       std::shared_ptr<const rpc::DataPlaneTls> data_plane_tls)
+      : PsTransport(options, std::move(addresses), std::move(data_plane_tls)),
         PsRequestPlanner(num_tasks(), options.max_request_bytes,
                          options.batch_below_bytes),
         placer_(std::move(placer)) {}

@@ -37,6 +37,7 @@
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/bundle_message.h"
 #include "rpc/data_plane_connection.h"
+#include "rpc/data_plane_tls.h"
 #include "rpc/grpc_status.h"
 #include "rpc/ps_methods.h"
 #include "rpc/tensor_codec.h"
@@ -49,8 +50,12 @@ namespace distrt::ps_client_internal {
 
 class PsTransport {
  public:
-  PsTransport(PsClient::Options options, std::vector<std::string> addresses)
-      : options_(std::move(options)), addresses_(std::move(addresses)) {
+  // `data_plane_tls`: the job's TLS on the data plane (null: plain TCP).
+  PsTransport(PsClient::Options options, std::vector<std::string> addresses,
+              std::shared_ptr<const rpc::DataPlaneTls> data_plane_tls)
+      : options_(std::move(options)),
+        addresses_(std::move(addresses)),
+        data_plane_tls_(std::move(data_plane_tls)) {
     if (!options_.log) {
       options_.log = [](absl::string_view message) {
         std::fprintf(stderr, "%s\n", std::string(message).c_str());
@@ -103,7 +108,12 @@ class PsTransport {
         port != 0
             ? absl::StrCat(TaskName(task),
                            ": tensors over its TCP data plane at port ", port,
-                           " (rpc_layer \"grpc+tcp\")")
+                           " (rpc_layer \"grpc+tcp\"",
+                           data_plane_tls_ == nullptr ? ""
+                           : data_plane_tls_->token().empty()
+                               ? ", mutual TLS"
+                               : ", mutual TLS, cluster token",
+                           ")")
             : absl::StrCat("warning: ", TaskName(task),
                            " offers no TCP data plane (is \"rpc_layer\" "
                            "\"grpc+tcp\" in its TF_CONFIG too?); its tensors "
@@ -594,7 +604,8 @@ class PsTransport {
         std::min(deadline, absl::Now() + kConnectTimeout);
     absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
         rpc::DataPlaneConnection::Connect(HostOf(addresses_[task]), port,
-                                          expected, connect_by);
+                                          expected, connect_by,
+                                          data_plane_tls_.get());
     const absl::StatusCode code = connection.status().code();
     const bool unreachable =
         code == absl::StatusCode::kUnavailable ||
@@ -895,6 +906,7 @@ class PsTransport {
   };
   std::unique_ptr<DataPlane[]> data_planes_ =
       std::make_unique<DataPlane[]>(addresses_.size());
+  const std::shared_ptr<const rpc::DataPlaneTls> data_plane_tls_;
 };
 
 }  // namespace distrt::ps_client_internal

@@ -220,8 +220,9 @@ int Main(int argc, char** argv) {
   if ((*server)->data_plane_port() != 0) {
     std::printf(
         "ps_server: tensors also over the TCP data plane on %s "
-        "(rpc_layer \"grpc+tcp\")\n",
-        absl::StrCat(bind_host, ":", (*server)->data_plane_port()).c_str());
+        "(rpc_layer \"grpc+tcp\"), %s\n",
+        absl::StrCat(bind_host, ":", (*server)->data_plane_port()).c_str(),
+        (*security)->Description().c_str());
   }
   if (const std::optional<RestoreInfo>& restored = (*server)->restored()) {
     std::printf(

@@ -66,7 +66,8 @@ absl::StatusOr<int> ConnectTo(const addrinfo& a, absl::Time deadline) {
 
 absl::StatusOr<std::unique_ptr<DataPlaneConnection>>
 DataPlaneConnection::Connect(const std::string& host, int port,
-                             const Expected& expected, absl::Time deadline) {
+                             const Expected& expected, absl::Time deadline,
+                             const DataPlaneTls* tls) {
   const std::string peer = host.find(':') != std::string::npos
                                ? absl::StrCat("[", host, "]:", port)
                                : absl::StrCat(host, ":", port);
@@ -96,14 +97,39 @@ DataPlaneConnection::Connect(const std::string& host, int port,
                         absl::StrCat("TCP data plane at ", peer,
                                      ": cannot connect: ", last.message()));
   }
-  const std::string hello = EncodeClientHello();
+  DataPlaneTls::Session session;
+  if (tls != nullptr) {
+    absl::StatusOr<DataPlaneTls::Session> started =
+        tls->Connect(fd, host, deadline, peer);
+    if (!started.ok()) {
+      close(fd);
+      return started.status();
+    }
+    session = *std::move(started);
+  }
+  const DataPlaneSocket socket(fd, session.get());
+  const std::string hello =
+      EncodeClientHello(tls != nullptr ? tls->token() : "");
   char answer[kServerHelloBytes];
-  absl::Status sent = WriteAll(
-      fd, {{const_cast<char*>(hello.data()), hello.size()}}, deadline, peer);
-  if (sent.ok()) sent = ReadExactly(fd, absl::MakeSpan(answer), deadline, peer);
+  absl::Status sent =
+      WriteAll(socket, {{const_cast<char*>(hello.data()), hello.size()}},
+               deadline, peer);
+  if (sent.ok()) {
+    sent = ReadExactly(socket, absl::MakeSpan(answer), deadline, peer);
+  }
+  uint32_t error_length = 0;
   absl::StatusOr<ServerHello> server =
-      sent.ok() ? DecodeServerHello(absl::string_view(answer, sizeof(answer)))
+      sent.ok() ? DecodeServerHello(absl::string_view(answer, sizeof(answer)),
+                                    &error_length)
                 : absl::StatusOr<ServerHello>(sent);
+  if (server.ok() && error_length > 0) {
+    server->error.resize(error_length);
+    if (absl::Status s =
+            ReadExactly(socket, absl::MakeSpan(server->error), deadline, peer);
+        !s.ok()) {
+      server = s;
+    }
+  }
   absl::Status refused;
   if (!server.ok()) {
     const absl::Status& s = server.status();
@@ -112,6 +138,12 @@ DataPlaneConnection::Connect(const std::string& host, int port,
             ? absl::StatusCode::kUnavailable
             : s.code(),
         absl::StrCat("TCP data plane at ", peer, ": no hello: ", s.message()));
+  } else if (server->code != 0) {
+    const auto code = static_cast<absl::StatusCode>(server->code);
+    refused = absl::Status(
+        code == absl::StatusCode::kOk ? absl::StatusCode::kUnknown : code,
+        absl::StrCat("TCP data plane at ", peer,
+                     " refused this client: ", server->error));
   } else if (server->methods_fingerprint != MethodsFingerprint()) {
     refused = absl::UnavailableError(absl::StrCat(
         "TCP data plane at ", peer,
@@ -125,6 +157,7 @@ DataPlaneConnection::Connect(const std::string& host, int port,
         absl::Hex(expected.incarnation, absl::kZeroPad16), ")"));
   }
   if (!refused.ok()) {
+    session.reset();
     close(fd);
     return refused;
   }
@@ -133,9 +166,11 @@ DataPlaneConnection::Connect(const std::string& host, int port,
   const uint64_t limit =
       std::min<uint64_t>(server->max_message_bytes, uint64_t{1} << 40);
   return std::unique_ptr<DataPlaneConnection>(
-      new DataPlaneConnection(fd, peer, limit));
+      new DataPlaneConnection(fd, std::move(session), peer, limit));
 }
 
+// The session, freed after this, sends nothing: its BIO never touches the
+// descriptor again.
 DataPlaneConnection::~DataPlaneConnection() { close(fd_); }
 
 absl::Status DataPlaneConnection::Send(int method,
@@ -156,14 +191,15 @@ absl::Status DataPlaneConnection::Send(int method,
   parts.reserve(message.size() + 1);
   parts.push_back({header.data(), header.size()});
   parts.insert(parts.end(), message.begin(), message.end());
-  return WriteAll(fd_, std::move(parts), deadline, peer_);
+  return WriteAll(socket_, std::move(parts), deadline, peer_);
 }
 
 absl::Status DataPlaneConnection::Receive(absl::Time deadline,
                                           grpc::Status* status,
                                           grpc::ByteBuffer* response) {
   char bytes[kResponseHeaderBytes];
-  if (absl::Status s = ReadExactly(fd_, absl::MakeSpan(bytes), deadline, peer_);
+  if (absl::Status s =
+          ReadExactly(socket_, absl::MakeSpan(bytes), deadline, peer_);
       !s.ok()) {
     return s;
   }
@@ -179,12 +215,13 @@ absl::Status DataPlaneConnection::Receive(absl::Time deadline,
         header.length, " bytes of message)"));
   }
   std::string error(header.error_length, '\0');
-  if (absl::Status s = ReadExactly(fd_, absl::MakeSpan(error), deadline, peer_);
+  if (absl::Status s =
+          ReadExactly(socket_, absl::MakeSpan(error), deadline, peer_);
       !s.ok()) {
     return s;
   }
   absl::StatusOr<grpc::ByteBuffer> message =
-      ReadMessage(fd_, header.length, deadline, peer_);
+      ReadMessage(socket_, header.length, deadline, peer_);
   if (!message.ok()) return message.status();
   *status = grpc::Status(static_cast<grpc::StatusCode>(header.code), error);
   *response = *std::move(message);

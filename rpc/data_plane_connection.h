@@ -17,6 +17,8 @@
 #include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/status.h"
+#include "rpc/data_plane_tls.h"
+#include "rpc/data_plane_wire.h"
 
 namespace distrt::rpc {
 
@@ -27,13 +29,16 @@ class DataPlaneConnection {
     int task_index = 0;
     uint64_t incarnation = 0;
   };
-  // Connects to `host`:`port` and exchanges hellos, by `deadline`.
-  // UNAVAILABLE naming the address when it is refused or unreachable, is
-  // not a data plane, speaks other method numbers, or is another ps task
-  // (or another start of it) than `expected`; DEADLINE_EXCEEDED.
+  // Connects to `host`:`port` and exchanges hellos, by `deadline`: inside
+  // a TLS session when `tls` is set (the job's; see rpc/data_plane_tls.h),
+  // its hello carrying the job's token. UNAVAILABLE naming the address
+  // when it is refused or unreachable, is not a data plane, fails the TLS
+  // handshake, speaks other method numbers, or is another ps task (or
+  // another start of it) than `expected`; DEADLINE_EXCEEDED; the ps task's
+  // own refusal (UNAUTHENTICATED, PERMISSION_DENIED: the token).
   static absl::StatusOr<std::unique_ptr<DataPlaneConnection>> Connect(
       const std::string& host, int port, const Expected& expected,
-      absl::Time deadline);
+      absl::Time deadline, const DataPlaneTls* tls = nullptr);
   ~DataPlaneConnection();
 
   DataPlaneConnection(const DataPlaneConnection&) = delete;
@@ -53,12 +58,17 @@ class DataPlaneConnection {
   const std::string& peer() const { return peer_; }
 
  private:
-  DataPlaneConnection(int fd, std::string peer, uint64_t max_message_bytes)
+  DataPlaneConnection(int fd, DataPlaneTls::Session session, std::string peer,
+                      uint64_t max_message_bytes)
       : fd_(fd),
+        session_(std::move(session)),
+        socket_(fd, session_.get()),
         peer_(std::move(peer)),
         max_message_bytes_(max_message_bytes) {}
 
   const int fd_;
+  const DataPlaneTls::Session session_;  // null on plain TCP
+  const DataPlaneSocket socket_;
   const std::string peer_;
   const uint64_t max_message_bytes_;
 };

@@ -237,29 +237,50 @@ class DataPlaneServer::Impl {
 
   void ServeConnection(int fd) {
     const std::string peer = PeerName(fd);
+    const absl::Time hello_by = absl::Now() + kHelloTimeout;
+    // Freed when this returns, before the thread shuts the socket down.
+    DataPlaneTls::Session session;
+    if (options_.tls != nullptr) {
+      absl::StatusOr<DataPlaneTls::Session> accepted =
+          options_.tls->Accept(fd, hello_by, peer);
+      if (!accepted.ok()) return;
+      session = *std::move(accepted);
+    }
+    const DataPlaneSocket socket(fd, session.get());
     char hello[kClientHelloBytes];
-    if (!ReadExactly(fd, absl::MakeSpan(hello), absl::Now() + kHelloTimeout,
-                     peer)
-             .ok() ||
-        !CheckClientHello(absl::string_view(hello, sizeof(hello))).ok()) {
+    if (!ReadExactly(socket, absl::MakeSpan(hello), hello_by, peer).ok()) {
       return;
     }
+    absl::StatusOr<uint32_t> token_length =
+        DecodeClientHello(absl::string_view(hello, sizeof(hello)));
+    if (!token_length.ok()) return;
+    std::string token(*token_length, '\0');
+    if (!ReadExactly(socket, absl::MakeSpan(token), hello_by, peer).ok()) {
+      return;
+    }
+    const absl::Status allowed = options_.tls != nullptr
+                                     ? options_.tls->CheckToken(token)
+                                     : absl::OkStatus();
     ServerHello mine;
     mine.max_message_bytes = static_cast<uint64_t>(options_.max_message_bytes);
     mine.task_index = static_cast<uint32_t>(options_.task_index);
     mine.incarnation = options_.incarnation;
     mine.methods_fingerprint = MethodsFingerprint();
+    mine.code = static_cast<uint32_t>(allowed.code());
+    mine.error = std::string(allowed.message());
     std::string answer = EncodeServerHello(mine);
-    if (!WriteAll(fd, {{answer.data(), answer.size()}},
+    if (!WriteAll(socket, {{answer.data(), answer.size()}},
                   absl::Now() + kHelloTimeout, peer)
-             .ok()) {
+             .ok() ||
+        !allowed.ok()) {
       return;
     }
     for (;;) {
       char bytes[kRequestHeaderBytes];
       // Idle connections wait as long as they like (keepalive notices a
       // peer that is gone); Stop ends the wait.
-      if (!ReadExactly(fd, absl::MakeSpan(bytes), absl::InfiniteFuture(), peer)
+      if (!ReadExactly(socket, absl::MakeSpan(bytes), absl::InfiniteFuture(),
+                       peer)
                .ok()) {
         return;
       }
@@ -268,7 +289,7 @@ class DataPlaneServer::Impl {
       const absl::Time deadline = absl::Now() + kMessageTimeout;
       if (header.length > static_cast<uint64_t>(options_.max_message_bytes)) {
         // The request's bytes are not read: the stream is lost after this.
-        Respond(fd, peer, deadline,
+        Respond(socket, peer, deadline,
                 absl::ResourceExhaustedError(absl::StrCat(
                     "a request of ", header.length,
                     " bytes is larger than this ps task accepts (",
@@ -277,12 +298,13 @@ class DataPlaneServer::Impl {
         return;
       }
       absl::StatusOr<grpc::ByteBuffer> request =
-          ReadMessage(fd, header.length, deadline, peer);
+          ReadMessage(socket, header.length, deadline, peer);
       if (!request.ok()) return;
       grpc::ByteBuffer response;
       const absl::Status status =
           serve_(static_cast<int>(header.method), &*request, &response);
-      if (!Respond(fd, peer, absl::Now() + kMessageTimeout, status, response)) {
+      if (!Respond(socket, peer, absl::Now() + kMessageTimeout, status,
+                   response)) {
         return;
       }
     }
@@ -290,8 +312,9 @@ class DataPlaneServer::Impl {
 
   // Writes `status` and, when it is OK, `response`. False when the
   // connection failed.
-  bool Respond(int fd, const std::string& peer, absl::Time deadline,
-               const absl::Status& status, const grpc::ByteBuffer& response) {
+  bool Respond(const DataPlaneSocket& socket, const std::string& peer,
+               absl::Time deadline, const absl::Status& status,
+               const grpc::ByteBuffer& response) {
     const absl::string_view error = status.message().substr(0, kMaxErrorBytes);
     std::vector<grpc::Slice> slices;
     std::vector<iovec> message;
@@ -307,7 +330,7 @@ class DataPlaneServer::Impl {
       parts.push_back({const_cast<char*>(error.data()), error.size()});
     }
     parts.insert(parts.end(), message.begin(), message.end());
-    return WriteAll(fd, std::move(parts), deadline, peer).ok();
+    return WriteAll(socket, std::move(parts), deadline, peer).ok();
   }
 
   const Options options_;

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "rpc/data_plane_tls.h"
 
 namespace distrt::rpc {
 
@@ -42,6 +43,10 @@ class DataPlaneServer {
     uint64_t incarnation = 0;
     // How long Stop lets requests being served finish.
     absl::Duration stop_grace = absl::Seconds(5);
+    // The job's TLS and token (null: plain TCP). A client that fails the
+    // handshake is closed; one without the token is told so in the hello
+    // and closed.
+    std::shared_ptr<const DataPlaneTls> tls;
   };
   // Answers request bytes `in` of RPC `method` (rpc/ps_methods.h) with
   // response bytes `out`, or an error.

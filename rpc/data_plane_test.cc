@@ -102,8 +102,8 @@ void SendRaw(int fd, const std::string& bytes) {
 // Whether the server closed `fd` (reads end) within kWait.
 bool ClosedByServer(int fd) {
   char byte;
-  return ReadExactly(fd, absl::MakeSpan(&byte, 1), absl::Now() + kWait,
-                     "server")
+  return ReadExactly(DataPlaneSocket(fd), absl::MakeSpan(&byte, 1),
+                     absl::Now() + kWait, "server")
              .code() == absl::StatusCode::kUnavailable;
 }
 
@@ -170,29 +170,35 @@ TEST(DataPlaneTest, AnOversizedHeaderIsAnsweredAndTheConnectionClosed) {
   std::unique_ptr<DataPlaneServer> server = StartServer(Echo, 1000);
   ASSERT_NE(server, nullptr);
   const int fd = RawSocket(server->port());
-  SendRaw(fd, EncodeClientHello());
+  SendRaw(fd, EncodeClientHello(""));
   char hello[kServerHelloBytes];
-  ASSERT_TRUE(
-      ReadExactly(fd, absl::MakeSpan(hello), absl::Now() + kWait, "s").ok());
+  ASSERT_TRUE(ReadExactly(DataPlaneSocket(fd), absl::MakeSpan(hello),
+                          absl::Now() + kWait, "s")
+                  .ok());
+  uint32_t error_length = 1;
   const absl::StatusOr<ServerHello> server_hello =
-      DecodeServerHello(absl::string_view(hello, sizeof(hello)));
+      DecodeServerHello(absl::string_view(hello, sizeof(hello)), &error_length);
   ASSERT_TRUE(server_hello.ok()) << server_hello.status();
   EXPECT_EQ(server_hello->max_message_bytes, 1000u);
   EXPECT_EQ(server_hello->task_index, static_cast<uint32_t>(kTask));
   EXPECT_EQ(server_hello->incarnation, kIncarnation);
   EXPECT_EQ(server_hello->methods_fingerprint, MethodsFingerprint());
+  EXPECT_EQ(server_hello->code, 0u);
+  EXPECT_EQ(error_length, 0u);
   SendRaw(fd, EncodeRequestHeader({1, uint64_t{1} << 40}));
   char header[kResponseHeaderBytes];
-  ASSERT_TRUE(
-      ReadExactly(fd, absl::MakeSpan(header), absl::Now() + kWait, "s").ok());
+  ASSERT_TRUE(ReadExactly(DataPlaneSocket(fd), absl::MakeSpan(header),
+                          absl::Now() + kWait, "s")
+                  .ok());
   const ResponseHeader answer =
       DecodeResponseHeader(absl::string_view(header, sizeof(header)));
   EXPECT_EQ(answer.code,
             static_cast<uint32_t>(absl::StatusCode::kResourceExhausted));
   EXPECT_EQ(answer.length, 0u);
   std::string error(answer.error_length, '\0');
-  ASSERT_TRUE(
-      ReadExactly(fd, absl::MakeSpan(error), absl::Now() + kWait, "s").ok());
+  ASSERT_TRUE(ReadExactly(DataPlaneSocket(fd), absl::MakeSpan(error),
+                          absl::Now() + kWait, "s")
+                  .ok());
   EXPECT_THAT(error, HasSubstr("1099511627776 bytes"));
   EXPECT_TRUE(ClosedByServer(fd));
   close(fd);
@@ -207,7 +213,7 @@ TEST(DataPlaneTest, WhatIsNotAHelloIsClosedAndOthersAreStillServed) {
   close(http);
   // A request cut short by its client ends that connection only.
   const int cut = RawSocket(server->port());
-  SendRaw(cut, EncodeClientHello());
+  SendRaw(cut, EncodeClientHello(""));
   SendRaw(cut, EncodeRequestHeader({1, 100}) + "only ten b");
   close(cut);
   std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);

@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpc/slice.h"
+#include "openssl/err.h"
+#include "openssl/ssl.h"
 #include "rpc/ps_methods.h"
 
 namespace distrt::rpc {
@@ -53,9 +55,127 @@ absl::Status CheckHello(absl::string_view bytes, size_t size,
   return absl::OkStatus();
 }
 
-// Waits until `fd` is ready for `events` or the deadline passes.
-absl::Status Await(int fd, short events, absl::Time deadline,
-                   absl::string_view peer) {
+// What to do after an SSL_read or SSL_write that returned `result` <= 0:
+// wait for the socket to be readable (POLLIN) or writable (POLLOUT), try
+// again at once (0), or give up with the error. `what` is "read" or
+// "write".
+absl::StatusOr<short> AfterSslFailure(ssl_st* ssl, int result,
+                                      absl::string_view what,
+                                      absl::string_view peer) {
+  const int saved_errno = errno;
+  switch (SSL_get_error(ssl, result)) {
+    case SSL_ERROR_WANT_READ:
+      return POLLIN;
+    case SSL_ERROR_WANT_WRITE:
+      return POLLOUT;
+    case SSL_ERROR_ZERO_RETURN:
+      return absl::UnavailableError(
+          absl::StrCat("TCP data plane to ", peer, ": connection closed"));
+    case SSL_ERROR_SYSCALL:
+      if (saved_errno == EINTR) return 0;
+      if (saved_errno == 0 || saved_errno == EPIPE ||
+          saved_errno == ECONNRESET) {
+        return absl::UnavailableError(
+            absl::StrCat("TCP data plane to ", peer, ": connection closed"));
+      }
+      return absl::UnavailableError(
+          absl::StrCat("TCP data plane to ", peer, ": ", what,
+                       " failed: ", std::strerror(saved_errno)));
+    default: {
+      char text[256] = "unknown TLS error";
+      if (const unsigned long error = ERR_get_error(); error != 0) {
+        ERR_error_string_n(error, text, sizeof(text));
+      }
+      ERR_clear_error();
+      return absl::UnavailableError(absl::StrCat(
+          "TCP data plane to ", peer, ": TLS ", what, " failed: ", text));
+    }
+  }
+}
+
+absl::Status SslReadExactly(ssl_st* ssl, int fd, absl::Span<char> out,
+                            absl::Time deadline, absl::string_view peer) {
+  size_t done = 0;
+  while (done < out.size()) {
+    ERR_clear_error();
+    const int n = SSL_read(
+        ssl, out.data() + done,
+        static_cast<int>(std::min<size_t>(out.size() - done, INT_MAX)));
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    absl::StatusOr<short> wait = AfterSslFailure(ssl, n, "read", peer);
+    if (!wait.ok()) return wait.status();
+    if (*wait == 0) continue;
+    if (absl::Status s = AwaitSocket(fd, *wait, deadline, peer); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SslWrite(ssl_st* ssl, int fd, const char* data, size_t size,
+                      absl::Time deadline, absl::string_view peer) {
+  size_t done = 0;
+  while (done < size) {
+    ERR_clear_error();
+    // SSL_MODE_ENABLE_PARTIAL_WRITE: n may be less than asked.
+    const int n =
+        SSL_write(ssl, data + done,
+                  static_cast<int>(std::min<size_t>(size - done, 1 << 20)));
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    absl::StatusOr<short> wait = AfterSslFailure(ssl, n, "write", peer);
+    if (!wait.ok()) return wait.status();
+    if (*wait == 0) continue;
+    if (absl::Status s = AwaitSocket(fd, *wait, deadline, peer); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Headers and small slices are gathered so that each does not cost a TLS
+// record (29 bytes and a seal) of its own.
+absl::Status SslWriteAll(ssl_st* ssl, int fd, const std::vector<iovec>& parts,
+                         absl::Time deadline, absl::string_view peer) {
+  constexpr size_t kGather = 16 << 10;
+  std::string gathered;
+  for (const iovec& part : parts) {
+    const char* data = static_cast<const char*>(part.iov_base);
+    if (gathered.size() + part.iov_len <= kGather) {
+      gathered.append(data, part.iov_len);
+      continue;
+    }
+    if (!gathered.empty()) {
+      if (absl::Status s = SslWrite(ssl, fd, gathered.data(), gathered.size(),
+                                    deadline, peer);
+          !s.ok()) {
+        return s;
+      }
+      gathered.clear();
+    }
+    if (part.iov_len < kGather) {
+      gathered.append(data, part.iov_len);
+    } else {
+      if (absl::Status s =
+              SslWrite(ssl, fd, data, part.iov_len, deadline, peer);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (gathered.empty()) return absl::OkStatus();
+  return SslWrite(ssl, fd, gathered.data(), gathered.size(), deadline, peer);
+}
+
+}  // namespace
+
+absl::Status AwaitSocket(int fd, short events, absl::Time deadline,
+                         absl::string_view peer) {
   for (;;) {
     int timeout_ms = -1;
     if (deadline != absl::InfiniteFuture()) {
@@ -78,16 +198,26 @@ absl::Status Await(int fd, short events, absl::Time deadline,
   }
 }
 
-}  // namespace
-
-std::string EncodeClientHello() {
+std::string EncodeClientHello(absl::string_view token) {
   std::string out(kDataPlaneMagic, sizeof(kDataPlaneMagic));
   PutU32(out, kDataPlaneVersion);
+  PutU32(out, static_cast<uint32_t>(token.size()));
+  out.append(token.data(), token.size());
   return out;
 }
 
-absl::Status CheckClientHello(absl::string_view bytes) {
-  return CheckHello(bytes, kClientHelloBytes, "client");
+absl::StatusOr<uint32_t> DecodeClientHello(absl::string_view bytes) {
+  if (absl::Status s = CheckHello(bytes, kClientHelloBytes, "client");
+      !s.ok()) {
+    return s;
+  }
+  const uint32_t token_length = GetU32(bytes, 12);
+  if (token_length > kMaxHelloTokenBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a TCP data plane client hello announces a token of ", token_length,
+        " bytes (at most ", kMaxHelloTokenBytes, ")"));
+  }
+  return token_length;
 }
 
 uint64_t MethodsFingerprint() {
@@ -109,10 +239,16 @@ std::string EncodeServerHello(const ServerHello& hello) {
   PutU32(out, hello.task_index);
   PutU64(out, hello.incarnation);
   PutU64(out, hello.methods_fingerprint);
+  const absl::string_view error =
+      absl::string_view(hello.error).substr(0, kMaxHelloErrorBytes);
+  PutU32(out, hello.code);
+  PutU32(out, static_cast<uint32_t>(error.size()));
+  out.append(error.data(), error.size());
   return out;
 }
 
-absl::StatusOr<ServerHello> DecodeServerHello(absl::string_view bytes) {
+absl::StatusOr<ServerHello> DecodeServerHello(absl::string_view bytes,
+                                              uint32_t* error_length) {
   if (absl::Status s = CheckHello(bytes, kServerHelloBytes, "server");
       !s.ok()) {
     return s;
@@ -122,6 +258,13 @@ absl::StatusOr<ServerHello> DecodeServerHello(absl::string_view bytes) {
   hello.task_index = GetU32(bytes, 20);
   hello.incarnation = GetU64(bytes, 24);
   hello.methods_fingerprint = GetU64(bytes, 32);
+  hello.code = GetU32(bytes, 40);
+  *error_length = GetU32(bytes, 44);
+  if (*error_length > kMaxHelloErrorBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a TCP data plane server hello announces an error of ", *error_length,
+        " bytes (at most ", kMaxHelloErrorBytes, ")"));
+  }
   return hello;
 }
 
@@ -148,8 +291,12 @@ ResponseHeader DecodeResponseHeader(absl::string_view bytes) {
   return {GetU32(bytes, 0), GetU32(bytes, 4), GetU64(bytes, 8)};
 }
 
-absl::Status ReadExactly(int fd, absl::Span<char> out, absl::Time deadline,
-                         absl::string_view peer) {
+absl::Status ReadExactly(const DataPlaneSocket& socket, absl::Span<char> out,
+                         absl::Time deadline, absl::string_view peer) {
+  const int fd = socket.fd;
+  if (socket.ssl != nullptr) {
+    return SslReadExactly(socket.ssl, fd, out, deadline, peer);
+  }
   size_t done = 0;
   while (done < out.size()) {
     const ssize_t n = read(fd, out.data() + done, out.size() - done);
@@ -166,13 +313,19 @@ absl::Status ReadExactly(int fd, absl::Span<char> out, absl::Time deadline,
       return absl::UnavailableError(absl::StrCat(
           "TCP data plane to ", peer, ": read failed: ", std::strerror(errno)));
     }
-    if (absl::Status s = Await(fd, POLLIN, deadline, peer); !s.ok()) return s;
+    if (absl::Status s = AwaitSocket(fd, POLLIN, deadline, peer); !s.ok()) {
+      return s;
+    }
   }
   return absl::OkStatus();
 }
 
-absl::Status WriteAll(int fd, std::vector<iovec> parts, absl::Time deadline,
-                      absl::string_view peer) {
+absl::Status WriteAll(const DataPlaneSocket& socket, std::vector<iovec> parts,
+                      absl::Time deadline, absl::string_view peer) {
+  const int fd = socket.fd;
+  if (socket.ssl != nullptr) {
+    return SslWriteAll(socket.ssl, fd, parts, deadline, peer);
+  }
   size_t first = 0;
   while (first < parts.size()) {
     const int count =
@@ -190,7 +343,7 @@ absl::Status WriteAll(int fd, std::vector<iovec> parts, absl::Time deadline,
             absl::StrCat("TCP data plane to ", peer,
                          ": write failed: ", std::strerror(errno)));
       }
-      if (absl::Status s = Await(fd, POLLOUT, deadline, peer); !s.ok()) {
+      if (absl::Status s = AwaitSocket(fd, POLLOUT, deadline, peer); !s.ok()) {
         return s;
       }
       continue;
@@ -221,7 +374,8 @@ std::vector<iovec> MessageParts(const grpc::ByteBuffer& message,
   return parts;
 }
 
-absl::StatusOr<grpc::ByteBuffer> ReadMessage(int fd, uint64_t length,
+absl::StatusOr<grpc::ByteBuffer> ReadMessage(const DataPlaneSocket& socket,
+                                             uint64_t length,
                                              absl::Time deadline,
                                              absl::string_view peer) {
   constexpr uint64_t kMaxSlice = 1 << 20;
@@ -231,7 +385,7 @@ absl::StatusOr<grpc::ByteBuffer> ReadMessage(int fd, uint64_t length,
     grpc::Slice slice(grpc_slice_malloc(size), grpc::Slice::STEAL_REF);
     char* data = reinterpret_cast<char*>(const_cast<uint8_t*>(slice.begin()));
     if (absl::Status s =
-            ReadExactly(fd, absl::MakeSpan(data, size), deadline, peer);
+            ReadExactly(socket, absl::MakeSpan(data, size), deadline, peer);
         !s.ok()) {
       return s;
     }

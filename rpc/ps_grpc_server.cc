@@ -16,6 +16,7 @@
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/bundle_message.h"
 #include "rpc/data_plane_server.h"
+#include "rpc/data_plane_tls.h"
 #include "rpc/grpc_server_start.h"
 #include "rpc/grpc_status.h"
 #include "rpc/pooled_tensor.h"
@@ -195,13 +196,11 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
 
   // Starts the TCP data plane beside the gRPC server (Options::data_plane).
   absl::Status ListenForTheDataPlane() {
-    if (options_.security != nullptr &&
-        (options_.security->uses_tls() || options_.security->uses_token())) {
-      return absl::FailedPreconditionError(
-          "the TCP data plane (rpc_layer \"grpc+tcp\") carries neither TLS "
-          "nor the cluster token; with them, use rpc_layer \"grpc\"");
-    }
     DataPlaneServer::Options options;
+    if (options_.security != nullptr) {
+      // The job's TLS and token, as on gRPC.
+      ASSIGN_OR_RETURN(options.tls, DataPlaneTls::ForJob(*options_.security));
+    }
     // The host of listen_address ("host:port", "[v6]:port").
     const size_t colon = options_.listen_address.rfind(':');
     options.host = options_.listen_address.substr(0, colon);

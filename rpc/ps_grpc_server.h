@@ -70,8 +70,8 @@ class PsGrpcServer {
     // Also serve the tensor RPCs over a TCP data plane
     // (rpc/data_plane_wire.h; TF_CONFIG "rpc_layer": "grpc+tcp") on the
     // host of listen_address, at `data_plane_port` (0: one the OS picks),
-    // which GetStatus reports. Refused with TLS (`security` that uses it):
-    // the data plane carries neither TLS nor the token.
+    // which GetStatus reports. With `security`'s TLS and token, as gRPC
+    // (rpc/data_plane_tls.h).
     bool data_plane = false;
     int data_plane_port = 0;
   };

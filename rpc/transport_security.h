@@ -74,6 +74,13 @@ class TransportSecurity {
   // start-up lines.
   std::string Description() const;
 
+  // The PEM text and the token, for transports that are not gRPC's (the
+  // TCP data plane, rpc/data_plane_tls.h). Empty when not in use.
+  const std::string& cert_pem() const { return cert_pem_; }
+  const std::string& key_pem() const { return key_pem_; }
+  const std::string& ca_pem() const { return ca_pem_; }
+  const std::string& cluster_token() const { return token_; }
+
   // Credentials for a server: TLS requiring a verified client certificate
   // when uses_tls(), and the token check when uses_token().
   std::shared_ptr<grpc::ServerCredentials> ServerCredentials() const;

@@ -305,14 +305,30 @@ TEST_F(LaunchTest, AnRpcLayerIsCheckedBeforeAnythingStarts) {
   EXPECT_EQ(unknown->exit_code, 2);
   EXPECT_THAT(unknown->stderr_text,
               HasSubstr("\"grpc+verbs\" is not one this runtime speaks"));
-  absl::StatusOr<SubprocessResult> with_tls = RunSubprocess(
-      LaunchProcess({"--ps=1", "--workers=1", "--rpc_layer=grpc+tcp",
-                     "--secure", "--job_dir=" + job_dir()},
-                    TrainingFlags(100)));
-  ASSERT_TRUE(with_tls.ok()) << with_tls.status();
-  EXPECT_EQ(with_tls->exit_code, 2);
-  EXPECT_THAT(with_tls->stderr_text, HasSubstr("use one or the other"));
-  EXPECT_THAT(with_tls->stdout_text, ::testing::Not(HasSubstr("started")));
+  EXPECT_THAT(unknown->stdout_text, ::testing::Not(HasSubstr("started")));
+}
+
+TEST_F(LaunchTest, ASecureGrpcPlusTcpJobKeepsTlsAndTheTokenOnTheDataPlane) {
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(LaunchProcess(
+      {"--ps=2", "--workers=1", "--chief", "--rpc_layer=grpc+tcp", "--secure",
+       "--job_dir=" + job_dir()},
+      TrainingFlags(300)));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string& out = result->stdout_text;
+  ASSERT_EQ(result->exit_code, 0) << out << result->stderr_text;
+  EXPECT_THAT(out, HasSubstr("[ps:0] ps_server: tensors also over the TCP "
+                             "data plane on 127.0.0.1:"));
+  EXPECT_THAT(out, HasSubstr("(rpc_layer \"grpc+tcp\"), mutual TLS, "
+                             "cluster token"));
+  EXPECT_THAT(out, HasSubstr("[chief:0] ps task 1 (127.0.0.1:"));
+  EXPECT_THAT(out, HasSubstr("[worker:0] ps task 0 (127.0.0.1:"));
+  EXPECT_THAT(out, HasSubstr("): tensors over its TCP data plane at port "));
+  // No task fell back to gRPC: every handshake and token check passed.
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("go over gRPC")));
+  EXPECT_THAT(result->stderr_text, ::testing::Not(HasSubstr("go over gRPC")));
+  EXPECT_GT(
+      ReadJson(job_dir() + "/metrics.json")["eval_accuracy"].get<double>(),
+      0.8);
 }
 
 TEST_F(LaunchTest, BadSecurityFlagsAreRefusedBeforeAnythingStarts) {

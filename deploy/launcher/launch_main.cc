@@ -77,8 +77,8 @@ ABSL_FLAG(bool, secure, false,
           "and --cluster_token_file of your own: they go to every task.");
 ABSL_FLAG(std::string, rpc_layer, "",
           "TF_CONFIG \"rpc_layer\" for every task: \"grpc\" (the default) "
-          "or \"grpc+tcp\" (tensors to the ps tasks over plain TCP; not "
-          "with --secure)");
+          "or \"grpc+tcp\" (tensors to the ps tasks over a TCP data plane "
+          "beside gRPC; with --secure, inside mutual TLS with the token)");
 ABSL_FLAG(int, max_restarts, 0,
           "Restart a task that fails while the job runs up to this many "
           "times (each task), after a backoff of 1s doubling up to 30s, as "
@@ -216,15 +216,6 @@ int Main(int argc, char** argv) {
   plan_options.bind_host = absl::GetFlag(FLAGS_bind_host);
   plan_options.keep_addresses = absl::GetFlag(FLAGS_keep_addresses);
   plan_options.rpc_layer = absl::GetFlag(FLAGS_rpc_layer);
-  const rpc::TransportSecurityOptions& tls = options.user_security;
-  if (plan_options.rpc_layer == "grpc+tcp" &&
-      (options.secure || !tls.tls_cert_file.empty() ||
-       !tls.cluster_token_file.empty())) {
-    return BadInput(
-        "--rpc_layer=grpc+tcp carries tensors over plain TCP, without the "
-        "TLS and token that --secure (or --tls_cert, --cluster_token_file) "
-        "asks for; use one or the other");
-  }
   const std::string spec_path = absl::GetFlag(FLAGS_cluster_spec);
   options.cluster_spec_path = spec_path;
   if (!spec_path.empty()) {

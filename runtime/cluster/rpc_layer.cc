@@ -13,7 +13,7 @@ absl::StatusOr<RpcLayer> ParseRpcLayer(
   return absl::InvalidArgumentError(absl::StrCat(
       "TF_CONFIG \"rpc_layer\": \"", *rpc_layer,
       "\" is not one this runtime speaks: \"grpc\" (the default), or "
-      "\"grpc+tcp\" (tensors to the ps tasks over plain TCP)"));
+      "\"grpc+tcp\" (tensors to the ps tasks over a TCP data plane)"));
 }
 
 }  // namespace distrt

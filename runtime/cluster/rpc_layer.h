@@ -6,7 +6,8 @@
 //   "grpc" (or unset, or "")  every RPC over gRPC
 //   "grpc+tcp"                control over gRPC, and the tensor RPCs to the
 //                             ps tasks over their TCP data planes
-//                             (rpc/data_plane_wire.h); plain TCP only
+//                             (rpc/data_plane_wire.h), inside the job's
+//                             TLS when it has one (rpc/data_plane_tls.h)
 //
 // Every task of a job reads the same TF_CONFIG "rpc_layer", as TensorFlow's
 // "grpc+verbs" / "grpc+gdr" were: the ps tasks open their data planes, the

@@ -59,7 +59,8 @@ absl::StatusOr<PsProcess> StartPsProcess(
     ASSIGN_OR_RETURN(line, ps.process->ReadStdoutLine(kStartTimeout));
     const std::regex data_plane_line(
         "ps_server: tensors also over the TCP data plane on "
-        "127\\.0\\.0\\.1:([0-9]+) \\(rpc_layer \"grpc\\+tcp\"\\)");
+        "127\\.0\\.0\\.1:([0-9]+) \\(rpc_layer \"grpc\\+tcp\"\\), "
+        "(no TLS|mutual TLS), (no )?cluster token");
     if (!std::regex_match(line, match, data_plane_line)) {
       return absl::InternalError(absl::StrCat(
           "unexpected data plane line of ps task ", index, ": ", line));
