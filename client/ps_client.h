@@ -123,8 +123,9 @@ class PsClient : public ParameterServers {
     // (rpc/data_plane_wire.h; TF_CONFIG "rpc_layer": "grpc+tcp") where
     // WaitForServers learns that a task has one; the others, and every
     // task before WaitForServers, over gRPC. A task whose data plane
-    // cannot be reached goes back to gRPC (once, with a warning). Refused
-    // by Create with `security` that uses TLS or a token.
+    // cannot be reached goes back to gRPC (once, with a warning). With
+    // `security`'s TLS, the data plane keeps it and the token
+    // (rpc/data_plane_tls.h); refused by Create for a token without TLS.
     bool data_plane = false;
   };
 

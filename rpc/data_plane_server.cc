@@ -248,7 +248,16 @@ class DataPlaneServer::Impl {
     }
     const DataPlaneSocket socket(fd, session.get());
     char hello[kClientHelloBytes];
-    if (!ReadExactly(socket, absl::MakeSpan(hello), hello_by, peer).ok()) {
+    if (!ReadExactly(socket, absl::MakeSpan(hello, kHelloPrefixBytes), hello_by,
+                     peer)
+             .ok() ||
+        !CheckClientHelloPrefix(absl::string_view(hello, kHelloPrefixBytes))
+             .ok() ||
+        !ReadExactly(socket,
+                     absl::MakeSpan(hello + kHelloPrefixBytes,
+                                    kClientHelloBytes - kHelloPrefixBytes),
+                     hello_by, peer)
+             .ok()) {
       return;
     }
     absl::StatusOr<uint32_t> token_length =

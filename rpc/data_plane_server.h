@@ -2,7 +2,8 @@
 #define DISTRT_RPC_DATA_PLANE_SERVER_H_
 
 // DataPlaneServer: a ps task's TCP data plane (rpc/data_plane_wire.h), the
-// tensor RPCs over plain TCP beside its gRPC server. A thread per
+// tensor RPCs over TCP (and the job's TLS, when it has one) beside its gRPC
+// server. A thread per
 // connection reads a request, has `serve` answer it and writes the answer:
 // the same handlers as gRPC's (PsGrpcServer hands them in), with no thread
 // hand-off between the socket and the handler.

@@ -2,6 +2,7 @@
 // serve function written here, DataPlaneConnection, and raw sockets for
 // what a well-behaved client never sends.
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -223,6 +224,25 @@ TEST(DataPlaneTest, WhatIsNotAHelloIsClosedAndOthersAreStillServed) {
   grpc::ByteBuffer response;
   ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
   EXPECT_EQ(BytesOf(response), "2:enif");
+}
+
+TEST(DataPlaneTest, AClientOfAnotherVersionIsClosedAtOnce) {
+  std::unique_ptr<DataPlaneServer> server = StartServer(Echo);
+  ASSERT_NE(server, nullptr);
+  const int old = RawSocket(server->port());
+  // Version 1's whole hello: magic and version, 4 bytes short of this
+  // version's. Closed on reading it, not at the hello's 10 s timeout.
+  std::string hello(kDataPlaneMagic, sizeof(kDataPlaneMagic));
+  hello.append({1, 0, 0, 0});
+  SendRaw(old, hello);
+  // Non-blocking, so that the read below keeps its deadline.
+  fcntl(old, F_SETFL, fcntl(old, F_GETFL) | O_NONBLOCK);
+  char byte;
+  EXPECT_EQ(ReadExactly(DataPlaneSocket(old), absl::MakeSpan(&byte, 1),
+                        absl::Now() + absl::Seconds(5), "server")
+                .code(),
+            absl::StatusCode::kUnavailable);
+  close(old);
 }
 
 TEST(DataPlaneTest, AnAnswerThatDoesNotComeEndsAtTheDeadline) {

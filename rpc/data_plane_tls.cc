@@ -55,11 +55,17 @@ int SocketRead(BIO* bio, char* data, int size) {
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     BIO_set_retry_read(bio);
   }
+  // What BIO_eof reports, so that SSL_OP_IGNORE_UNEXPECTED_EOF sees it.
+  if (n == 0) BIO_set_flags(bio, BIO_FLAGS_IN_EOF);
   return static_cast<int>(n);
 }
 
-long SocketControl(BIO*, int command, long, void*) {
-  return command == BIO_CTRL_FLUSH ? 1 : 0;
+// OpenSSL needs a flush to succeed (the socket has no buffer of its own
+// here) and asks whether the peer closed; nothing else.
+long SocketControl(BIO* bio, int command, long, void*) {
+  if (command == BIO_CTRL_FLUSH) return 1;
+  if (command == BIO_CTRL_EOF) return BIO_test_flags(bio, BIO_FLAGS_IN_EOF);
+  return 0;
 }
 
 const BIO_METHOD* SocketMethod() {
@@ -106,6 +112,7 @@ absl::StatusOr<OpenSslPtr<SSL_CTX, SSL_CTX_free>> NewContext(
   // A peer that closes without TLS's close_notify is a closed connection,
   // as on plain TCP; sessions are not resumed (connections are pooled).
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_TICKET);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   if (as_server) SSL_CTX_set_num_tickets(ctx, 0);
   // Larger reads from the socket than one record at a time.
   SSL_CTX_set_read_ahead(ctx, 1);
@@ -252,8 +259,10 @@ absl::StatusOr<DataPlaneTls::Session> DataPlaneTls::Handshake(
   } else {
     SSL_set_connect_state(ssl.get());
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl.get());
+    // A subjectAltName must name the host: never the subject's CN.
     X509_VERIFY_PARAM_set_hostflags(param,
-                                    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+                                    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS |
+                                        X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
     const bool named =
         IsIpAddress(host)
             ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1
@@ -269,12 +278,10 @@ absl::StatusOr<DataPlaneTls::Session> DataPlaneTls::Handshake(
     ERR_clear_error();
     const int result = SSL_do_handshake(ssl.get());
     if (result == 1) return ssl;
-    const int saved_errno = errno;
     const int error = SSL_get_error(ssl.get(), result);
     short events = 0;
     if (error == SSL_ERROR_WANT_READ) events = POLLIN;
     if (error == SSL_ERROR_WANT_WRITE) events = POLLOUT;
-    if (error == SSL_ERROR_SYSCALL && saved_errno == EINTR) continue;
     if (events != 0) {
       if (absl::Status s = AwaitSocket(fd, events, deadline, peer); !s.ok()) {
         return absl::Status(

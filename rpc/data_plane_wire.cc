@@ -72,7 +72,7 @@ absl::StatusOr<short> AfterSslFailure(ssl_st* ssl, int result,
       return absl::UnavailableError(
           absl::StrCat("TCP data plane to ", peer, ": connection closed"));
     case SSL_ERROR_SYSCALL:
-      if (saved_errno == EINTR) return 0;
+      // (The socket BIO turns EINTR into a retry: it never gets here.)
       if (saved_errno == 0 || saved_errno == EPIPE ||
           saved_errno == ECONNRESET) {
         return absl::UnavailableError(
@@ -204,6 +204,10 @@ std::string EncodeClientHello(absl::string_view token) {
   PutU32(out, static_cast<uint32_t>(token.size()));
   out.append(token.data(), token.size());
   return out;
+}
+
+absl::Status CheckClientHelloPrefix(absl::string_view bytes) {
+  return CheckHello(bytes, kHelloPrefixBytes, "client");
 }
 
 absl::StatusOr<uint32_t> DecodeClientHello(absl::string_view bytes) {

@@ -3,7 +3,7 @@
 
 // The TCP data plane's wire format (TF_CONFIG "rpc_layer": "grpc+tcp"): the
 // tensor RPCs' message bytes (rpc/wire_message.h, the same bytes gRPC would
-// carry) over a plain TCP connection, one call at a time per connection,
+// carry) over a TCP connection, one call at a time per connection,
 // without HTTP/2's framing, flow control and the thread hand-offs of gRPC's
 // completion queues. Control (status, variables' creation, checkpoints)
 // stays on gRPC, whose GetStatus tells a client the data plane's port.
@@ -100,6 +100,12 @@ uint64_t MethodsFingerprint();
 
 // The whole client hello, token included.
 std::string EncodeClientHello(absl::string_view token);
+// Whether `bytes`, a hello's first kHelloPrefixBytes (magic and version),
+// begin a client hello of this version (INVALID_ARGUMENT otherwise): read
+// before the rest, so that a client of another version is refused at once
+// rather than waited for.
+inline constexpr size_t kHelloPrefixBytes = 12;
+absl::Status CheckClientHelloPrefix(absl::string_view bytes);
 // The length of the token that follows the fixed part `bytes`;
 // INVALID_ARGUMENT when `bytes` is not a client hello of this version or
 // announces a token longer than kMaxHelloTokenBytes.
