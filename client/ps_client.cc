@@ -47,6 +47,15 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
   if (options.max_request_bytes < 1) {
     return absl::InvalidArgumentError("max_request_bytes must be positive");
   }
+  if (options.data_plane_max_request_bytes < 0) {
+    return absl::InvalidArgumentError(
+        "data_plane_max_request_bytes must not be negative");
+  }
+  if (options.data_plane && options.data_plane_max_request_bytes > 0) {
+    // What the planner and the transport both cut requests by.
+    options.max_request_bytes = std::min(options.max_request_bytes,
+                                         options.data_plane_max_request_bytes);
+  }
   if (options.max_requests_in_flight < 1) {
     return absl::InvalidArgumentError(
         "max_requests_in_flight must be positive");

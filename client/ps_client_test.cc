@@ -504,6 +504,13 @@ TEST(PsClientOptionsTest, CountsAndSizesMustBePositive) {
               HasSubstr("max_requests_in_flight_per_task"));
 
   options = PsClient::Options();
+  options.data_plane_max_request_bytes = -1;
+  client = PsClient::Create(std::vector<std::string>{"127.0.0.1:1"}, options);
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(client.status().message(),
+              HasSubstr("data_plane_max_request_bytes"));
+
+  options = PsClient::Options();
   options.bundle_below_bytes = -1;
   client = PsClient::Create(std::vector<std::string>{"127.0.0.1:1"}, options);
   EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);

@@ -166,6 +166,45 @@ TEST(DataPlaneIntegrationTest, EveryTensorRpcGoesOverTheDataPlane) {
   EXPECT_GE(pushes, 16);
 }
 
+// Over the data plane a request is cut at data_plane_max_request_bytes
+// (512 KiB by default), over gRPC at max_request_bytes (2 MiB).
+TEST(DataPlaneIntegrationTest, RequestsOverTheDataPlaneAreCutSmaller) {
+  absl::StatusOr<PsProcess> task = StartPsProcess(0, 1, {}, "grpc+tcp");
+  ASSERT_TRUE(task.ok()) << task.status();
+  Log log;
+  PsClient::Options options;
+  options.rpc_timeout = kWait;
+  options.log = log.Sink();
+  absl::StatusOr<std::unique_ptr<PsClient>> over_grpc =
+      PsClient::Create({task->address()}, options);
+  ASSERT_TRUE(over_grpc.ok()) << over_grpc.status();
+  options.data_plane = true;
+  absl::StatusOr<std::unique_ptr<PsClient>> over_data_plane =
+      PsClient::Create({task->address()}, options);
+  ASSERT_TRUE(over_data_plane.ok()) << over_data_plane.status();
+  ASSERT_TRUE((*over_grpc)->WaitForServers(kWait).ok());
+  ASSERT_TRUE((*over_data_plane)->WaitForServers(kWait).ok());
+  // 1,024,000 bytes: one gRPC request, two over the data plane.
+  const VariablePlacement v =
+      *(*over_grpc)
+           ->CreateVariable(ConstantVariableSpec("v", {1000, 256}, 0.0f));
+  const auto pushes = [&]() -> int64_t {
+    absl::StatusOr<std::vector<ps::GetStatusResponse>> stats =
+        (*over_grpc)->Stats();
+    if (!stats.ok()) return -1;
+    const auto it = (*stats)[0].requests().find("PushDense");
+    return it == (*stats)[0].requests().end() ? 0 : it->second;
+  };
+  const std::vector<float> grad(1000 * 256, 1.0f);
+  ASSERT_TRUE((*over_grpc)->Push(v, grad).ok());
+  EXPECT_EQ(pushes(), 1);
+  ASSERT_TRUE((*over_data_plane)->Push(v, grad).ok());
+  EXPECT_EQ(pushes(), 3);
+  std::vector<float> now(1000 * 256);
+  ASSERT_TRUE((*over_data_plane)->Pull(v, absl::MakeSpan(now)).ok());
+  EXPECT_THAT(now, Each(-2.0f));
+}
+
 TEST(DataPlaneIntegrationTest, ATaskWithoutADataPlaneIsReachedOverGrpc) {
   absl::StatusOr<std::vector<PsProcess>> tasks = StartPsProcesses(1);
   ASSERT_TRUE(tasks.ok()) << tasks.status();
