@@ -59,6 +59,13 @@ def build(figures, path):
                   f"bare gRPC {t.values(grpc, '%.2f', 'baseline_value')}",
                   f"{t.values(grpc, '%.2f', 'ratio')}; "
                   f"**{t.values(plane, '%.2f', 'ratio')}**")
+    tls = [f"dense/{op}/1ps/{s}/tls/data_plane/vs_tls_grpc"
+           for op in ("push", "pull") for s in ("1MiB", "16MiB")]
+    t.row("dense push / pull, 1 ps, 1 / 16 MiB, with mutual TLS and the "
+          "token: TCP data plane",
+          f"{t.values(tls, '%.2f')} GB/s",
+          f"PsClient over gRPC with TLS {t.values(tls, '%.2f', 'baseline_value')}",
+          t.values(tls, "%.2f", "ratio"))
     for ps in ("1ps", "2ps"):
         grpc = [f"dense/{op}/{ps}/4KiB/p50" for op in ("push", "pull")]
         plane = [f"dense/{op}/{ps}/4KiB/data_plane/p50"
