@@ -124,7 +124,12 @@ TEST_F(FaultInjectionTest,
   EXPECT_THAT(out, HasSubstr(") restarted (incarnation "));
   const nlohmann::json metrics = ReadJson(JobDir("faulty") + "/metrics.json");
   EXPECT_GE(metrics["global_step"].get<int64_t>(), 2500);
-  EXPECT_NEAR(metrics["eval_accuracy"].get<double>(), clean_accuracy, 0.01)
+  // Not exactly the clean run's: the restarted task's shard went back to the
+  // checkpoint (up to 100 steps of its updates gone, the other task's
+  // kept), and two training tasks' asynchronous steps interleave
+  // differently each run (seen: 0.843 against a clean 0.8575 once in ~10
+  // runs, every other run within 0.01).
+  EXPECT_NEAR(metrics["eval_accuracy"].get<double>(), clean_accuracy, 0.025)
       << metrics.dump();
 }
 
