@@ -309,10 +309,10 @@ TEST_F(LaunchTest, AnRpcLayerIsCheckedBeforeAnythingStarts) {
 }
 
 TEST_F(LaunchTest, ASecureGrpcPlusTcpJobKeepsTlsAndTheTokenOnTheDataPlane) {
-  absl::StatusOr<SubprocessResult> result = RunSubprocess(LaunchProcess(
-      {"--ps=2", "--workers=1", "--chief", "--rpc_layer=grpc+tcp", "--secure",
-       "--job_dir=" + job_dir()},
-      TrainingFlags(300)));
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(
+      LaunchProcess({"--ps=2", "--workers=1", "--chief", "--rpc_layer=grpc+tcp",
+                     "--secure", "--job_dir=" + job_dir()},
+                    TrainingFlags(300)));
   ASSERT_TRUE(result.ok()) << result.status();
   const std::string& out = result->stdout_text;
   ASSERT_EQ(result->exit_code, 0) << out << result->stderr_text;
