@@ -55,10 +55,9 @@ absl::Status CheckHello(absl::string_view bytes, size_t size,
   return absl::OkStatus();
 }
 
-// What to do after an SSL_read or SSL_write that returned `result` <= 0:
-// wait for the socket to be readable (POLLIN) or writable (POLLOUT), try
-// again at once (0), or give up with the error. `what` is "read" or
-// "write".
+// What to wait for after an SSL_read or SSL_write that returned `result`
+// <= 0: the socket readable (POLLIN) or writable (POLLOUT); or the error
+// that ends the connection. `what` is "read" or "write".
 absl::StatusOr<short> AfterSslFailure(ssl_st* ssl, int result,
                                       absl::string_view what,
                                       absl::string_view peer) {
@@ -93,21 +92,26 @@ absl::StatusOr<short> AfterSslFailure(ssl_st* ssl, int result,
   }
 }
 
-absl::Status SslReadExactly(ssl_st* ssl, int fd, absl::Span<char> out,
-                            absl::Time deadline, absl::string_view peer) {
+// Moves `size` bytes through the session: `step(done, n)` reads or writes
+// (SSL_read / SSL_write) up to `n` bytes at offset `done` and returns what
+// OpenSSL returned, and the socket is waited on as OpenSSL asks. Writes
+// are partial (SSL_MODE_ENABLE_PARTIAL_WRITE) and retried with the same
+// bytes.
+template <typename Step>
+absl::Status SslTransfer(ssl_st* ssl, int fd, size_t size,
+                         absl::string_view what, absl::Time deadline,
+                         absl::string_view peer, Step step) {
   size_t done = 0;
-  while (done < out.size()) {
+  while (done < size) {
     ERR_clear_error();
-    const int n = SSL_read(
-        ssl, out.data() + done,
-        static_cast<int>(std::min<size_t>(out.size() - done, INT_MAX)));
+    const int n = step(
+        done, static_cast<int>(std::min<size_t>(size - done, size_t{1} << 20)));
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;
     }
-    absl::StatusOr<short> wait = AfterSslFailure(ssl, n, "read", peer);
+    absl::StatusOr<short> wait = AfterSslFailure(ssl, n, what, peer);
     if (!wait.ok()) return wait.status();
-    if (*wait == 0) continue;
     if (absl::Status s = AwaitSocket(fd, *wait, deadline, peer); !s.ok()) {
       return s;
     }
@@ -115,27 +119,18 @@ absl::Status SslReadExactly(ssl_st* ssl, int fd, absl::Span<char> out,
   return absl::OkStatus();
 }
 
+absl::Status SslReadExactly(ssl_st* ssl, int fd, absl::Span<char> out,
+                            absl::Time deadline, absl::string_view peer) {
+  return SslTransfer(
+      ssl, fd, out.size(), "read", deadline, peer,
+      [&](size_t done, int n) { return SSL_read(ssl, out.data() + done, n); });
+}
+
 absl::Status SslWrite(ssl_st* ssl, int fd, const char* data, size_t size,
                       absl::Time deadline, absl::string_view peer) {
-  size_t done = 0;
-  while (done < size) {
-    ERR_clear_error();
-    // SSL_MODE_ENABLE_PARTIAL_WRITE: n may be less than asked.
-    const int n =
-        SSL_write(ssl, data + done,
-                  static_cast<int>(std::min<size_t>(size - done, 1 << 20)));
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-      continue;
-    }
-    absl::StatusOr<short> wait = AfterSslFailure(ssl, n, "write", peer);
-    if (!wait.ok()) return wait.status();
-    if (*wait == 0) continue;
-    if (absl::Status s = AwaitSocket(fd, *wait, deadline, peer); !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
+  return SslTransfer(
+      ssl, fd, size, "write", deadline, peer,
+      [&](size_t done, int n) { return SSL_write(ssl, data + done, n); });
 }
 
 // Headers and small slices are gathered so that each does not cost a TLS
