@@ -56,5 +56,36 @@ TEST(IdRepeatsTest, CollidingIdsStayDistinct) {
   for (uint32_t i = 0; i < 1000; ++i) EXPECT_EQ(repeats.distinct_of[i], i);
 }
 
+// Ids i * 7 for i < n, then the first `repeated` of them again.
+std::vector<int64_t> IdsWithRepeatsAtTheEnd(int64_t n, int64_t repeated) {
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < n; ++i) ids.push_back(i * 7);
+  for (int64_t i = 0; i < repeated; ++i) ids.push_back(i * 7);
+  return ids;
+}
+
+void ExpectRepeatsAtTheEnd(const IdRepeats& repeats, int64_t n,
+                           int64_t repeated) {
+  ASSERT_TRUE(repeats.any());
+  ASSERT_EQ(repeats.first.size(), static_cast<size_t>(n));
+  ASSERT_EQ(repeats.distinct_of.size(), static_cast<size_t>(n + repeated));
+  for (int64_t i = 0; i < n + repeated; ++i) {
+    ASSERT_EQ(repeats.distinct_of[i], i < n ? i : i - n) << "position " << i;
+  }
+}
+
+// The table a thread keeps between calls starts empty every time, whether
+// the call before was larger or smaller; tables beyond the kept size (and
+// their prefetched lookups) find repeats as well.
+TEST(IdRepeatsTest, CallsOfEverySizeOneAfterAnotherFindTheirOwnRepeats) {
+  for (int64_t n : {100000, 50, 20000, 700000, 3000}) {
+    SCOPED_TRACE(n);
+    ExpectRepeatsAtTheEnd(FindRepeats(IdsWithRepeatsAtTheEnd(n, 10)), n, 10);
+  }
+  // Ids the previous call had seen are new to this one.
+  const std::vector<int64_t> fresh = {7, 14, 1, 2};
+  EXPECT_FALSE(FindRepeats(fresh).any());
+}
+
 }  // namespace
 }  // namespace distrt
