@@ -346,11 +346,14 @@ absl::Status RunDenseTransportBench(const BenchConfig& config,
   PsClient::Options options;
   options.max_request_bytes = std::min(options.max_request_bytes,
                                        kMaxMessageMiB * kMiB - kRequestFraming);
-  report->Note(absl::StrCat("PsClient: default options, requests of at most ",
-                            SizeName(options.max_request_bytes),
-                            " (max_request_bytes); ps_server "
-                            "--max_message_mb=",
-                            kMaxMessageMiB));
+  report->Note(absl::StrCat(
+      "PsClient: default options, requests of at most ",
+      SizeName(options.max_request_bytes),
+      " over gRPC (max_request_bytes) and ",
+      SizeName(options.data_plane_max_request_bytes),
+      " over the data plane (data_plane_max_request_bytes); ps_server "
+      "--max_message_mb=",
+      kMaxMessageMiB));
   const std::vector<std::string> ps_flags = {
       absl::StrCat("--max_message_mb=", kMaxMessageMiB)};
   int case_number = 0;

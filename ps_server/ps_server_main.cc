@@ -195,6 +195,9 @@ int Main(int argc, char** argv) {
     }
   }
   options.task_index = task->index;
+  options.log = [](absl::string_view line) {
+    std::fprintf(stderr, "ps_server: %s\n", std::string(line).c_str());
+  };
   options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
   options.max_message_bytes = int64_t{max_message_mb} << 20;
   options.max_variable_bytes = max_memory_mb << 20;

@@ -147,6 +147,7 @@ class DataPlaneServer::Impl {
   // it began or read an answer (a worker that stopped reading, not a slow
   // one: its own deadline ends such calls far sooner).
   static constexpr absl::Duration kHelloTimeout = absl::Seconds(10);
+  static constexpr absl::Duration kRefusalLineEvery = absl::Seconds(30);
   static constexpr absl::Duration kMessageTimeout = absl::Minutes(5);
 
   bool AllDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -243,17 +244,26 @@ class DataPlaneServer::Impl {
     if (options_.tls != nullptr) {
       absl::StatusOr<DataPlaneTls::Session> accepted =
           options_.tls->Accept(fd, hello_by, peer);
-      if (!accepted.ok()) return;
+      if (!accepted.ok()) {
+        NoteRefused(peer, accepted.status());
+        return;
+      }
       session = *std::move(accepted);
     }
     const DataPlaneSocket socket(fd, session.get());
     char hello[kClientHelloBytes];
     if (!ReadExactly(socket, absl::MakeSpan(hello, kHelloPrefixBytes), hello_by,
                      peer)
-             .ok() ||
-        !CheckClientHelloPrefix(absl::string_view(hello, kHelloPrefixBytes))
-             .ok() ||
-        !ReadExactly(socket,
+             .ok()) {
+      return;
+    }
+    if (absl::Status s =
+            CheckClientHelloPrefix(absl::string_view(hello, kHelloPrefixBytes));
+        !s.ok()) {
+      NoteRefused(peer, s);
+      return;
+    }
+    if (!ReadExactly(socket,
                      absl::MakeSpan(hello + kHelloPrefixBytes,
                                     kClientHelloBytes - kHelloPrefixBytes),
                      hello_by, peer)
@@ -262,7 +272,10 @@ class DataPlaneServer::Impl {
     }
     absl::StatusOr<uint32_t> token_length =
         DecodeClientHello(absl::string_view(hello, sizeof(hello)));
-    if (!token_length.ok()) return;
+    if (!token_length.ok()) {
+      NoteRefused(peer, token_length.status());
+      return;
+    }
     std::string token(*token_length, '\0');
     if (!ReadExactly(socket, absl::MakeSpan(token), hello_by, peer).ok()) {
       return;
@@ -278,6 +291,7 @@ class DataPlaneServer::Impl {
     mine.code = static_cast<uint32_t>(allowed.code());
     mine.error = std::string(allowed.message());
     std::string answer = EncodeServerHello(mine);
+    if (!allowed.ok()) NoteRefused(peer, allowed);
     if (!WriteAll(socket, {{answer.data(), answer.size()}},
                   absl::Now() + kHelloTimeout, peer)
              .ok() ||
@@ -319,6 +333,32 @@ class DataPlaneServer::Impl {
     }
   }
 
+  // Tells Options::log why the connection from `peer` was refused, at most
+  // once per kRefusalLineEvery: a port scanner, a TCP health check or a
+  // client of another job retrying must not flood the task's log. The
+  // refusals in between are counted in the next line.
+  void NoteRefused(const std::string& peer, const absl::Status& why) {
+    if (!options_.log) return;
+    std::string line;
+    {
+      absl::MutexLock lock(&refusals_mu_);
+      const absl::Time now = absl::Now();
+      if (now < next_refusal_line_) {
+        ++refusals_unsaid_;
+        return;
+      }
+      next_refusal_line_ = now + kRefusalLineEvery;
+      line = absl::StrCat("TCP data plane: refused the connection from ", peer,
+                          ": ", why.message());
+      if (refusals_unsaid_ > 0) {
+        absl::StrAppend(&line, " (", refusals_unsaid_,
+                        " more refused since the last such line)");
+      }
+      refusals_unsaid_ = 0;
+    }
+    options_.log(line);
+  }
+
   // Writes `status` and, when it is OK, `response`. False when the
   // connection failed.
   bool Respond(const DataPlaneSocket& socket, const std::string& peer,
@@ -350,6 +390,10 @@ class DataPlaneServer::Impl {
   absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kServing;
   std::list<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex refusals_mu_;
+  absl::Time next_refusal_line_ ABSL_GUARDED_BY(refusals_mu_) =
+      absl::InfinitePast();
+  int64_t refusals_unsaid_ ABSL_GUARDED_BY(refusals_mu_) = 0;
 };
 
 absl::StatusOr<std::unique_ptr<DataPlaneServer>> DataPlaneServer::Start(

@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "rpc/data_plane_tls.h"
@@ -48,6 +49,12 @@ class DataPlaneServer {
     // handshake is closed; one without the token is told so in the hello
     // and closed.
     std::shared_ptr<const DataPlaneTls> tls;
+    // Where a refused connection (a failed TLS handshake, a hello of another
+    // version or protocol, a missing or wrong token) is said, with its peer
+    // and reason, at most once per 30 s; null: nowhere. Under TLS a
+    // connection closed before its handshake ends (a TCP health check) is
+    // one too; without TLS, one closed before its hello is not.
+    std::function<void(absl::string_view)> log;
   };
   // Answers request bytes `in` of RPC `method` (rpc/ps_methods.h) with
   // response bytes `out`, or an error.

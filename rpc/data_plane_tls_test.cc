@@ -4,11 +4,14 @@
 
 #include "rpc/data_plane_tls.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -72,8 +75,10 @@ class DataPlaneTlsTest : public ::testing::Test {
   }
 
   std::unique_ptr<DataPlaneServer> StartServer(
-      std::shared_ptr<const DataPlaneTls> tls) {
+      std::shared_ptr<const DataPlaneTls> tls,
+      std::function<void(absl::string_view)> log = nullptr) {
     DataPlaneServer::Options options;
+    options.log = std::move(log);
     options.task_index = kTask;
     options.incarnation = kIncarnation;
     options.max_message_bytes = 64 << 20;
@@ -126,7 +131,13 @@ TEST_F(DataPlaneTlsTest, CallsGoInsideMutualTlsWithTheToken) {
 }
 
 TEST_F(DataPlaneTlsTest, AClientWithoutTheTokenOrWithAnotherIsToldSo) {
-  std::unique_ptr<DataPlaneServer> server = StartServer(Tls(task_, kToken));
+  absl::Mutex mu;
+  std::vector<std::string> lines;
+  std::unique_ptr<DataPlaneServer> server =
+      StartServer(Tls(task_, kToken), [&](absl::string_view line) {
+        absl::MutexLock lock(&mu);
+        lines.emplace_back(line);
+      });
   ASSERT_NE(server, nullptr);
   std::shared_ptr<const DataPlaneTls> none = Tls(task_, "");
   absl::Status s = Connect(*server, none.get()).status();
@@ -144,6 +155,12 @@ TEST_F(DataPlaneTlsTest, AClientWithoutTheTokenOrWithAnotherIsToldSo) {
       Connect(*server, right.get());
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectEcho(**c, "in");
+  // The server said so too: the first refusal, with its peer; the second
+  // came within 30 s of it and waits to be counted in the next line.
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], HasSubstr("refused the connection from 127.0.0.1:"));
+  EXPECT_THAT(lines[0], HasSubstr("the client sent none"));
 }
 
 TEST_F(DataPlaneTlsTest, APlainClientAndAPlainServerAreRefused) {

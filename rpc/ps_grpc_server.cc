@@ -213,6 +213,7 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
     options.task_index = options_.task_index;
     options.incarnation = incarnation_;
     options.stop_grace = options_.stop_grace;
+    options.log = options_.log;
     ASSIGN_OR_RETURN(
         data_plane_,
         DataPlaneServer::Start(options, [this](int method, grpc::ByteBuffer* in,

@@ -21,6 +21,7 @@
 // Thread-safe: every method may be called from any thread.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,9 @@ class PsGrpcServer {
     // (rpc/data_plane_tls.h).
     bool data_plane = false;
     int data_plane_port = 0;
+    // Where the data plane says which connections it refused and why
+    // (DataPlaneServer::Options::log); null: nowhere.
+    std::function<void(absl::string_view)> log;
   };
 
   // Listens and starts serving. UNAVAILABLE naming the address when it

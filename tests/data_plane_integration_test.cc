@@ -184,6 +184,9 @@ TEST(DataPlaneIntegrationTest, RequestsOverTheDataPlaneAreCutSmaller) {
   ASSERT_TRUE(over_data_plane.ok()) << over_data_plane.status();
   ASSERT_TRUE((*over_grpc)->WaitForServers(kWait).ok());
   ASSERT_TRUE((*over_data_plane)->WaitForServers(kWait).ok());
+  // The smaller cut applies to both paths; the log tells that the second
+  // client's tensors do take the data plane.
+  EXPECT_EQ(log.Count("tensors over its TCP data plane"), 1) << log.All();
   // 1,024,000 bytes: one gRPC request, two over the data plane.
   const VariablePlacement v =
       *(*over_grpc)
