@@ -36,7 +36,8 @@ struct IdRepeats {
 // caller's order, which the contiguous fast paths of pulls and pushes need
 // and in which repeated gradients are summed. Ids in increasing order (what
 // a model gives: sorted and distinct) are recognised in one pass first,
-// without the table.
+// without the table. Each calling thread keeps its table (up to 4 MiB) for
+// its next call. Thread-safe.
 IdRepeats FindRepeats(absl::Span<const int64_t> ids);
 
 }  // namespace distrt

@@ -18,6 +18,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "rpc/data_plane_wire.h"
@@ -110,6 +112,7 @@ class DataPlaneServer::Impl {
         return;
       }
       state_ = State::kStopping;
+      stopping_.store(true, std::memory_order_relaxed);
       // Wakes accept(), which then fails and sees the state.
       shutdown(listen_fd_, SHUT_RDWR);
     }
@@ -338,7 +341,13 @@ class DataPlaneServer::Impl {
   // client of another job retrying must not flood the task's log. The
   // refusals in between are counted in the next line.
   void NoteRefused(const std::string& peer, const absl::Status& why) {
-    if (!options_.log) return;
+    // Stop shuts connections down, which fails the handshakes and hellos
+    // still in progress: those are not refusals.
+    if (!options_.log || stopping_.load(std::memory_order_relaxed)) return;
+    // The TLS errors already name the peer for the client's side.
+    absl::string_view reason = why.message();
+    absl::ConsumePrefix(&reason,
+                        absl::StrCat("TCP data plane to ", peer, ": "));
     std::string line;
     {
       absl::MutexLock lock(&refusals_mu_);
@@ -349,7 +358,7 @@ class DataPlaneServer::Impl {
       }
       next_refusal_line_ = now + kRefusalLineEvery;
       line = absl::StrCat("TCP data plane: refused the connection from ", peer,
-                          ": ", why.message());
+                          ": ", reason);
       if (refusals_unsaid_ > 0) {
         absl::StrAppend(&line, " (", refusals_unsaid_,
                         " more refused since the last such line)");
@@ -390,6 +399,8 @@ class DataPlaneServer::Impl {
   absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kServing;
   std::list<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
+  // Set with state_ = kStopping; read without mu_ by NoteRefused.
+  std::atomic<bool> stopping_{false};
   absl::Mutex refusals_mu_;
   absl::Time next_refusal_line_ ABSL_GUARDED_BY(refusals_mu_) =
       absl::InfinitePast();

@@ -53,7 +53,8 @@ class DataPlaneServer {
     // version or protocol, a missing or wrong token) is said, with its peer
     // and reason, at most once per 30 s; null: nowhere. Under TLS a
     // connection closed before its handshake ends (a TCP health check) is
-    // one too; without TLS, one closed before its hello is not.
+    // one too; without TLS, one closed before its hello is not. Called on
+    // the connections' threads, several at once: it must be thread-safe.
     std::function<void(absl::string_view)> log;
   };
   // Answers request bytes `in` of RPC `method` (rpc/ps_methods.h) with

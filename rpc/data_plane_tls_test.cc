@@ -25,6 +25,7 @@ namespace distrt::rpc {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr absl::Duration kWait = absl::Seconds(30);
 constexpr int kTask = 1;
@@ -164,10 +165,30 @@ TEST_F(DataPlaneTlsTest, AClientWithoutTheTokenOrWithAnotherIsToldSo) {
 }
 
 TEST_F(DataPlaneTlsTest, APlainClientAndAPlainServerAreRefused) {
-  std::unique_ptr<DataPlaneServer> tls_server = StartServer(Tls(task_, ""));
+  absl::Mutex mu;
+  std::vector<std::string> lines;
+  std::unique_ptr<DataPlaneServer> tls_server =
+      StartServer(Tls(task_, ""), [&](absl::string_view line) {
+        absl::MutexLock lock(&mu);
+        lines.emplace_back(line);
+      });
   ASSERT_NE(tls_server, nullptr);
   absl::Status s = Connect(*tls_server, nullptr).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  {
+    // The client may hear the TLS alert before the server logs: wait.
+    absl::MutexLock lock(&mu);
+    mu.AwaitWithTimeout(
+        absl::Condition(
+            +[](std::vector<std::string>* lines) { return !lines->empty(); },
+            &lines),
+        kWait);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_THAT(lines[0], HasSubstr("refused the connection from 127.0.0.1:"));
+    // The peer is named once, not again by the TLS error.
+    EXPECT_THAT(lines[0], HasSubstr(": TLS handshake failed: "));
+    EXPECT_THAT(lines[0], Not(HasSubstr("TCP data plane to")));
+  }
   std::unique_ptr<DataPlaneServer> plain_server = StartServer(nullptr);
   ASSERT_NE(plain_server, nullptr);
   std::shared_ptr<const DataPlaneTls> client = Tls(task_, "");

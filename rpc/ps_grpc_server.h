@@ -76,7 +76,8 @@ class PsGrpcServer {
     bool data_plane = false;
     int data_plane_port = 0;
     // Where the data plane says which connections it refused and why
-    // (DataPlaneServer::Options::log); null: nowhere.
+    // (DataPlaneServer::Options::log); null: nowhere. Called from several
+    // threads at once: it must be thread-safe.
     std::function<void(absl::string_view)> log;
   };
 
