@@ -11,38 +11,25 @@
 #include "grpcpp/support/slice.h"
 #include "gtest/gtest.h"
 #include "proto/ps_service.pb.h"
+#include "tests/util/byte_buffers.h"
 
 namespace distrt::rpc {
 namespace {
 
 using ::testing::HasSubstr;
 
-// A buffer of `pieces`, one slice each.
-grpc::ByteBuffer Buffer(const std::vector<std::string>& pieces) {
-  std::vector<grpc::Slice> slices;
-  for (const std::string& piece : pieces) slices.emplace_back(piece);
-  return grpc::ByteBuffer(slices.data(), slices.size());
-}
-
-std::string Bytes(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string out;
-  for (const grpc::Slice& s : slices) {
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return out;
-}
+using testing::BufferOfPieces;
+using testing::BytesOf;
 
 TEST(BundleMessageTest, EncodesWhatProtobufParses) {
   std::vector<WirePart> parts(3);
   parts[0].method = "PullSparse";
-  parts[0].message = Buffer({"abc", std::string(1000, 'x'), "def"});
+  parts[0].message = BufferOfPieces({"abc", std::string(1000, 'x'), "def"});
   parts[1].method = "PushDense";
-  parts[1].message = Buffer({""});
+  parts[1].message = BufferOfPieces({""});
   parts[2].code = 5;
   parts[2].error = "variable \"w\" not found";
-  const std::string bytes = Bytes(EncodeBundle(parts));
+  const std::string bytes = BytesOf(EncodeBundle(parts));
   ps::BundleRequest parsed;
   ASSERT_TRUE(parsed.ParseFromString(bytes));
   ASSERT_EQ(parsed.parts_size(), 3);
@@ -63,21 +50,21 @@ TEST(BundleMessageTest, DecodesWhatProtobufWrites) {
   b->set_error("bad shape");
   const std::string bytes = response.SerializeAsString();
   // Cut across the slices, so that fields straddle them.
-  grpc::ByteBuffer buffer =
-      Buffer({bytes.substr(0, 2), bytes.substr(2, 30000), bytes.substr(30002)});
+  grpc::ByteBuffer buffer = BufferOfPieces(
+      {bytes.substr(0, 2), bytes.substr(2, 30000), bytes.substr(30002)});
   absl::StatusOr<std::vector<WirePart>> parts =
       DecodeBundle(&buffer, "Bundle response");
   ASSERT_TRUE(parts.ok()) << parts.status();
   // The received bytes go; the parts' messages keep what they point at.
   buffer.Clear();
   ASSERT_EQ(parts->size(), 2u);
-  EXPECT_EQ(Bytes((*parts)[0].message), std::string(70000, 'y'));
+  EXPECT_EQ(BytesOf((*parts)[0].message), std::string(70000, 'y'));
   EXPECT_EQ((*parts)[0].code, 0);
   EXPECT_EQ((*parts)[1].code, 3);
   EXPECT_EQ((*parts)[1].error, "bad shape");
   // A part without a message has an empty one, which reads.
   EXPECT_EQ((*parts)[1].message.Length(), 0u);
-  EXPECT_EQ(Bytes((*parts)[1].message), "");
+  EXPECT_EQ(BytesOf((*parts)[1].message), "");
 }
 
 TEST(BundleMessageTest, RoundTripsAnEmptyBundle) {
@@ -91,12 +78,12 @@ TEST(BundleMessageTest, RoundTripsAnEmptyBundle) {
 TEST(BundleMessageTest, ABrokenBundleIsAnErrorNamingThePart) {
   std::vector<WirePart> parts(2);
   parts[0].method = "PullSparse";
-  parts[0].message = Buffer({"0123456789"});
+  parts[0].message = BufferOfPieces({"0123456789"});
   parts[1].method = "PushSparse";
-  parts[1].message = Buffer({std::string(300, 'z')});
-  const std::string bytes = Bytes(EncodeBundle(parts));
+  parts[1].message = BufferOfPieces({std::string(300, 'z')});
+  const std::string bytes = BytesOf(EncodeBundle(parts));
   for (size_t cut : {bytes.size() - 1, bytes.size() - 200, size_t{20}}) {
-    grpc::ByteBuffer truncated = Buffer({bytes.substr(0, cut)});
+    grpc::ByteBuffer truncated = BufferOfPieces({bytes.substr(0, cut)});
     absl::StatusOr<std::vector<WirePart>> decoded =
         DecodeBundle(&truncated, "Bundle request");
     EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument)
@@ -104,7 +91,8 @@ TEST(BundleMessageTest, ABrokenBundleIsAnErrorNamingThePart) {
     EXPECT_THAT(decoded.status().message(),
                 HasSubstr("malformed Bundle request"));
   }
-  grpc::ByteBuffer truncated = Buffer({bytes.substr(0, bytes.size() - 1)});
+  grpc::ByteBuffer truncated =
+      BufferOfPieces({bytes.substr(0, bytes.size() - 1)});
   EXPECT_THAT(DecodeBundle(&truncated, "Bundle request").status().message(),
               HasSubstr("part 1"));
 }

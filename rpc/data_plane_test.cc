@@ -23,6 +23,7 @@
 #include "rpc/data_plane_connection.h"
 #include "rpc/data_plane_server.h"
 #include "rpc/data_plane_wire.h"
+#include "tests/util/byte_buffers.h"
 
 namespace distrt::rpc {
 namespace {
@@ -31,21 +32,8 @@ using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(30);
 
-grpc::ByteBuffer BufferOf(const std::vector<std::string>& pieces) {
-  std::vector<grpc::Slice> slices;
-  for (const std::string& piece : pieces) slices.emplace_back(piece);
-  return grpc::ByteBuffer(slices.data(), slices.size());
-}
-
-std::string BytesOf(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (!buffer.Valid() || !buffer.Dump(&slices).ok()) return bytes;
-  for (const grpc::Slice& s : slices) {
-    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return bytes;
-}
+using testing::BufferOfPieces;
+using testing::BytesOf;
 
 // Answers method m with "m:" and the request's bytes reversed; method 99 is
 // refused with NOT_FOUND.
@@ -53,7 +41,7 @@ absl::Status Echo(int method, grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
   if (method == 99) return absl::NotFoundError("no method 99 here");
   std::string bytes = BytesOf(*in);
   std::reverse(bytes.begin(), bytes.end());
-  *out = BufferOf({absl::StrCat(method, ":"), bytes});
+  *out = BufferOfPieces({absl::StrCat(method, ":"), bytes});
   return absl::OkStatus();
 }
 
@@ -117,7 +105,7 @@ TEST(DataPlaneTest, CallsGoBackAndForthInOrderOnOneConnection) {
   const std::string big(300000, 'x');
   for (int call = 0; call < 3; ++call) {
     // A request of several slices, one of them large.
-    const grpc::ByteBuffer request = BufferOf({"ab", big, "cd"});
+    const grpc::ByteBuffer request = BufferOfPieces({"ab", big, "cd"});
     ASSERT_TRUE(c->Send(call, request, absl::Now() + kWait).ok());
     grpc::Status status;
     grpc::ByteBuffer response;
@@ -138,13 +126,13 @@ TEST(DataPlaneTest, AnErrorTravelsWithItsCodeAndTextAndTheConnectionGoesOn) {
   ASSERT_NE(server, nullptr);
   std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(c->Send(99, BufferOf({"x"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Send(99, BufferOfPieces({"x"}), absl::Now() + kWait).ok());
   grpc::Status status;
   grpc::ByteBuffer response;
   ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(status.error_message(), "no method 99 here");
-  ASSERT_TRUE(c->Send(1, BufferOf({"yz"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Send(1, BufferOfPieces({"yz"}), absl::Now() + kWait).ok());
   ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
   EXPECT_TRUE(status.ok());
   EXPECT_EQ(BytesOf(response), "1:zy");
@@ -156,11 +144,11 @@ TEST(DataPlaneTest, ARequestLargerThanTheServerTakesIsRefusedBeforeSending) {
   std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
   ASSERT_NE(c, nullptr);
   const absl::Status s =
-      c->Send(1, BufferOf({std::string(1001, 'x')}), absl::Now() + kWait);
+      c->Send(1, BufferOfPieces({std::string(1001, 'x')}), absl::Now() + kWait);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(s.message(), HasSubstr("1001 bytes"));
   // Nothing was sent: the connection still works.
-  ASSERT_TRUE(c->Send(1, BufferOf({"ok"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Send(1, BufferOfPieces({"ok"}), absl::Now() + kWait).ok());
   grpc::Status status;
   grpc::ByteBuffer response;
   ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
@@ -219,7 +207,7 @@ TEST(DataPlaneTest, WhatIsNotAHelloIsClosedAndOthersAreStillServed) {
   close(cut);
   std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(c->Send(2, BufferOf({"fine"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Send(2, BufferOfPieces({"fine"}), absl::Now() + kWait).ok());
   grpc::Status status;
   grpc::ByteBuffer response;
   ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
@@ -255,7 +243,7 @@ TEST(DataPlaneTest, AnAnswerThatDoesNotComeEndsAtTheDeadline) {
   ASSERT_NE(server, nullptr);
   std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(c->Send(1, BufferOf({"x"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Send(1, BufferOfPieces({"x"}), absl::Now() + kWait).ok());
   grpc::Status status;
   grpc::ByteBuffer response;
   const absl::Status s =
@@ -354,7 +342,7 @@ TEST(DataPlaneTest, StopLetsARequestBeingServedBeAnswered) {
   ASSERT_NE(server, nullptr);
   std::unique_ptr<DataPlaneConnection> c = ConnectTo(*server);
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(c->Send(4, BufferOf({"late"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Send(4, BufferOfPieces({"late"}), absl::Now() + kWait).ok());
   ASSERT_TRUE(serving.WaitForNotificationWithTimeout(kWait));
   const int port = server->port();
   std::thread stop([&] { server->Stop(); });

@@ -20,6 +20,7 @@
 #include "rpc/data_plane_server.h"
 #include "rpc/tls_certificates.h"
 #include "rpc/transport_security.h"
+#include "tests/util/byte_buffers.h"
 
 namespace distrt::rpc {
 namespace {
@@ -32,20 +33,8 @@ constexpr int kTask = 1;
 constexpr uint64_t kIncarnation = 0xfeedface;
 const char kToken[] = "a-cluster-token-of-this-job";
 
-grpc::ByteBuffer BufferOf(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
-
-std::string BytesOf(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (!buffer.Valid() || !buffer.Dump(&slices).ok()) return bytes;
-  for (const grpc::Slice& s : slices) {
-    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return bytes;
-}
+using testing::BufferOf;
+using testing::BytesOf;
 
 // Answers with the request's bytes and a tail.
 absl::Status Echo(int, grpc::ByteBuffer* in, grpc::ByteBuffer* out) {

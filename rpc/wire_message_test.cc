@@ -8,24 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "proto/ps_service.pb.h"
+#include "tests/util/byte_buffers.h"
 
 namespace distrt::rpc {
 namespace {
 
-std::string Flatten(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string bytes;
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  return bytes;
-}
-
-grpc::ByteBuffer BufferOf(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
+using testing::BufferOf;
 
 template <typename T>
 absl::Span<const char> BytesOf(const std::vector<T>& values) {
@@ -56,7 +44,7 @@ TEST(WireMessageTest, EncodedBytesAreWhatProtobufReads) {
       fields, {{3, ps::FLOAT32, {3, 2}, BytesOf(grad), nullptr}});
 
   ps::PushDenseRequest parsed;
-  ASSERT_TRUE(parsed.ParseFromString(Flatten(buffer)));
+  ASSERT_TRUE(parsed.ParseFromString(testing::BytesOf(buffer)));
   EXPECT_EQ(parsed.name(), "layer/kernel");
   EXPECT_EQ(parsed.rows().begin(), 4);
   EXPECT_EQ(parsed.rows().end(), 7);
@@ -67,7 +55,7 @@ TEST(WireMessageTest, EncodedBytesAreWhatProtobufReads) {
   EXPECT_EQ(parsed.values().data(),
             std::string(BytesOf(grad).data(), BytesOf(grad).size()));
   // Byte for byte what protobuf itself writes.
-  EXPECT_EQ(Flatten(buffer), parsed.SerializeAsString());
+  EXPECT_EQ(testing::BytesOf(buffer), parsed.SerializeAsString());
 }
 
 TEST(WireMessageTest, DecodesWhatProtobufWritesStraightIntoDestinations) {
@@ -133,7 +121,7 @@ TEST(WireMessageTest, InPlaceTensorsAreLeftInTheReceivedSlices) {
   for (size_t i = 0; i < grad.size(); ++i) grad[i] = 0.5f * i;
   ps::PushDenseRequest fields;
   fields.set_name("w");
-  const std::string bytes = Flatten(EncodeWithTensors(
+  const std::string bytes = testing::BytesOf(EncodeWithTensors(
       fields, {{3, ps::FLOAT32, {1000}, BytesOf(grad), nullptr}}));
   // As received: slices of odd sizes, so that elements are split between
   // slices and no slice starts on an element's boundary. (The last takes
@@ -196,7 +184,7 @@ TEST(WireMessageTest, InPlaceTensorsAreLeftInTheReceivedSlices) {
 TEST(WireMessageTest, AnInPlaceTensorCutShortIsRefused) {
   const std::vector<float> grad(100, 1.0f);
   ps::PushDenseRequest fields;
-  const std::string bytes = Flatten(EncodeWithTensors(
+  const std::string bytes = testing::BytesOf(EncodeWithTensors(
       fields, {{3, ps::FLOAT32, {100}, BytesOf(grad), nullptr}}));
   grpc::ByteBuffer buffer = BufferOf(bytes.substr(0, bytes.size() - 7));
   IncomingTensor tensor(3);
@@ -219,7 +207,7 @@ TEST(WireMessageTest, AnOwnedTensorIsKeptUntilTheBufferIsGone) {
     values.reset();
     EXPECT_FALSE(watch.expired());
     ps::PullDenseResponse parsed;
-    ASSERT_TRUE(parsed.ParseFromString(Flatten(buffer)));
+    ASSERT_TRUE(parsed.ParseFromString(testing::BytesOf(buffer)));
     EXPECT_EQ(parsed.values().data().size(), 4000u);
   }
   EXPECT_TRUE(watch.expired());
@@ -258,7 +246,7 @@ class MalformedTest : public ::testing::Test {
     const std::vector<float> grad(16, 1.0f);
     ps::PushDenseRequest fields;
     fields.set_name("w");
-    return Flatten(EncodeWithTensors(
+    return testing::BytesOf(EncodeWithTensors(
         fields, {{3, ps::FLOAT32, {16}, BytesOf(grad), nullptr}}));
   }
 

@@ -32,6 +32,7 @@
 #include "proto/ps_service.grpc.pb.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/wire_message.h"
+#include "tests/util/byte_buffers.h"
 #include "tests/util/ps_processes.h"
 
 namespace distrt {
@@ -882,14 +883,8 @@ TEST(HandWrittenBytesTest, AreWhatEncodeWithTensorsWrites) {
   tensor.shape = {4, 2};
   tensor.data = {reinterpret_cast<const char*>(values.data()),
                  values.size() * sizeof(float)};
-  grpc::ByteBuffer encoded = rpc::EncodeWithTensors(fields, {tensor});
-  std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(encoded.Dump(&slices).ok());
-  std::string bytes;
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  EXPECT_EQ(bytes, GoodPushDenseBytes());
+  EXPECT_EQ(testing::BytesOf(rpc::EncodeWithTensors(fields, {tensor})),
+            GoodPushDenseBytes());
 }
 
 }  // namespace
