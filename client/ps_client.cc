@@ -406,18 +406,20 @@ absl::Status PsClient::AddInt64(const VariablePlacement& variable,
                                    ps::ADD, after);
 }
 
-absl::Status PsClient::PullStep(absl::Span<const DenseVariablePull> dense,
-                                absl::Span<const SparseVariablePull> sparse) {
+namespace {
+
+// What PullStep checks before anything is sent.
+absl::Status CheckPullStep(absl::Span<const SparseVariablePull> sparse) {
   for (const SparseVariablePull& pull : sparse) {
     RETURN_IF_ERROR(CheckRowsById(*pull.variable, pull.ids.size(),
                                   pull.out.size(), "the buffer"));
   }
-  return impl_->PullStep(dense, sparse);
+  return absl::OkStatus();
 }
 
-absl::Status PsClient::PushStep(absl::Span<const DenseVariablePush> dense,
-                                absl::Span<const SparseVariablePush> sparse,
-                                absl::Span<const Int64VariableAdd> adds) {
+// What PushStep checks before anything is sent.
+absl::Status CheckPushStep(absl::Span<const SparseVariablePush> sparse,
+                           absl::Span<const Int64VariableAdd> adds) {
   for (const SparseVariablePush& push : sparse) {
     RETURN_IF_ERROR(CheckRowsById(*push.variable, push.ids.size(),
                                   push.grads.size(), "the gradients"));
@@ -425,7 +427,34 @@ absl::Status PsClient::PushStep(absl::Span<const DenseVariablePush> dense,
   for (const Int64VariableAdd& add : adds) {
     RETURN_IF_ERROR(CheckDType(*add.variable, DType::kInt64, "AddInt64"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PsClient::PullStep(absl::Span<const DenseVariablePull> dense,
+                                absl::Span<const SparseVariablePull> sparse) {
+  RETURN_IF_ERROR(CheckPullStep(sparse));
+  return impl_->PullStep(dense, sparse);
+}
+
+absl::Status PsClient::PushStep(absl::Span<const DenseVariablePush> dense,
+                                absl::Span<const SparseVariablePush> sparse,
+                                absl::Span<const Int64VariableAdd> adds) {
+  RETURN_IF_ERROR(CheckPushStep(sparse, adds));
   return impl_->PushStep(dense, sparse, adds);
+}
+
+absl::Status PsClient::PushPullStep(
+    absl::Span<const DenseVariablePush> dense_pushes,
+    absl::Span<const SparseVariablePush> sparse_pushes,
+    absl::Span<const Int64VariableAdd> adds,
+    absl::Span<const DenseVariablePull> dense_pulls,
+    absl::Span<const SparseVariablePull> sparse_pulls) {
+  RETURN_IF_ERROR(CheckPushStep(sparse_pushes, adds));
+  RETURN_IF_ERROR(CheckPullStep(sparse_pulls));
+  return impl_->PushPullStep(dense_pushes, sparse_pushes, adds, dense_pulls,
+                             sparse_pulls);
 }
 
 // One variable's rows go as a step's would: the same checks, plans and

@@ -208,6 +208,14 @@ class PsClient : public ParameterServers {
   absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
                         absl::Span<const SparseVariablePush> sparse,
                         absl::Span<const Int64VariableAdd> adds) override;
+  // PushStep then PullStep in one round, as ParameterServers says: a step's
+  // update and the next step's read in one round trip.
+  absl::Status PushPullStep(
+      absl::Span<const DenseVariablePush> dense_pushes,
+      absl::Span<const SparseVariablePush> sparse_pushes,
+      absl::Span<const Int64VariableAdd> adds,
+      absl::Span<const DenseVariablePull> dense_pulls,
+      absl::Span<const SparseVariablePull> sparse_pulls) override;
   // Assign, Add and AssignInt64 as ParameterServers says: one PushDense per
   // part, with its write and a request id.
   absl::Status Assign(const VariablePlacement& variable,

@@ -207,41 +207,50 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
         piece.rows.size() * width);
   }
 
-  // PullMany of `dense` and a PullSparse of each of `sparse` (their sizes
-  // checked by the caller), all their requests sent in one round and each
-  // response decoded as its operation decodes it.
-  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
-                        absl::Span<const SparseVariablePull> sparse) {
+  // How each call of a round's response is decoded (none: nothing to
+  // decode beyond the status).
+  using Decoders =
+      absl::flat_hash_map<const CallBase*, std::function<absl::Status()>>;
+
+  // The calls of a PullStep, planned and encoded; they must outlive the
+  // round they go in.
+  struct PullPlan {
     using SparseCall = Call<ps::PullSparseRequest, ps::PullSparseResponse>;
     std::vector<std::unique_ptr<ManyCall>> dense_calls;
+    std::vector<IdRepeats> repeats;
+    std::vector<std::vector<std::unique_ptr<SparseCall>>> sparse_calls;
+  };
+
+  // Plans PullMany of `dense` and a PullSparse of each of `sparse` (their
+  // sizes checked by the caller) into `plan`, appending the calls to `all`
+  // and how to decode each response to `decoders`.
+  absl::Status PlanPullStep(absl::Span<const DenseVariablePull> dense,
+                            absl::Span<const SparseVariablePull> sparse,
+                            PullPlan& plan, std::vector<CallBase*>& all,
+                            Decoders& decoders) {
     if (!dense.empty()) {
-      ASSIGN_OR_RETURN(dense_calls, PlanPullMany(dense));
+      ASSIGN_OR_RETURN(plan.dense_calls, PlanPullMany(dense));
     }
-    std::vector<IdRepeats> repeats(sparse.size());
-    std::vector<std::vector<std::unique_ptr<SparseCall>>> sparse_calls(
-        sparse.size());
+    plan.repeats.resize(sparse.size());
+    plan.sparse_calls.resize(sparse.size());
     for (size_t v = 0; v < sparse.size(); ++v) {
       const SparseVariablePull& pull = sparse[v];
-      repeats[v] = FindRepeats(pull.ids);
+      plan.repeats[v] = FindRepeats(pull.ids);
       ASSIGN_OR_RETURN(
-          sparse_calls[v],
+          plan.sparse_calls[v],
           (GroupVariableIds<ps::PullSparseRequest, ps::PullSparseResponse>(
-              *pull.variable, pull.ids, repeats[v])));
-      EncodeIdRequests(sparse_calls[v]);
+              *pull.variable, pull.ids, plan.repeats[v])));
+      EncodeIdRequests(plan.sparse_calls[v]);
     }
-    // Every call, and how its response is decoded.
-    std::vector<CallBase*> all;
-    absl::flat_hash_map<const CallBase*, std::function<absl::Status()>>
-        decoders;
-    for (auto& call : dense_calls) {
+    for (auto& call : plan.dense_calls) {
       ManyCall* c = call.get();
       all.push_back(c);
       decoders[c] = [this, c, dense] { return DecodeManyPulled(*c, dense); };
     }
     for (size_t v = 0; v < sparse.size(); ++v) {
       const SparseVariablePull& pull = sparse[v];
-      for (auto& call : sparse_calls[v]) {
-        SparseCall* c = call.get();
+      for (auto& call : plan.sparse_calls[v]) {
+        PullPlan::SparseCall* c = call.get();
         c->rpc = "PullSparse";
         c->response_bytes = static_cast<int64_t>(c->ids.size()) *
                             RowWidth(pull.variable->spec) *
@@ -253,13 +262,42 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
         };
       }
     }
-    RETURN_IF_ERROR(RunWireCalls(
-        "PullStep", std::move(all),
-        [&](CallBase& c) { return decoders.at(&c)(); }, /*bundle=*/true));
+    return absl::OkStatus();
+  }
+
+  // What a PullStep does once its round has answered: rows of repeated ids.
+  static void FinishPullStep(const PullPlan& plan,
+                             absl::Span<const SparseVariablePull> sparse) {
     for (size_t v = 0; v < sparse.size(); ++v) {
-      CopyRepeatedRows(repeats[v], RowWidth(sparse[v].variable->spec),
+      CopyRepeatedRows(plan.repeats[v], RowWidth(sparse[v].variable->spec),
                        sparse[v].out);
     }
+  }
+
+  // Runs a round of `all`, decoding each response with `decoders`.
+  absl::Status RunStepRound(absl::string_view rpc, std::vector<CallBase*> all,
+                            const Decoders& decoders) {
+    return RunWireCalls(
+        rpc, std::move(all),
+        [&](CallBase& c) {
+          const auto decoder = decoders.find(&c);
+          return decoder == decoders.end() ? absl::OkStatus()
+                                           : decoder->second();
+        },
+        /*bundle=*/true);
+  }
+
+  // PullMany of `dense` and a PullSparse of each of `sparse` (their sizes
+  // checked by the caller), all their requests sent in one round and each
+  // response decoded as its operation decodes it.
+  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
+                        absl::Span<const SparseVariablePull> sparse) {
+    PullPlan plan;
+    std::vector<CallBase*> all;
+    Decoders decoders;
+    RETURN_IF_ERROR(PlanPullStep(dense, sparse, plan, all, decoders));
+    RETURN_IF_ERROR(RunStepRound("PullStep", std::move(all), decoders));
+    FinishPullStep(plan, sparse);
     return absl::OkStatus();
   }
 
@@ -366,83 +404,127 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     return calls;
   }
 
-  // PushMany of `dense`, a PushSparse of each of `sparse` (their sizes
-  // checked by the caller) and an AddInt64 of each of `adds` (int64, checked
-  // by the caller), all their requests sent in one round.
-  absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                        absl::Span<const SparseVariablePush> sparse,
-                        absl::Span<const Int64VariableAdd> adds) {
+  // The calls of a PushStep, planned and encoded; they must outlive the
+  // round they go in.
+  struct PushPlan {
     using SparseCall = Call<ps::PushSparseRequest, ps::PushSparseResponse>;
     std::vector<std::unique_ptr<ManyCall>> dense_calls;
+    std::vector<std::vector<std::unique_ptr<SparseCall>>> sparse_calls;
+    std::vector<std::vector<std::unique_ptr<DensePushCall>>> add_calls;
+    // Made in place (an atomic does not move) and never resized.
+    std::unique_ptr<ValuesAfter[]> values_after;
+    size_t num_adds = 0;
+  };
+
+  // Plans PushMany of `dense`, a PushSparse of each of `sparse` (their
+  // sizes checked by the caller) and an AddInt64 of each of `adds` (int64,
+  // checked by the caller) into `plan`, appending the calls to `all` and
+  // how to decode each response to `decoders`.
+  absl::Status PlanPushStep(absl::Span<const DenseVariablePush> dense,
+                            absl::Span<const SparseVariablePush> sparse,
+                            absl::Span<const Int64VariableAdd> adds,
+                            PushPlan& plan, std::vector<CallBase*>& all,
+                            Decoders& decoders) {
     if (!dense.empty()) {
-      ASSIGN_OR_RETURN(dense_calls, PlanPushMany(dense));
+      ASSIGN_OR_RETURN(plan.dense_calls, PlanPushMany(dense));
     }
-    std::vector<std::vector<std::unique_ptr<SparseCall>>> sparse_calls(
-        sparse.size());
+    plan.sparse_calls.resize(sparse.size());
     for (size_t v = 0; v < sparse.size(); ++v) {
       const SparseVariablePush& push = sparse[v];
       const IdRepeats repeats = FindRepeats(push.ids);
       ASSIGN_OR_RETURN(
-          sparse_calls[v],
+          plan.sparse_calls[v],
           (GroupVariableIds<ps::PushSparseRequest, ps::PushSparseResponse>(
               *push.variable, push.ids, repeats)));
-      EncodeRowPushes(sparse_calls[v], RowWidth(push.variable->spec), repeats,
-                      push.grads);
+      EncodeRowPushes(plan.sparse_calls[v], RowWidth(push.variable->spec),
+                      repeats, push.grads);
     }
-    std::vector<std::vector<std::unique_ptr<DensePushCall>>> add_calls(
-        adds.size());
-    // Made in place (an atomic does not move) and never resized.
-    std::vector<ValuesAfter> values_after(adds.size());
+    plan.add_calls.resize(adds.size());
+    plan.num_adds = adds.size();
+    plan.values_after = std::make_unique<ValuesAfter[]>(adds.size());
     for (size_t a = 0; a < adds.size(); ++a) {
       const Int64VariableAdd& add = adds[a];
       const RowRange rows = {0, NumRows(add.variable->spec)};
       ASSIGN_OR_RETURN(
-          add_calls[a],
+          plan.add_calls[a],
           PlanDensePush(*add.variable, rows, add.delta, ps::ADD, add.after));
-      values_after[a].variable = add.variable;
-      values_after[a].rows = rows;
-      values_after[a].after = add.after;
+      ValuesAfter& values = plan.values_after[a];
+      values.variable = add.variable;
+      values.rows = rows;
+      values.after = add.after;
       // The values after come back as varints: at most 10 bytes each.
       if (!add.after.empty()) {
-        for (auto& call : add_calls[a]) {
+        for (auto& call : plan.add_calls[a]) {
           call->response_bytes =
               RowRangeFromProto(call->request.rows()).size() *
               RowWidth(add.variable->spec) * 10;
         }
       }
     }
-    std::vector<CallBase*> all;
-    absl::flat_hash_map<const CallBase*, std::function<absl::Status()>>
-        decoders;
-    for (auto& call : dense_calls) all.push_back(call.get());
-    for (auto& calls : sparse_calls) {
+    for (auto& call : plan.dense_calls) all.push_back(call.get());
+    for (auto& calls : plan.sparse_calls) {
       for (auto& call : calls) {
         call->rpc = "PushSparse";
         all.push_back(call.get());
       }
     }
     for (size_t a = 0; a < adds.size(); ++a) {
-      for (auto& call : add_calls[a]) {
+      for (auto& call : plan.add_calls[a]) {
         DensePushCall* c = call.get();
         c->rpc = "PushDense";
         all.push_back(c);
-        ValuesAfter* values = &values_after[a];
+        ValuesAfter* values = &plan.values_after[a];
         decoders[c] = [this, c, values] {
           return DecodeValuesAfter(*c, *values);
         };
       }
     }
-    RETURN_IF_ERROR(RunWireCalls(
-        "PushStep", std::move(all),
-        [&](CallBase& c) {
-          const auto decoder = decoders.find(&c);
-          return decoder == decoders.end() ? absl::OkStatus()
-                                           : decoder->second();
-        },
-        /*bundle=*/true));
-    for (ValuesAfter& values : values_after) {
-      RETURN_IF_ERROR(ReadValuesAfterIfMissing(values));
+    return absl::OkStatus();
+  }
+
+  // What a PushStep does once its round has answered: the adds' values
+  // after that did not come back.
+  absl::Status FinishPushStep(PushPlan& plan) {
+    for (size_t a = 0; a < plan.num_adds; ++a) {
+      RETURN_IF_ERROR(ReadValuesAfterIfMissing(plan.values_after[a]));
     }
+    return absl::OkStatus();
+  }
+
+  // PushMany of `dense`, a PushSparse of each of `sparse` (their sizes
+  // checked by the caller) and an AddInt64 of each of `adds` (int64, checked
+  // by the caller), all their requests sent in one round.
+  absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
+                        absl::Span<const SparseVariablePush> sparse,
+                        absl::Span<const Int64VariableAdd> adds) {
+    PushPlan plan;
+    std::vector<CallBase*> all;
+    Decoders decoders;
+    RETURN_IF_ERROR(PlanPushStep(dense, sparse, adds, plan, all, decoders));
+    RETURN_IF_ERROR(RunStepRound("PushStep", std::move(all), decoders));
+    return FinishPushStep(plan);
+  }
+
+  // PushStep's updates, then PullStep's reads, in one round: each ps
+  // task's small calls go as one bundle, which the task serves in order, so
+  // its reads see its updates; pieces too large for a bundle go apart and
+  // a read among them may be served before an update.
+  absl::Status PushPullStep(absl::Span<const DenseVariablePush> dense_pushes,
+                            absl::Span<const SparseVariablePush> sparse_pushes,
+                            absl::Span<const Int64VariableAdd> adds,
+                            absl::Span<const DenseVariablePull> dense_pulls,
+                            absl::Span<const SparseVariablePull> sparse_pulls) {
+    PushPlan push;
+    PullPlan pull;
+    std::vector<CallBase*> all;
+    Decoders decoders;
+    RETURN_IF_ERROR(
+        PlanPushStep(dense_pushes, sparse_pushes, adds, push, all, decoders));
+    RETURN_IF_ERROR(
+        PlanPullStep(dense_pulls, sparse_pulls, pull, all, decoders));
+    RETURN_IF_ERROR(RunStepRound("PushPullStep", std::move(all), decoders));
+    RETURN_IF_ERROR(FinishPushStep(push));
+    FinishPullStep(pull, sparse_pulls);
     return absl::OkStatus();
   }
 

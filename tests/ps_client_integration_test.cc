@@ -434,6 +434,48 @@ TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
   EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
 }
 
+// A step's updates and the next step's reads in one round: one Bundle per
+// ps task, served in order, so the reads see the updates; the counter's
+// add brings its value back beside them.
+TEST_F(PsClientIntegrationTest, PushPullStepReadsWhatItsUpdatesLeft) {
+  const VariablePlacement b =
+      *client_->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
+  const VariablePlacement emb =
+      *client_->CreateVariable(ConstantVariableSpec("emb", {10, 1}, 0.0f),
+                               PartitionPolicy::FixedShards(2));
+  const VariablePlacement step = *client_->CreateVariable(
+      VariableSpec{"step", DType::kInt64, {}, {}, {}});
+  const std::vector<float> b_grad = {0.5f, -0.5f}, grads = {1, 2, 4};
+  const std::vector<int64_t> ids = {9, 2, 9}, one = {1};
+  std::vector<int64_t> after(1);
+  std::vector<float> b_out(2), emb_out(3);
+  std::map<std::string, int64_t> before = RequestsServed(*client_);
+  ASSERT_TRUE(client_
+                  ->PushPullStep({{&b, b_grad}}, {{&emb, ids, grads}},
+                                 {{&step, one, absl::MakeSpan(after)}},
+                                 {{&b, absl::MakeSpan(b_out)}},
+                                 {{&emb, ids, absl::MakeSpan(emb_out)}})
+                  .ok());
+  std::map<std::string, int64_t> after_served = RequestsServed(*client_);
+  // emb's rows are on both tasks: one bundle to each, nothing alone.
+  EXPECT_EQ(after_served["Bundle"] - before["Bundle"], 2);
+  EXPECT_EQ(after_served["PushSparse"] - before["PushSparse"], 2);
+  EXPECT_EQ(after_served["PullSparse"] - before["PullSparse"], 2);
+  EXPECT_THAT(b_out, ElementsAre(0.5f, 1.5f));
+  EXPECT_THAT(emb_out, ElementsAre(-5.0f, -2.0f, -5.0f));  // repeats summed
+  EXPECT_THAT(after, ElementsAre(1));
+
+  // Sizes are checked before anything is sent.
+  std::vector<float> short_out(1);
+  absl::Status s = client_->PushPullStep(
+      {{&b, b_grad}}, {}, {}, {}, {{&emb, ids, absl::MakeSpan(short_out)}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
+  std::vector<float> b_now(2);
+  ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());
+  EXPECT_THAT(b_now, ElementsAre(0.5f, 1.5f));
+}
+
 // The global step's fetch-and-add goes in a step's round of updates: it
 // is applied once with them and brings back the value it left.
 TEST_F(PsClientIntegrationTest, PushStepAddsToACounterAndReturnsItsValue) {

@@ -38,6 +38,20 @@ const PsVariable* BatchableAdd(const DistributedVariable* variable, int copy,
   return ps;
 }
 
+// An add of `delta` to `added` as a PushStep takes it, with `after` (when
+// not null) made to receive the value it leaves.
+absl::StatusOr<Int64VariableAdd> StepAdd(const Tensor& delta, Tensor* after,
+                                         const PsVariable& added) {
+  Int64VariableAdd step_add;
+  step_add.variable = &added.placement();
+  step_add.delta = delta.flat<int64_t>();
+  if (after != nullptr) {
+    ASSIGN_OR_RETURN(*after, Tensor::Create(DType::kInt64, added.spec().shape));
+    step_add.after = after->flat<int64_t>();
+  }
+  return step_add;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
@@ -286,14 +300,9 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
           ? nullptr
           : BatchableAdd(add->variable, add->copy, *add->delta, servers_);
   if (added != nullptr) {
-    std::vector<Int64VariableAdd> adds(1);
-    adds[0].variable = &added->placement();
-    adds[0].delta = add->delta->flat<int64_t>();
-    if (add->after != nullptr) {
-      ASSIGN_OR_RETURN(*add->after,
-                       Tensor::Create(DType::kInt64, added->spec().shape));
-      adds[0].after = add->after->flat<int64_t>();
-    }
+    ASSIGN_OR_RETURN(Int64VariableAdd step_add,
+                     StepAdd(*add->delta, add->after, *added));
+    std::vector<Int64VariableAdd> adds = {step_add};
     // Dense and sparse updates and the add in one round of requests.
     absl::Status pushed = servers_->PushStep(pushes, row_pushes, adds);
     if (!pushed.ok() && add->after != nullptr) *add->after = Tensor();
@@ -311,6 +320,74 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     RETURN_IF_ERROR(servers_->PushMany(pushes));
   }
   return Strategy::ApplyGradientsToCopies({}, {}, add);
+}
+
+absl::StatusOr<std::vector<Tensor>>
+ParameterServerStrategy::ApplyGradientsToCopiesThenRead(
+    absl::Span<const CopyGradient> updates,
+    absl::Span<const CopySparseGradient> sparse, const CopyAdd* add,
+    absl::Span<const VariableCopy> copies, absl::Span<const CopyRows> rows) {
+  const auto separately = [&]() -> absl::StatusOr<std::vector<Tensor>> {
+    return Strategy::ApplyGradientsToCopiesThenRead(updates, sparse, add,
+                                                    copies, rows);
+  };
+  if (servers_ == nullptr || background_ != nullptr) return separately();
+  std::vector<DenseVariablePush> pushes;
+  for (const CopyGradient& u : updates) {
+    const PsVariable* ps = BatchablePsVariable(u.variable, u.copy, servers_);
+    if (ps == nullptr) return separately();
+    pushes.push_back({&ps->placement(), u.grad});
+  }
+  std::vector<SparseVariablePush> row_pushes;
+  for (const CopySparseGradient& u : sparse) {
+    const PsVariable* ps = BatchablePsVariable(u.variable, u.copy, servers_);
+    if (ps == nullptr) return separately();
+    row_pushes.push_back({&ps->placement(), u.ids, u.grads});
+  }
+  const PsVariable* added =
+      add == nullptr
+          ? nullptr
+          : BatchableAdd(add->variable, add->copy, *add->delta, servers_);
+  if (add != nullptr && added == nullptr) return separately();
+  std::vector<const PsVariable*> read;
+  for (const VariableCopy& c : copies) {
+    const PsVariable* ps = BatchablePsVariable(c.variable, c.copy, servers_);
+    if (ps == nullptr) return separately();
+    read.push_back(ps);
+  }
+  std::vector<SparseVariablePull> row_pulls;
+  for (const CopyRows& r : rows) {
+    const PsVariable* ps = BatchablePsVariable(r.variable, r.copy, servers_);
+    if (ps == nullptr) return separately();
+    row_pulls.push_back({&ps->placement(), r.ids, r.out});
+  }
+  std::vector<Tensor> values;
+  values.reserve(read.size());
+  std::vector<DenseVariablePull> pulls;
+  for (const PsVariable* ps : read) {
+    ASSIGN_OR_RETURN(Tensor value,
+                     Tensor::Create(DType::kFloat32, ps->spec().shape));
+    values.push_back(std::move(value));
+    // The buffer stays put when `values` grows: a Tensor owns it.
+    pulls.push_back({&ps->placement(), values.back().flat<float>()});
+  }
+  std::vector<Int64VariableAdd> adds;
+  if (added != nullptr) {
+    ASSIGN_OR_RETURN(Int64VariableAdd step_add,
+                     StepAdd(*add->delta, add->after, *added));
+    adds.push_back(step_add);
+  }
+  const absl::Status done =
+      servers_->PushPullStep(pushes, row_pushes, adds, pulls, row_pulls);
+  if (added != nullptr && add->after != nullptr) {
+    if (!done.ok()) {
+      *add->after = Tensor();
+    } else if (adds[0].after.size() == 1) {
+      last_added_value_ = adds[0].after[0];
+    }
+  }
+  RETURN_IF_ERROR(done);
+  return values;
 }
 
 }  // namespace distrt

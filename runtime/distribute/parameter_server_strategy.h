@@ -75,6 +75,15 @@ class ParameterServerStrategy : public Strategy {
   absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates,
       absl::Span<const CopySparseGradient> sparse, const CopyAdd* add) override;
+  // With ps tasks and no push in the background, when every update, the
+  // add and every read go to the ps tasks: one
+  // ParameterServers::PushPullStep (a step's updates and the next step's
+  // reads in one round trip). Anything else: the two calls above.
+  absl::StatusOr<std::vector<Tensor>> ApplyGradientsToCopiesThenRead(
+      absl::Span<const CopyGradient> updates,
+      absl::Span<const CopySparseGradient> sparse, const CopyAdd* add,
+      absl::Span<const VariableCopy> copies,
+      absl::Span<const CopyRows> rows) override;
 
  private:
   ParameterServerStrategy(std::vector<Device*> devices,

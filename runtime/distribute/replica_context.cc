@@ -48,21 +48,33 @@ absl::Status ReplicaContext::ReadRows(const DistributedVariable& variable,
   return variable.ReadRows(variable.CopyOfReplica(replica_), ids, out);
 }
 
+// What ReadMany reads, as this replica's copies.
+struct ReplicaContext::CopyReads {
+  std::vector<Strategy::VariableCopy> copies;
+  std::vector<Strategy::CopyRows> rows;
+};
+
+ReplicaContext::CopyReads ReplicaContext::ReadsOfThisReplica(
+    absl::Span<const DistributedVariable* const> variables,
+    absl::Span<const RowsToRead> rows) const {
+  CopyReads reads;
+  reads.copies.reserve(variables.size());
+  for (const DistributedVariable* variable : variables) {
+    reads.copies.push_back({variable, variable->CopyOfReplica(replica_)});
+  }
+  reads.rows.reserve(rows.size());
+  for (const RowsToRead& r : rows) {
+    reads.rows.push_back(
+        {r.variable, r.variable->CopyOfReplica(replica_), r.ids, r.out});
+  }
+  return reads;
+}
+
 absl::StatusOr<std::vector<Tensor>> ReplicaContext::ReadMany(
     absl::Span<const DistributedVariable* const> variables,
     absl::Span<const RowsToRead> rows) const {
-  std::vector<Strategy::VariableCopy> copies;
-  copies.reserve(variables.size());
-  for (const DistributedVariable* variable : variables) {
-    copies.push_back({variable, variable->CopyOfReplica(replica_)});
-  }
-  std::vector<Strategy::CopyRows> copy_rows;
-  copy_rows.reserve(rows.size());
-  for (const RowsToRead& r : rows) {
-    copy_rows.push_back(
-        {r.variable, r.variable->CopyOfReplica(replica_), r.ids, r.out});
-  }
-  return strategy_->ReadCopies(copies, copy_rows);
+  const CopyReads reads = ReadsOfThisReplica(variables, rows);
+  return strategy_->ReadCopies(reads.copies, reads.rows);
 }
 
 bool ReplicaContext::UpdatesItsCopy(const DistributedVariable& variable) const {
@@ -165,7 +177,18 @@ absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
                                 : absl::OkStatus();
 }
 
-absl::Status ReplicaContext::ApplyGradients(
+struct ReplicaContext::CopyUpdates {
+  std::vector<Strategy::CopyGradient> dense;
+  std::vector<Strategy::CopySparseGradient> sparse;
+  std::optional<Strategy::CopyAdd> add;
+  bool shares_copies = false;
+  bool empty() const {
+    return dense.empty() && sparse.empty() && !add.has_value();
+  }
+};
+
+absl::StatusOr<ReplicaContext::CopyUpdates>
+ReplicaContext::UpdatesOfThisReplica(
     absl::Span<DistributedVariable* const> variables,
     absl::Span<const absl::Span<const float>> grads,
     absl::Span<const SparseUpdate> sparse, AddUpdate* add) {
@@ -176,44 +199,73 @@ absl::Status ReplicaContext::ApplyGradients(
         absl::StrCat("ApplyGradients: ", variables.size(), " variables but ",
                      grads.size(), " gradients"));
   }
-  std::vector<Strategy::CopyGradient> updates;
-  bool shares_copies = false;
+  CopyUpdates updates;
   for (size_t i = 0; i < variables.size(); ++i) {
     DistributedVariable& variable = *variables[i];
     if (UpdatesItsCopy(variable)) {
-      updates.push_back(
+      updates.dense.push_back(
           {&variable, variable.CopyOfReplica(replica_), grads[i]});
     }
-    shares_copies = shares_copies || SharesCopies(variable);
+    updates.shares_copies = updates.shares_copies || SharesCopies(variable);
   }
-  std::vector<Strategy::CopySparseGradient> sparse_updates;
   for (const SparseUpdate& u : sparse) {
     DistributedVariable& variable = *u.variable;
     if (UpdatesItsCopy(variable)) {
-      sparse_updates.push_back({&variable, variable.CopyOfReplica(replica_),
+      updates.sparse.push_back({&variable, variable.CopyOfReplica(replica_),
                                 u.grad->ids, u.grad->rows});
     }
-    shares_copies = shares_copies || SharesCopies(variable);
+    updates.shares_copies = updates.shares_copies || SharesCopies(variable);
   }
-  std::optional<Strategy::CopyAdd> copy_add;
   if (add != nullptr) {
     if (add->after != nullptr) *add->after = Tensor();
     DistributedVariable& variable = *add->variable;
     ASSIGN_OR_RETURN(const bool adds, AggregateAdd(variable, add->delta));
     if (adds) {
-      copy_add = Strategy::CopyAdd{&variable, variable.CopyOfReplica(replica_),
-                                   &add->delta, add->after};
+      updates.add = Strategy::CopyAdd{
+          &variable, variable.CopyOfReplica(replica_), &add->delta, add->after};
     }
-    shares_copies = shares_copies || WaitsAfterAdd(variable);
+    updates.shares_copies = updates.shares_copies || WaitsAfterAdd(variable);
   }
-  if (!updates.empty() || !sparse_updates.empty() || copy_add.has_value()) {
+  return updates;
+}
+
+absl::Status ReplicaContext::ApplyGradients(
+    absl::Span<DistributedVariable* const> variables,
+    absl::Span<const absl::Span<const float>> grads,
+    absl::Span<const SparseUpdate> sparse, AddUpdate* add) {
+  ASSIGN_OR_RETURN(CopyUpdates updates,
+                   UpdatesOfThisReplica(variables, grads, sparse, add));
+  if (!updates.empty()) {
     RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(
-        updates, sparse_updates, copy_add ? &*copy_add : nullptr));
+        updates.dense, updates.sparse, updates.add ? &*updates.add : nullptr));
   }
   // One barrier for all: nobody reads a shared copy before every update of
   // this call is in.
-  return shares_copies ? group_->barrier().Wait("ApplyGradient")
-                       : absl::OkStatus();
+  return updates.shares_copies ? group_->barrier().Wait("ApplyGradient")
+                               : absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> ReplicaContext::ApplyGradientsThenRead(
+    absl::Span<DistributedVariable* const> variables,
+    absl::Span<const absl::Span<const float>> grads,
+    absl::Span<const SparseUpdate> sparse, AddUpdate* add,
+    absl::Span<const DistributedVariable* const> read,
+    absl::Span<const RowsToRead> rows) {
+  ASSIGN_OR_RETURN(CopyUpdates updates,
+                   UpdatesOfThisReplica(variables, grads, sparse, add));
+  if (updates.shares_copies) {
+    if (!updates.empty()) {
+      RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(
+          updates.dense, updates.sparse,
+          updates.add ? &*updates.add : nullptr));
+    }
+    RETURN_IF_ERROR(group_->barrier().Wait("ApplyGradient"));
+    return ReadMany(read, rows);
+  }
+  const CopyReads reads = ReadsOfThisReplica(read, rows);
+  return strategy_->ApplyGradientsToCopiesThenRead(
+      updates.dense, updates.sparse, updates.add ? &*updates.add : nullptr,
+      reads.copies, reads.rows);
 }
 
 absl::Status ReplicaContext::ApplySparseGradient(DistributedVariable& variable,

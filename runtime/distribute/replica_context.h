@@ -164,6 +164,18 @@ class ReplicaContext {
                               AddUpdate* add = nullptr);
   absl::Status ApplySparseGradient(DistributedVariable& variable,
                                    const SparseGradient& grad);
+  // ApplyGradients, then ReadMany of `read` and `rows`: a step's updates and
+  // the next step's reads, in one round trip where the strategy can (on
+  // parameter servers without push_in_background: one bundle per ps task,
+  // whose reads see its updates). Where replicas share copies, every
+  // replica's updates must be in before anyone reads: the two go one after
+  // the other, as the separate calls would.
+  absl::StatusOr<std::vector<Tensor>> ApplyGradientsThenRead(
+      absl::Span<DistributedVariable* const> variables,
+      absl::Span<const absl::Span<const float>> grads,
+      absl::Span<const SparseUpdate> sparse, AddUpdate* add,
+      absl::Span<const DistributedVariable* const> read,
+      absl::Span<const RowsToRead> rows);
 
   // Gathers every replica's sparse gradient into one (replica order; with
   // several workers, then worker order), the same on every replica: the
@@ -172,6 +184,20 @@ class ReplicaContext {
       SparseGradient grad);
 
  private:
+  // What ApplyGradients sends from this replica: the copies it updates,
+  // and whether it must wait for the other replicas afterwards (defined in
+  // replica_context.cc, where Strategy is complete).
+  struct CopyUpdates;
+  // What ReadMany reads, as this replica's copies (defined there too).
+  struct CopyReads;
+  CopyReads ReadsOfThisReplica(
+      absl::Span<const DistributedVariable* const> variables,
+      absl::Span<const RowsToRead> rows) const;
+  absl::StatusOr<CopyUpdates> UpdatesOfThisReplica(
+      absl::Span<DistributedVariable* const> variables,
+      absl::Span<const absl::Span<const float>> grads,
+      absl::Span<const SparseUpdate> sparse, AddUpdate* add);
+
   // Whether this replica is the one that updates its copy of `variable`.
   bool UpdatesItsCopy(const DistributedVariable& variable) const;
   // Whether replicas share copies, so updates need a barrier before anyone

@@ -569,6 +569,16 @@ absl::Status Strategy::ApplyGradientsToCopies(
                                              add->after);
 }
 
+absl::StatusOr<std::vector<Tensor>> Strategy::ApplyGradientsToCopiesThenRead(
+    absl::Span<const CopyGradient> updates,
+    absl::Span<const CopySparseGradient> sparse, const CopyAdd* add,
+    absl::Span<const VariableCopy> copies, absl::Span<const CopyRows> rows) {
+  if (!updates.empty() || !sparse.empty() || add != nullptr) {
+    RETURN_IF_ERROR(ApplyGradientsToCopies(updates, sparse, add));
+  }
+  return ReadCopies(copies, rows);
+}
+
 absl::Status Strategy::ApplyGradient(DistributedVariable& variable,
                                      absl::Span<const float> grad) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("ApplyGradient"));

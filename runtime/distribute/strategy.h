@@ -350,6 +350,15 @@ class Strategy {
   virtual absl::Status ApplyGradientsToCopies(
       absl::Span<const CopyGradient> updates,
       absl::Span<const CopySparseGradient> sparse, const CopyAdd* add);
+  // What ReplicaContext::ApplyGradientsThenRead does once it knows the
+  // copies: ApplyGradientsToCopies (when there is anything to update), then
+  // ReadCopies, which this default calls one after the other. A strategy
+  // whose variables are remote may send both in one round trip; its reads
+  // then see the updates, or as ParameterServers::PushPullStep says.
+  virtual absl::StatusOr<std::vector<Tensor>> ApplyGradientsToCopiesThenRead(
+      absl::Span<const CopyGradient> updates,
+      absl::Span<const CopySparseGradient> sparse, const CopyAdd* add,
+      absl::Span<const VariableCopy> copies, absl::Span<const CopyRows> rows);
 
   // Replaces `value` (float32, int64 or float64, this worker's share) with
   // its sum over num_workers(): the cross-worker step of the reductions that

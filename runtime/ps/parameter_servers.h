@@ -154,6 +154,26 @@ class ParameterServers {
     }
     return absl::OkStatus();
   }
+  // A step's updates, then the next step's reads: PushStep of the first
+  // three, then PullStep of the last two. PsClient sends them in one round
+  // (one round trip where the two took one each), each ps task's small
+  // requests as one bundle that it serves in order, so that those reads see
+  // those updates; a large variable's pieces go apart, and a read of one
+  // may then lack this update (as with read-ahead, see
+  // runtime/training/read_ahead.h). This default makes the two calls one
+  // after the other. When one fails, what was applied and read is
+  // unspecified.
+  virtual absl::Status PushPullStep(
+      absl::Span<const DenseVariablePush> dense_pushes,
+      absl::Span<const SparseVariablePush> sparse_pushes,
+      absl::Span<const Int64VariableAdd> adds,
+      absl::Span<const DenseVariablePull> dense_pulls,
+      absl::Span<const SparseVariablePull> sparse_pulls) {
+    if (absl::Status s = PushStep(dense_pushes, sparse_pushes, adds); !s.ok()) {
+      return s;
+    }
+    return PullStep(dense_pulls, sparse_pulls);
+  }
   // Without the variable's optimizer (TF's assign and assign_add on a
   // variable on parameter servers), on the ps tasks, atomically per part:
   // Assign sets every element of a float32 variable, Add adds to them, and

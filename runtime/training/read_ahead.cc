@@ -43,19 +43,32 @@ void ReadAhead::Serve(Replica* r) {
   }
 }
 
-void ReadAhead::Start(int replica, std::vector<VariableSlice> values,
-                      ReadFn read) {
-  Replica& r = replicas_[replica];
-  absl::MutexLock lock(&r.mu);
+void ReadAhead::DropPrevious(Replica& r) {
   r.mu.Await(absl::Condition(
       +[](Replica* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) { return !r->busy; },
       &r));
   if (r.has_result) ++r.dropped;
   r.has_result = false;
+}
+
+void ReadAhead::Start(int replica, std::vector<VariableSlice> values,
+                      ReadFn read) {
+  Replica& r = replicas_[replica];
+  absl::MutexLock lock(&r.mu);
+  DropPrevious(r);
   r.values = std::move(values);
   r.read = std::move(read);
   r.busy = true;
   if (!r.thread.joinable()) r.thread = std::thread(Serve, &r);
+}
+
+void ReadAhead::Put(int replica, std::vector<VariableSlice> values) {
+  Replica& r = replicas_[replica];
+  absl::MutexLock lock(&r.mu);
+  DropPrevious(r);
+  r.values = std::move(values);
+  r.status = absl::OkStatus();
+  r.has_result = true;
 }
 
 std::optional<std::vector<VariableSlice>> ReadAhead::Take(

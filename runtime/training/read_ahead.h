@@ -2,20 +2,28 @@
 #define DISTRT_RUNTIME_TRAINING_READ_AHEAD_H_
 
 // ReadAhead: each replica's values for its next step (whole dense
-// variables, the rows of row-sparse ones), read on a thread of its own
-// while the replica pushes this step's updates. Under
+// variables, the rows of row-sparse ones), read during this step. Under
 // ParameterServerStrategy a step then waits for one round of requests to
 // the ps tasks instead of two (the push, with the next step's reads beside
-// it, instead of a read round and then a push round).
+// it, instead of a read round and then a push round). Two ways in:
+// - Start: on a thread of the replica's own, while the replica pushes this
+//   step's updates (TrainStep with several replicas, or pushes in the
+//   background);
+// - Put: the reads went in the same round as the updates
+//   (ReplicaContext::ApplyGradientsThenRead: TrainStep with one replica
+//   and pushes in the foreground), each ps task's after its updates.
 //
-// The price is staleness: the read that overlaps a step's push may or may
+// The price is staleness: a read that overlaps a step's push may or may
 // not see that push, so a step may compute with values that lack this
 // worker's own previous step (at most that one step; other workers'
 // updates are unordered under asynchronous parameter servers anyway).
+// Reads Put after their round see its updates, except pieces of large
+// variables that travel apart (ParameterServers::PushPullStep).
 // TrainingLoopOptions::read_ahead (the worker's --read_ahead) turns it on.
 //
-// Thread-safe for distinct replicas: replica r's thread calls Start(r) and
-// Take(r), with 0 <= r < num_replicas() (TrainStep checks the count).
+// Thread-safe for distinct replicas: replica r's thread calls Start(r),
+// Put(r) and Take(r), with 0 <= r < num_replicas() (TrainStep checks the
+// count).
 
 #include <cstdint>
 #include <functional>
@@ -50,6 +58,13 @@ class ReadAhead {
   // replica started before and did not take is waited for and dropped.
   void Start(int replica, std::vector<VariableSlice> values, ReadFn read);
 
+  // Gives replica `replica` `values` (one slice per model variable, ids and
+  // rows set) as the read of its next step, made by its own thread: the
+  // next step's reads that went out with this step's updates
+  // (ReplicaContext::ApplyGradientsThenRead). A read started before and not
+  // taken is waited for and dropped.
+  void Put(int replica, std::vector<VariableSlice> values);
+
   // Waits for replica `replica`'s read and returns its values when it read
   // exactly the rows of `ids` (ids[i]: variable i's, as Model::SparseIds
   // gives them) and succeeded; nullopt when none was started, it read other
@@ -80,6 +95,8 @@ class ReadAhead {
     int64_t dropped ABSL_GUARDED_BY(mu) = 0;
     std::thread thread;
   };
+  // Waits for the read in flight, if any, and drops a result not taken.
+  static void DropPrevious(Replica& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu);
   // The replica's thread: runs each read it is given until told to stop.
   static void Serve(Replica* r);
   // `count` summed over the replicas.

@@ -26,6 +26,21 @@ using Tensors = std::shared_ptr<const std::vector<Tensor>>;
 // replica makes the same collectives (none, or one MergeCall), whatever
 // fails. Without `share_reads` (read-ahead, off the replica's thread) each
 // replica reads every variable itself, and there is no collective.
+// Puts read[k] into values[index[k]].dense, in host memory, where the
+// model takes values from (a mirrored variable's copy on a GPU comes back
+// from there).
+absl::Status StoreDenseValues(const std::vector<Tensor>& read,
+                              absl::Span<const int> index,
+                              std::vector<VariableSlice>& values) {
+  for (size_t k = 0; k < index.size(); ++k) {
+    std::vector<float>& dense = values[index[k]].dense;
+    dense.resize(read[k].num_elements());
+    RETURN_IF_ERROR(read[k].allocator()->CopyToHost(
+        read[k].raw_data(), dense.data(), read[k].bytes()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadValues(ReplicaContext& context,
                         absl::Span<const DistributedVariable* const> variables,
                         absl::Span<const int> indices,
@@ -43,17 +58,9 @@ absl::Status ReadValues(ReplicaContext& context,
       shared_index.push_back(indices[i]);
     }
   }
-  // Into host memory, where the model takes values from (a mirrored
-  // variable's copy on a GPU comes back from there).
   auto store = [&values](const std::vector<Tensor>& read,
-                         const std::vector<int>& index) -> absl::Status {
-    for (size_t k = 0; k < index.size(); ++k) {
-      std::vector<float>& dense = values[index[k]].dense;
-      dense.resize(read[k].num_elements());
-      RETURN_IF_ERROR(read[k].allocator()->CopyToHost(
-          read[k].raw_data(), dense.data(), read[k].bytes()));
-    }
-    return absl::OkStatus();
+                         const std::vector<int>& index) {
+    return StoreDenseValues(read, index, values);
   };
   // The same on every replica: whether to join the MergeCall.
   if (!shared.empty()) {
@@ -82,31 +89,44 @@ std::vector<VariableSlice> SlicesWithIds(
   return values;
 }
 
-// Reads what a step computes with into `values` (one slice per model
-// variable, with its ids): whole dense variables, and the rows of the ids
-// of row-sparse ones, in one read (ReadValues). Hash embeddings' rows are
-// sized, not read: the step pulls them itself.
-absl::Status ReadStepValues(ReplicaContext& context, const Model& model,
-                            const ModelVariables& variables, bool share_reads,
-                            std::vector<VariableSlice>& values) {
+// What a step reads (ReadStepValues): whole dense variables (`dense`, each
+// going to values[dense_index[k]]) and the rows of the ids of row-sparse
+// ones (`rows`, into their slices). Hash embeddings' rows are sized, not
+// read: the step pulls them itself.
+struct StepReads {
   std::vector<const DistributedVariable*> dense;
   std::vector<int> dense_index;
   std::vector<ReplicaContext::RowsToRead> rows;
+};
+
+StepReads PlanStepReads(const Model& model, const ModelVariables& variables,
+                        std::vector<VariableSlice>& values) {
+  StepReads reads;
   for (int i = 0; i < variables.size(); ++i) {
     const ModelVariable& v = model.variables()[i];
     if (v.kind == ModelVariable::Kind::kDense) {
-      dense.push_back(variables.variable(i));
-      dense_index.push_back(i);
+      reads.dense.push_back(variables.variable(i));
+      reads.dense_index.push_back(i);
       continue;
     }
     VariableSlice& slice = values[i];
     slice.rows.resize(slice.ids.size() * v.row_width());
     if (v.kind == ModelVariable::Kind::kRowSparse) {
-      rows.push_back(
+      reads.rows.push_back(
           {variables.variable(i), slice.ids, absl::MakeSpan(slice.rows)});
     }
   }
-  return ReadValues(context, dense, dense_index, rows, share_reads, values);
+  return reads;
+}
+
+// Reads what a step computes with into `values` (one slice per model
+// variable, with its ids), in one read (ReadValues).
+absl::Status ReadStepValues(ReplicaContext& context, const Model& model,
+                            const ModelVariables& variables, bool share_reads,
+                            std::vector<VariableSlice>& values) {
+  StepReads reads = PlanStepReads(model, variables, values);
+  return ReadValues(context, reads.dense, reads.dense_index, reads.rows,
+                    share_reads, values);
 }
 
 // The model's sparse ids of `batch`, one list per variable.
@@ -180,6 +200,32 @@ void StartReadAhead(const ReplicaContext& context, const Model& model,
                      return ReadStepValues(context, model, variables,
                                            /*share_reads=*/false, values);
                    });
+}
+
+// This step's updates and the next step's reads (of `next`'s ids) at once
+// (ReplicaContext::ApplyGradientsThenRead: on parameter servers, one round
+// trip instead of two), the reads handed to `read_ahead` for the next step.
+// A batch whose ids the model refuses is not read: its step reads, and
+// reports the error.
+absl::Status ApplyGradientsThenReadAhead(
+    ReplicaContext& context, const Model& model,
+    const ModelVariables& variables, const Batch& next,
+    absl::Span<DistributedVariable* const> dense,
+    absl::Span<const absl::Span<const float>> means,
+    absl::Span<const ReplicaContext::SparseUpdate> sparse,
+    ReplicaContext::AddUpdate* add, ReadAhead& read_ahead) {
+  std::vector<std::vector<int64_t>> ids;
+  if (!BatchIds(model, next, ids).ok()) {
+    return context.ApplyGradients(dense, means, sparse, add);
+  }
+  std::vector<VariableSlice> values = SlicesWithIds(std::move(ids));
+  const StepReads reads = PlanStepReads(model, variables, values);
+  ASSIGN_OR_RETURN(std::vector<Tensor> read,
+                   context.ApplyGradientsThenRead(dense, means, sparse, add,
+                                                  reads.dense, reads.rows));
+  RETURN_IF_ERROR(StoreDenseValues(read, reads.dense_index, values));
+  read_ahead.Put(context.local_replica_id(), std::move(values));
+  return absl::OkStatus();
 }
 
 // Replica function of TrainStep.
@@ -278,15 +324,28 @@ absl::Status TrainReplica(ReplicaContext& context, const Model& model,
   // updates go on in the background, only once they have started: that
   // call first waits for the step before's, so the reads lack at most this
   // step's (started before, they could lack the step before's too).
+  //
+  // With one replica and the updates in the foreground, the reads go with
+  // the updates instead (one round trip on parameter servers; the reads
+  // then see the updates, where they go in one bundle to each ps task).
+  // Several replicas read on their read-ahead threads: reading after the
+  // update on the replica's own thread would wait for every replica's.
   const bool read_next = read_ahead != nullptr && next_batch != nullptr;
   const bool updates_in_background = context.strategy().updates_in_background();
-  if (read_next && !updates_in_background) {
-    StartReadAhead(context, model, variables, *next_batch, *read_ahead);
-  }
-  RETURN_IF_ERROR(context.ApplyGradients(
-      dense, means, sparse, has_hash_tables ? nullptr : &step_add));
-  if (read_next && updates_in_background) {
-    StartReadAhead(context, model, variables, *next_batch, *read_ahead);
+  ReplicaContext::AddUpdate* const add = has_hash_tables ? nullptr : &step_add;
+  if (read_next && !updates_in_background &&
+      context.num_local_replicas() == 1) {
+    RETURN_IF_ERROR(ApplyGradientsThenReadAhead(context, model, variables,
+                                                *next_batch, dense, means,
+                                                sparse, add, *read_ahead));
+  } else {
+    if (read_next && !updates_in_background) {
+      StartReadAhead(context, model, variables, *next_batch, *read_ahead);
+    }
+    RETURN_IF_ERROR(context.ApplyGradients(dense, means, sparse, add));
+    if (read_next && updates_in_background) {
+      StartReadAhead(context, model, variables, *next_batch, *read_ahead);
+    }
   }
 
   for (size_t i = 0; i < specs.size(); ++i) {

@@ -609,6 +609,16 @@ class CountingParameterServers : public ParameterServers {
                         absl::Span<const Int64VariableAdd> adds) override {
     return Count("PushStep", servers_->PushStep(dense, sparse, adds));
   }
+  absl::Status PushPullStep(
+      absl::Span<const DenseVariablePush> dense_pushes,
+      absl::Span<const SparseVariablePush> sparse_pushes,
+      absl::Span<const Int64VariableAdd> adds,
+      absl::Span<const DenseVariablePull> dense_pulls,
+      absl::Span<const SparseVariablePull> sparse_pulls) override {
+    return Count("PushPullStep",
+                 servers_->PushPullStep(dense_pushes, sparse_pushes, adds,
+                                        dense_pulls, sparse_pulls));
+  }
   absl::Status PushSparse(const VariablePlacement& v,
                           absl::Span<const int64_t> ids,
                           absl::Span<const float> grads) override {
@@ -651,8 +661,8 @@ LocalDevices CpuDevices(int n) {
 // Model `name` on two CPU replicas under ParameterServerStrategy over
 // CountingParameterServers with two ps tasks.
 struct CountedPsJob {
-  explicit CountedPsJob(const std::string& name)
-      : servers(TwoPsTasks()), local(CpuDevices(2)) {
+  explicit CountedPsJob(const std::string& name, int replicas = 2)
+      : servers(TwoPsTasks()), local(CpuDevices(replicas)) {
     strategy = *ParameterServerStrategy::Create(local.pointers(), &servers);
     EXPECT_TRUE(strategy->Initialize().ok());
     model = *CreateModel(ConfigFor(name));
@@ -793,6 +803,40 @@ TEST(TrainStepTest, ReadAheadReadsTheNextStepDuringThisOne) {
   // No replica read the shared bias for both (a Pull in a MergeCall).
   EXPECT_EQ(servers.calls("Pull"), pulls);
   EXPECT_EQ(*job.variables->ReadGlobalStep(*job.strategy), kSteps);
+}
+
+// With one replica, the next step's reads go with this step's updates, in
+// one PushPullStep: after the first step's own read, one round per step.
+// Made after the updates, they see them: every step computes what a twin
+// job without read-ahead computes.
+TEST(TrainStepTest, OneReplicaReadsTheNextStepWithThisStepsUpdates) {
+  CountedPsJob ahead("logreg", 1), plain("logreg", 1);
+  const std::vector<Example> data = MakeData("logreg", 3);
+  ReadAhead read_ahead(1);
+  constexpr int kSteps = 3;
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<Batch> next;
+    if (step + 1 < kSteps) next = StepBatches(data, step + 1, 1);
+    absl::StatusOr<StepResult> result =
+        TrainStep(*ahead.strategy, *ahead.model, *ahead.variables,
+                  StepBatches(data, step, 1), &read_ahead, next);
+    absl::StatusOr<StepResult> expected =
+        TrainStep(*plain.strategy, *plain.model, *plain.variables,
+                  StepBatches(data, step, 1));
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    EXPECT_EQ(result->global_step, step + 1);
+    EXPECT_EQ(result->predictions, expected->predictions) << "step " << step;
+    EXPECT_EQ(result->loss_sum, expected->loss_sum) << "step " << step;
+  }
+  EXPECT_EQ(read_ahead.num_taken(), kSteps - 1);
+  EXPECT_EQ(read_ahead.num_dropped(), 0);
+  // The first step reads alone; the last one, with no next batch, pushes
+  // alone.
+  EXPECT_EQ(ahead.servers.calls("PullStep"), 1);
+  EXPECT_EQ(ahead.servers.calls("PushPullStep"), kSteps - 1);
+  EXPECT_EQ(ahead.servers.calls("PushStep"), 1);
+  EXPECT_EQ(*ahead.variables->ReadGlobalStep(*ahead.strategy), kSteps);
 }
 
 // A read-ahead of other batches than the step gets is dropped, and the
