@@ -505,10 +505,10 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     return FinishPushStep(plan);
   }
 
-  // PushStep's updates, then PullStep's reads, in one round: each ps
-  // task's small calls go as one bundle, which the task serves in order, so
-  // its reads see its updates; pieces too large for a bundle go apart and
-  // a read among them may be served before an update.
+  // PushStep's updates, then PullStep's reads, in one round: a ps task's
+  // small calls go in bundles, pushes first, each served in order, so reads
+  // bundled with updates see them; calls that go apart (see
+  // ParameterServers::PushPullStep) may be served in either order.
   absl::Status PushPullStep(absl::Span<const DenseVariablePush> dense_pushes,
                             absl::Span<const SparseVariablePush> sparse_pushes,
                             absl::Span<const Int64VariableAdd> adds,

@@ -98,7 +98,8 @@ ABSL_FLAG(int64_t, all_reduce_bucket_bytes,
           "gradients go in buckets up to this size.");
 ABSL_FLAG(bool, read_ahead, false,
           "parameter_server: read each step's values from the ps tasks "
-          "during the step before, with its push (one replica) or beside it: "
+          "during the step before, with its push (one replica, pushes in "
+          "the foreground) or beside it: "
           "one round trip per step instead of two, and a step may compute "
           "with values that lack this worker's previous step "
           "(docs/parameter_server.md).");

@@ -169,7 +169,9 @@ class ReplicaContext {
   // parameter servers without push_in_background: one bundle per ps task,
   // whose reads see its updates). Where replicas share copies, every
   // replica's updates must be in before anyone reads: the two go one after
-  // the other, as the separate calls would.
+  // the other, as the separate calls would. With pushes in the background
+  // (StrategyOptions::push_in_background) the reads follow the push's
+  // start, not its end, and may lack it.
   absl::StatusOr<std::vector<Tensor>> ApplyGradientsThenRead(
       absl::Span<DistributedVariable* const> variables,
       absl::Span<const absl::Span<const float>> grads,

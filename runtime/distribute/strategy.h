@@ -354,7 +354,9 @@ class Strategy {
   // copies: ApplyGradientsToCopies (when there is anything to update), then
   // ReadCopies, which this default calls one after the other. A strategy
   // whose variables are remote may send both in one round trip; its reads
-  // then see the updates, or as ParameterServers::PushPullStep says.
+  // then see the updates, or as ParameterServers::PushPullStep says. Where
+  // ApplyGradientsToCopies only starts the updates (pushes in the
+  // background), the reads may lack them.
   virtual absl::StatusOr<std::vector<Tensor>> ApplyGradientsToCopiesThenRead(
       absl::Span<const CopyGradient> updates,
       absl::Span<const CopySparseGradient> sparse, const CopyAdd* add,

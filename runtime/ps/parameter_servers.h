@@ -156,13 +156,17 @@ class ParameterServers {
   }
   // A step's updates, then the next step's reads: PushStep of the first
   // three, then PullStep of the last two. PsClient sends them in one round
-  // (one round trip where the two took one each), each ps task's small
-  // requests as one bundle that it serves in order, so that those reads see
-  // those updates; a large variable's pieces go apart, and a read of one
-  // may then lack this update (as with read-ahead, see
-  // runtime/training/read_ahead.h). This default makes the two calls one
-  // after the other. When one fails, what was applied and read is
-  // unspecified.
+  // (one round trip where the two took one each); a ps task serves the
+  // parts of one bundle in order, so reads bundled with updates see them.
+  // What goes apart may be served in either order, and a read of it may
+  // lack this update (as with read-ahead, see runtime/training/read_ahead.h):
+  // a request over PsClient::Options::bundle_below_bytes (a large
+  // variable's pieces, a batch of many small variables, a sparse push of
+  // many rows), a task's small requests beyond one bundle (2 x
+  // bundle_below_bytes, 64 parts), and every request where bundles are off
+  // or the task refuses them. This default makes the two calls one after
+  // the other. When one fails, what was applied and read is unspecified,
+  // and the call fails.
   virtual absl::Status PushPullStep(
       absl::Span<const DenseVariablePush> dense_pushes,
       absl::Span<const SparseVariablePush> sparse_pushes,

@@ -17,8 +17,9 @@
 // not see that push, so a step may compute with values that lack this
 // worker's own previous step (at most that one step; other workers'
 // updates are unordered under asynchronous parameter servers anyway).
-// Reads Put after their round see its updates, except pieces of large
-// variables that travel apart (ParameterServers::PushPullStep).
+// Reads Put after their round see its updates where they went in one
+// bundle with them (small requests; ParameterServers::PushPullStep says
+// which go apart and may not).
 // TrainingLoopOptions::read_ahead (the worker's --read_ahead) turns it on.
 //
 // Thread-safe for distinct replicas: replica r's thread calls Start(r),

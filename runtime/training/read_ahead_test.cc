@@ -44,6 +44,30 @@ TEST(ReadAheadTest, GivesWhatItReadForTheSameIds) {
   EXPECT_EQ(read_ahead.num_dropped(), 0);
 }
 
+// Values read elsewhere (with the step's push) are Put: taken as a read's
+// would be. A Put over a result not taken, or over a read still under way
+// (waited for), drops that one; a failed read before does not fail it.
+TEST(ReadAheadTest, TakesWhatWasPut) {
+  ReadAhead read_ahead(1);
+  std::vector<VariableSlice> put = Slices({{3}});
+  put[0].dense = {9.0f};
+  read_ahead.Put(0, put);
+  std::optional<std::vector<VariableSlice>> values = read_ahead.Take(0, {{3}});
+  ASSERT_TRUE(values.has_value());
+  EXPECT_EQ((*values)[0].dense, std::vector<float>{9.0f});
+
+  read_ahead.Start(0, Slices({{4}}), [](std::vector<VariableSlice>&) {
+    return absl::UnavailableError("ps task 0 went away");
+  });
+  read_ahead.Put(0, Slices({{5}}));
+  read_ahead.Put(0, put);
+  values = read_ahead.Take(0, {{3}});
+  ASSERT_TRUE(values.has_value());
+  EXPECT_EQ((*values)[0].dense, std::vector<float>{9.0f});
+  EXPECT_EQ(read_ahead.num_taken(), 2);
+  EXPECT_EQ(read_ahead.num_dropped(), 2);
+}
+
 TEST(ReadAheadTest, DropsAReadOfOtherIds) {
   ReadAhead read_ahead(1);
   read_ahead.Start(0, Slices({{1, 2}}), FakeRead);

@@ -16,16 +16,6 @@ namespace {
 
 using Tensors = std::shared_ptr<const std::vector<Tensor>>;
 
-// The whole values of the float32 variables `variables[i]` for the model's
-// variables `indices[i]` as this replica computes with them, into
-// values[indices[i]].dense, and the replica's `rows`: all read at once (on
-// parameter servers, the small variables of each ps task in one request,
-// and the rows' requests sent with them). Replicas sharing one copy
-// (central storage, parameter servers) read a whole variable once, on
-// replica 0, and share it: one read per step, not one per replica. Every
-// replica makes the same collectives (none, or one MergeCall), whatever
-// fails. Without `share_reads` (read-ahead, off the replica's thread) each
-// replica reads every variable itself, and there is no collective.
 // Puts read[k] into values[index[k]].dense, in host memory, where the
 // model takes values from (a mirrored variable's copy on a GPU comes back
 // from there).
@@ -41,6 +31,16 @@ absl::Status StoreDenseValues(const std::vector<Tensor>& read,
   return absl::OkStatus();
 }
 
+// The whole values of the float32 variables `variables[i]` for the model's
+// variables `indices[i]` as this replica computes with them, into
+// values[indices[i]].dense, and the replica's `rows`: all read at once (on
+// parameter servers, the small variables of each ps task in one request,
+// and the rows' requests sent with them). Replicas sharing one copy
+// (central storage, parameter servers) read a whole variable once, on
+// replica 0, and share it: one read per step, not one per replica. Every
+// replica makes the same collectives (none, or one MergeCall), whatever
+// fails. Without `share_reads` (read-ahead, off the replica's thread) each
+// replica reads every variable itself, and there is no collective.
 absl::Status ReadValues(ReplicaContext& context,
                         absl::Span<const DistributedVariable* const> variables,
                         absl::Span<const int> indices,
