@@ -443,8 +443,8 @@ TEST_F(PsClientIntegrationTest, PushPullStepReadsWhatItsUpdatesLeft) {
   const VariablePlacement emb =
       *client_->CreateVariable(ConstantVariableSpec("emb", {10, 1}, 0.0f),
                                PartitionPolicy::FixedShards(2));
-  const VariablePlacement step = *client_->CreateVariable(
-      VariableSpec{"step", DType::kInt64, {}, {}, {}});
+  const VariablePlacement step =
+      *client_->CreateVariable(VariableSpec{"step", DType::kInt64, {}, {}, {}});
   const std::vector<float> b_grad = {0.5f, -0.5f}, grads = {1, 2, 4};
   const std::vector<int64_t> ids = {9, 2, 9}, one = {1};
   std::vector<int64_t> after(1);
