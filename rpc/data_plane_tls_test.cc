@@ -11,7 +11,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -21,6 +20,7 @@
 #include "rpc/tls_certificates.h"
 #include "rpc/transport_security.h"
 #include "tests/util/byte_buffers.h"
+#include "tests/util/log_lines.h"
 
 namespace distrt::rpc {
 namespace {
@@ -121,13 +121,9 @@ TEST_F(DataPlaneTlsTest, CallsGoInsideMutualTlsWithTheToken) {
 }
 
 TEST_F(DataPlaneTlsTest, AClientWithoutTheTokenOrWithAnotherIsToldSo) {
-  absl::Mutex mu;
-  std::vector<std::string> lines;
+  testing::LogLines log;
   std::unique_ptr<DataPlaneServer> server =
-      StartServer(Tls(task_, kToken), [&](absl::string_view line) {
-        absl::MutexLock lock(&mu);
-        lines.emplace_back(line);
-      });
+      StartServer(Tls(task_, kToken), log.Sink());
   ASSERT_NE(server, nullptr);
   std::shared_ptr<const DataPlaneTls> none = Tls(task_, "");
   absl::Status s = Connect(*server, none.get()).status();
@@ -147,31 +143,23 @@ TEST_F(DataPlaneTlsTest, AClientWithoutTheTokenOrWithAnotherIsToldSo) {
   ExpectEcho(**c, "in");
   // The server said so too: the first refusal, with its peer; the second
   // came within 30 s of it and waits to be counted in the next line.
-  absl::MutexLock lock(&mu);
+  const std::vector<std::string> lines = log.Lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_THAT(lines[0], HasSubstr("refused the connection from 127.0.0.1:"));
   EXPECT_THAT(lines[0], HasSubstr("the client sent none"));
 }
 
 TEST_F(DataPlaneTlsTest, APlainClientAndAPlainServerAreRefused) {
-  absl::Mutex mu;
-  std::vector<std::string> lines;
+  testing::LogLines log;
   std::unique_ptr<DataPlaneServer> tls_server =
-      StartServer(Tls(task_, ""), [&](absl::string_view line) {
-        absl::MutexLock lock(&mu);
-        lines.emplace_back(line);
-      });
+      StartServer(Tls(task_, ""), log.Sink());
   ASSERT_NE(tls_server, nullptr);
   absl::Status s = Connect(*tls_server, nullptr).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  // The client may hear the TLS alert before the server logs: wait.
+  ASSERT_TRUE(log.WaitForLines(1, kWait));
   {
-    // The client may hear the TLS alert before the server logs: wait.
-    absl::MutexLock lock(&mu);
-    mu.AwaitWithTimeout(
-        absl::Condition(
-            +[](std::vector<std::string>* lines) { return !lines->empty(); },
-            &lines),
-        kWait);
+    const std::vector<std::string> lines = log.Lines();
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_THAT(lines[0], HasSubstr("refused the connection from 127.0.0.1:"));
     // The peer is named once, not again by the TLS error.

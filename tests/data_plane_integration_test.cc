@@ -18,6 +18,7 @@
 #include "rpc/data_plane_connection.h"
 #include "rpc/ps_methods.h"
 #include "tests/util/constant_variable_spec.h"
+#include "tests/util/log_lines.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/refusing_proxy.h"
 
@@ -46,29 +47,7 @@ bool IsTensorRpc(absl::string_view method) {
 using ::distrt::testing::ConstantVariableSpec;
 
 // What the client logs, for the lines that say which transport a task got.
-class Log {
- public:
-  std::function<void(absl::string_view)> Sink() {
-    return [this](absl::string_view line) {
-      absl::MutexLock lock(&mu_);
-      lines_.emplace_back(line);
-    };
-  }
-  int Count(absl::string_view text) {
-    absl::MutexLock lock(&mu_);
-    int n = 0;
-    for (const std::string& line : lines_) n += absl::StrContains(line, text);
-    return n;
-  }
-  std::string All() {
-    absl::MutexLock lock(&mu_);
-    return absl::StrJoin(lines_, "\n");
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::string> lines_ ABSL_GUARDED_BY(mu_);
-};
+using Log = ::distrt::testing::LogLines;
 
 std::unique_ptr<PsClient> DataPlaneClient(std::vector<std::string> addresses,
                                           Log& log,
