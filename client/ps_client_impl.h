@@ -411,9 +411,9 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
     std::vector<std::unique_ptr<ManyCall>> dense_calls;
     std::vector<std::vector<std::unique_ptr<SparseCall>>> sparse_calls;
     std::vector<std::vector<std::unique_ptr<DensePushCall>>> add_calls;
-    // Made in place (an atomic does not move) and never resized.
+    // One per add (as add_calls), made in place (an atomic does not move)
+    // and never resized.
     std::unique_ptr<ValuesAfter[]> values_after;
-    size_t num_adds = 0;
   };
 
   // Plans PushMany of `dense`, a PushSparse of each of `sparse` (their
@@ -440,7 +440,6 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
                       repeats, push.grads);
     }
     plan.add_calls.resize(adds.size());
-    plan.num_adds = adds.size();
     plan.values_after = std::make_unique<ValuesAfter[]>(adds.size());
     for (size_t a = 0; a < adds.size(); ++a) {
       const Int64VariableAdd& add = adds[a];
@@ -485,7 +484,7 @@ class PsClient::Impl : public PsTransport, public PsRequestPlanner {
   // What a PushStep does once its round has answered: the adds' values
   // after that did not come back.
   absl::Status FinishPushStep(PushPlan& plan) {
-    for (size_t a = 0; a < plan.num_adds; ++a) {
+    for (size_t a = 0; a < plan.add_calls.size(); ++a) {
       RETURN_IF_ERROR(ReadValuesAfterIfMissing(plan.values_after[a]));
     }
     return absl::OkStatus();

@@ -235,6 +235,10 @@ absl::Status ReplicaContext::ApplyGradients(
     absl::Span<const SparseUpdate> sparse, AddUpdate* add) {
   ASSIGN_OR_RETURN(CopyUpdates updates,
                    UpdatesOfThisReplica(variables, grads, sparse, add));
+  return ApplyCopyUpdates(updates);
+}
+
+absl::Status ReplicaContext::ApplyCopyUpdates(const CopyUpdates& updates) {
   if (!updates.empty()) {
     RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(
         updates.dense, updates.sparse, updates.add ? &*updates.add : nullptr));
@@ -254,12 +258,7 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::ApplyGradientsThenRead(
   ASSIGN_OR_RETURN(CopyUpdates updates,
                    UpdatesOfThisReplica(variables, grads, sparse, add));
   if (updates.shares_copies) {
-    if (!updates.empty()) {
-      RETURN_IF_ERROR(strategy_->ApplyGradientsToCopies(
-          updates.dense, updates.sparse,
-          updates.add ? &*updates.add : nullptr));
-    }
-    RETURN_IF_ERROR(group_->barrier().Wait("ApplyGradient"));
+    RETURN_IF_ERROR(ApplyCopyUpdates(updates));
     return ReadMany(read, rows);
   }
   const CopyReads reads = ReadsOfThisReplica(read, rows);

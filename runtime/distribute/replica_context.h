@@ -199,6 +199,9 @@ class ReplicaContext {
       absl::Span<DistributedVariable* const> variables,
       absl::Span<const absl::Span<const float>> grads,
       absl::Span<const SparseUpdate> sparse, AddUpdate* add);
+  // Sends `updates` to the strategy (when there are any), then waits for the
+  // other replicas where they share copies.
+  absl::Status ApplyCopyUpdates(const CopyUpdates& updates);
 
   // Whether this replica is the one that updates its copy of `variable`.
   bool UpdatesItsCopy(const DistributedVariable& variable) const;
