@@ -85,7 +85,7 @@ ABSL_FLAG(double, seconds_per_repetition, 0.2,
           "sets the iterations.");
 ABSL_FLAG(int64_t, max_segment_bytes, 0,
           "GlooGroup::Options.max_segment_bytes of gloo_group and strategy "
-          "(0: Gloo's default, 1 MiB).");
+          "(0: GlooGroup's default, 4 MiB).");
 ABSL_FLAG(int, local_replicas, 1,
           "Replicas (CPU devices) per rank of the strategy contender, each "
           "on a thread of its own.");
@@ -171,7 +171,9 @@ absl::Status Connect(KvStore* store, int rank, const BenchOptions& bench,
   GlooGroup::Options options;
   options.rank = rank;
   options.size = bench.ranks;
-  options.max_segment_bytes = bench.max_segment_bytes;
+  if (bench.max_segment_bytes > 0) {
+    options.max_segment_bytes = bench.max_segment_bytes;
+  }
   options.prefix = "bench/gloo_group";
   ASSIGN_OR_RETURN(std::unique_ptr<GlooGroup> group,
                    GlooGroup::Create(store, options));
