@@ -10,8 +10,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
