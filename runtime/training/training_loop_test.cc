@@ -352,7 +352,9 @@ TEST_F(TrainingLoopBackgroundPushTest, EveryStepLandsAndTheGlobalStepIsExact) {
       ASSERT_EQ(losses.size(), 40u);
       for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
       // (wide_deep's embeddings and layers learn this data far slower.)
-      if (model == "logreg") EXPECT_LT(losses.back(), losses.front());
+      if (model == "logreg") {
+        EXPECT_LT(losses.back(), losses.front());
+      }
       EXPECT_TRUE(strategy_->Finalize().ok());
     }
   }
