@@ -241,8 +241,13 @@ absl::StatusOr<rpc::TransportSecurityOptions> MakeTlsFiles(
   files.tls_key_file = paths.key_file;
   files.tls_ca_file = paths.ca_file;
   files.cluster_token_file = JoinPath(dir, "token");
-  RETURN_IF_ERROR(WriteFileAtomically(files.cluster_token_file,
-                                      {"bench-cluster-token-0123456789\n"}));
+  // Private, as the tasks require of a token file.
+  AtomicFileWriter::Options secret;
+  secret.mode = 0600;
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> token,
+                   AtomicFileWriter::Create(files.cluster_token_file, secret));
+  RETURN_IF_ERROR(token->Append("bench-cluster-token-0123456789\n"));
+  RETURN_IF_ERROR(token->Commit());
   return files;
 }
 

@@ -8,7 +8,9 @@
 //   distctl restore DIR  load the latest checkpoint in DIR
 //   distctl shutdown   ask every ps task to exit
 //
-// Exit status: 0 on success, 2 on bad input (TF_CONFIG, flags, command).
+// Exit status: 0 on success, 1 when the cluster refused, did not answer
+// within --timeout_secs or failed the request, 2 on bad input (TF_CONFIG,
+// flags, command).
 
 #include <cstdio>
 #include <map>
@@ -19,6 +21,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/cluster_source.h"
 #include "client/ps_client.h"
 #include "client/ps_commands.h"
@@ -33,8 +37,9 @@ ABSL_FLAG(std::string, cluster_spec, "",
           "JSON file with the cluster (TF_CONFIG's \"cluster\" part, or a "
           "whole TF_CONFIG); default: the TF_CONFIG environment variable.");
 ABSL_FLAG(double, timeout_secs, 10,
-          "Deadline of each RPC, in seconds (save and restore: 60 times "
-          "this).");
+          "How long a command may wait for the ps tasks, in seconds, in all "
+          "(save and restore: 60 times this): each request's deadline, and "
+          "how long a ps task that does not answer is retried.");
 ABSL_FLAG(int64_t, step, -1,
           "save: the step to record; default: the value of the variable "
           "\"global_step\", or 0 without one.");
@@ -73,8 +78,12 @@ Commands:
 
 All but resolve find the cluster in --cluster_spec=FILE (a JSON file with
 the "cluster" part of TF_CONFIG, or a whole TF_CONFIG) or else in TF_CONFIG.
-They exit 1 when the cluster refuses or does not answer within
---timeout_secs, and 2 on bad input.)";
+Each gives up after --timeout_secs (save and restore: 60 times it) and
+says of a ps task that failed either refused (WHY), when it answered and
+refused (the cluster token, the client's certificate, the TLS handshake),
+or unreachable (WHY), when nothing answered in time. They exit 1 when the
+cluster refuses, does not answer or fails the request, and 2 on bad
+input.)";
 
 constexpr int kExitBadInput = 2;
 
@@ -118,23 +127,32 @@ int RunClusterCommand(const std::string& command, const std::string& argument,
   if (command == "shutdown") {
     return RunShutdownCommand(cluster, timeout, security.get(), stdout);
   }
+  // The whole command, its retries included, ends by the deadline: a ps
+  // task that refuses the connection (e.g. TLS against a plain-TCP client)
+  // is otherwise retried like one that is restarting.
+  const bool checkpoint = command == "save" || command == "restore";
   PsClient::Options options;
   options.security = security;
   options.rpc_timeout = timeout;
+  options.ps_failure_timeout = timeout;
   options.checkpoint_timeout = timeout * 60;
+  options.deadline = absl::Now() + (checkpoint ? timeout * 60 : timeout);
+  options.timeout_flag = "--timeout_secs";
   absl::StatusOr<std::unique_ptr<PsClient>> client =
       PsClient::Create(cluster, options);
   if (!client.ok()) return BadInput(client.status().message());
-  if (command == "vars") return RunVarsCommand(**client, stdout, stderr);
+  const CommandOutput output{stdout, stderr,
+                             security != nullptr && security->uses_tls()};
+  if (command == "vars") return RunVarsCommand(**client, output);
   if (command == "pull") {
     return RunPullCommand(**client, argument, absl::GetFlag(FLAGS_max_values),
-                          stdout, stderr);
+                          output);
   }
   if (command == "save") {
     return RunSaveCommand(**client, argument, absl::GetFlag(FLAGS_step),
-                          absl::GetFlag(FLAGS_keep_last), stdout, stderr);
+                          absl::GetFlag(FLAGS_keep_last), output);
   }
-  return RunRestoreCommand(**client, argument, stdout, stderr);
+  return RunRestoreCommand(**client, argument, output);
 }
 
 int Main(int argc, char** argv) {

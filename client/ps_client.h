@@ -68,6 +68,15 @@ class PsClient : public ParameterServers {
     // attempt's deadline. A ps task that restarts at the same address within
     // it is used again as soon as it answers.
     absl::Duration ps_failure_timeout = absl::Minutes(2);
+    // When every operation gives up, whatever it waits for: no attempt's
+    // deadline (checkpoint_timeout's included) and no retry goes past it;
+    // an operation still waiting then fails as for ps_failure_timeout. A
+    // command line tool's limit on its whole run (distctl --timeout_secs);
+    // the default is none.
+    absl::Time deadline = absl::InfiniteFuture();
+    // How messages name ps_failure_timeout and `deadline` to the user: the
+    // flag that set them.
+    std::string timeout_flag = "--ps_failure_timeout";
     absl::Duration initial_retry_backoff = absl::Milliseconds(50);
     absl::Duration max_retry_backoff = absl::Seconds(2);
     // Deadline of each ps task's save or restore of a checkpoint.

@@ -2,9 +2,13 @@
 
 #include <functional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "client/failure_description.h"
 #include "rpc/ps_admin_client.h"
 #include "runtime/util/format_bytes.h"
 #include "runtime/util/status_macros.h"
@@ -12,29 +16,64 @@
 namespace distrt {
 namespace {
 
-// Calls `visit(address, name)` for every ps task in index order and prints
-// one line per task: its name, its address, and what `visit` returned, or
-// `error_prefix` and the error. Returns the exit status: 0 when every call
-// succeeded, 1 otherwise (or when there are no ps tasks).
+// `status` without its "RPC to ps task N (ADDRESS): " prefix, which the
+// line that reports it already says.
+absl::Status WithoutTaskName(const absl::Status& status,
+                             const std::string& name,
+                             const std::string& address) {
+  const std::string task = absl::StrCat(" to ", name, " (", address, "): ");
+  const absl::string_view message = status.message();
+  const size_t at = message.find(task);
+  if (at == absl::string_view::npos) return status;
+  return absl::Status(status.code(), message.substr(at + task.size()));
+}
+
+// Calls `visit(address, name)` for every ps task, all at once (so that the
+// command takes one task's deadline, not one per task), and prints one line
+// per task in index order: its name, its address, and what `visit` returned,
+// or why it failed (DescribeFailure: refused, unreachable, or the error).
+// Returns the exit status: 0 when every call succeeded, 1 otherwise (or
+// when there are no ps tasks).
 int ForEachPsTask(
-    const ClusterSpec& cluster, std::FILE* out, absl::string_view error_prefix,
+    const ClusterSpec& cluster, const rpc::TransportSecurity* security,
+    std::FILE* out,
     const std::function<absl::StatusOr<std::string>(
         const std::string& address, const std::string& name)>& visit) {
   if (cluster.NumTasks(kPsJob) == 0) {
     std::fprintf(out, "the cluster has no ps tasks\n");
     return 1;
   }
-  int failures = 0;
+  struct Task {
+    std::string address;
+    std::string name;
+    absl::StatusOr<std::string> result;
+  };
+  std::vector<Task> tasks;
   for (const int index : cluster.TaskIndices(kPsJob)) {
-    const std::string address = *cluster.TaskAddress(kPsJob, index);
-    const std::string name = absl::StrCat("ps task ", index);
-    absl::StatusOr<std::string> result = visit(address, name);
-    if (!result.ok()) ++failures;
+    tasks.push_back(Task{*cluster.TaskAddress(kPsJob, index),
+                         absl::StrCat("ps task ", index), std::string()});
+  }
+  {
+    std::vector<std::thread> threads;
+    threads.reserve(tasks.size());
+    for (Task& task : tasks) {
+      threads.emplace_back(
+          [&task, &visit] { task.result = visit(task.address, task.name); });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  const bool uses_tls = security != nullptr && security->uses_tls();
+  int failures = 0;
+  for (const Task& task : tasks) {
+    if (!task.result.ok()) ++failures;
     const std::string text =
-        result.ok() ? *result
-                    : absl::StrCat(error_prefix, result.status().message());
-    std::fprintf(out, "%-10s %-28s %s\n", name.c_str(), address.c_str(),
-                 text.c_str());
+        task.result.ok()
+            ? *task.result
+            : DescribeFailure(WithoutTaskName(task.result.status(), task.name,
+                                              task.address),
+                              uses_tls);
+    std::fprintf(out, "%-10s %-28s %s\n", task.name.c_str(),
+                 task.address.c_str(), text.c_str());
   }
   return failures == 0 ? 0 : 1;
 }
@@ -44,7 +83,7 @@ int ForEachPsTask(
 int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
                     const rpc::TransportSecurity* security, std::FILE* out) {
   return ForEachPsTask(
-      cluster, out, "unreachable: ",
+      cluster, security, out,
       [timeout, security](const std::string& address, const std::string& name)
           -> absl::StatusOr<std::string> {
         ASSIGN_OR_RETURN(
@@ -65,7 +104,7 @@ int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
 int RunShutdownCommand(const ClusterSpec& cluster, absl::Duration timeout,
                        const rpc::TransportSecurity* security, std::FILE* out) {
   return ForEachPsTask(
-      cluster, out, "",
+      cluster, security, out,
       [timeout, security](const std::string& address, const std::string& name)
           -> absl::StatusOr<std::string> {
         RETURN_IF_ERROR(rpc::ShutdownPsTask(address, name, "distctl shutdown",

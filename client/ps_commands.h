@@ -2,7 +2,9 @@
 #define DISTRT_CLIENT_PS_COMMANDS_H_
 
 // `distctl stats` and `distctl shutdown`: operations on every ps task of a
-// cluster. Each prints one line per task and returns the process exit
+// cluster. Each calls every task at once, each call within `timeout`,
+// prints one line per task (what it said, or "refused (WHY)" /
+// "unreachable (WHY)" as DescribeFailure says) and returns the process exit
 // status: 0 when every task answered, 1 otherwise.
 
 #include <cstdio>

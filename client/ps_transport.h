@@ -160,9 +160,17 @@ class PsTransport {
 
   // The deadline of one attempt of a request: rpc_timeout, and never more
   // than ps_failure_timeout, so that a ps task that stopped answering is
-  // given up on in time.
+  // given up on in time, nor past Options::deadline.
   absl::Duration AttemptTimeout() const {
-    return std::min(options_.rpc_timeout, options_.ps_failure_timeout);
+    return CapAtDeadline(
+        std::min(options_.rpc_timeout, options_.ps_failure_timeout));
+  }
+
+  // `timeout` from now, ending no later than Options::deadline (and not
+  // negative).
+  absl::Duration CapAtDeadline(absl::Duration timeout) const {
+    return std::clamp(options_.deadline - absl::Now(), absl::ZeroDuration(),
+                      timeout);
   }
 
   // Whether a failed call may be sent again: the ps task could not be
@@ -174,16 +182,19 @@ class PsTransport {
   }
 
   // Sends `send` (the calls of one operation) until none fails in a way
-  // worth retrying, or until ps_failure_timeout from now. `send_round(round)`
-  // sends the calls given and returns when all have ended. Between rounds it
-  // waits an exponential backoff with full jitter, so that workers that lost
-  // the same ps task do not come back at the same moment. UNAVAILABLE naming
-  // the ps task and the last error when time runs out.
+  // worth retrying, or until ps_failure_timeout from now (at the latest
+  // Options::deadline). `send_round(round)` sends the calls given and returns
+  // when all have ended. Between rounds it waits an exponential backoff with
+  // full jitter, so that workers that lost the same ps task do not come back
+  // at the same moment. UNAVAILABLE naming the ps task and the last error
+  // when time runs out.
   template <typename CallType, typename SendRound>
   absl::Status SendWithRetries(absl::string_view rpc,
                                std::vector<CallType*> send, bool retry,
                                SendRound send_round) {
-    const absl::Time give_up = absl::Now() + options_.ps_failure_timeout;
+    const absl::Time start = absl::Now();
+    const absl::Time give_up =
+        std::min(start + options_.ps_failure_timeout, options_.deadline);
     absl::Duration backoff = options_.initial_retry_backoff;
     for (;;) {
       send_round(send);
@@ -199,8 +210,10 @@ class PsTransport {
         return absl::UnavailableError(absl::StrCat(
             TaskName(first.ps_task), " did not answer ",
             first.rpc.empty() ? rpc : first.rpc, first.about, " for ",
-            absl::FormatDuration(options_.ps_failure_timeout),
-            " (--ps_failure_timeout); last error: ", Describe(first.status)));
+            absl::FormatDuration(
+                absl::Trunc(give_up - start, absl::Milliseconds(100))),
+            " (", options_.timeout_flag,
+            "); last error: ", Describe(first.status)));
       }
       LogRetry(first, rpc, give_up - now);
       absl::SleepFor(std::min(give_up - now, Jittered(backoff)));
@@ -238,7 +251,7 @@ class PsTransport {
                      TaskName(call.ps_task), " failed (", Describe(call.status),
                      "); retrying for up to ",
                      absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))),
-                     " (--ps_failure_timeout)"));
+                     " (", options_.timeout_flag, ")"));
   }
 
   // Sends every call at once and waits for all of them (each attempt is
@@ -256,8 +269,9 @@ class PsTransport {
     absl::Status gave_up = SendWithRetries(
         rpc, std::move(all), retry, [&](const std::vector<CallType*>& round) {
           absl::BlockingCounter pending(round.size());
-          const auto deadline = std::chrono::system_clock::now() +
-                                absl::ToChronoMilliseconds(timeout);
+          const auto deadline =
+              std::chrono::system_clock::now() +
+              absl::ToChronoMilliseconds(CapAtDeadline(timeout));
           for (CallType* c : round) {
             issue(stubs_[c->ps_task]->async(), c->NewAttempt(deadline),
                   &c->request, &c->response,

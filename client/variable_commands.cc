@@ -5,13 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/failure_description.h"
 #include "runtime/util/format_bytes.h"
 
 namespace distrt {
 namespace {
 
-int Failed(const absl::Status& status, std::FILE* err) {
-  std::fprintf(err, "distctl: %s\n", std::string(status.message()).c_str());
+int Failed(const absl::Status& status, const CommandOutput& output) {
+  std::fprintf(output.err, "distctl: %s\n",
+               DescribeFailure(status, output.client_uses_tls).c_str());
   return 1;
 }
 
@@ -48,11 +50,12 @@ void PrintValues(const std::vector<T>& values, int max_values, std::FILE* out) {
 
 }  // namespace
 
-int RunVarsCommand(PsClient& client, std::FILE* out, std::FILE* err) {
+int RunVarsCommand(PsClient& client, const CommandOutput& output) {
+  std::FILE* const out = output.out;
   std::vector<DistributedVariableInfo> variables;
   std::vector<DistributedHashTableInfo> tables;
   if (absl::Status s = client.List(&variables, &tables); !s.ok()) {
-    return Failed(s, err);
+    return Failed(s, output);
   }
   if (variables.empty() && tables.empty()) {
     std::fprintf(out, "no variables on the %d ps tasks\n",
@@ -88,9 +91,10 @@ int RunVarsCommand(PsClient& client, std::FILE* out, std::FILE* err) {
 }
 
 int RunPullCommand(PsClient& client, const std::string& name, int max_values,
-                   std::FILE* out, std::FILE* err) {
+                   const CommandOutput& output) {
+  std::FILE* const out = output.out;
   absl::StatusOr<VariablePlacement> variable = client.LookupVariable(name);
-  if (!variable.ok()) return Failed(variable.status(), err);
+  if (!variable.ok()) return Failed(variable.status(), output);
   const VariableSpec& spec = variable->spec;
   const int64_t elements = NumRows(spec) * RowWidth(spec);
   std::fprintf(out, "%s: %s %s on %s\n", name.c_str(),
@@ -101,7 +105,7 @@ int RunPullCommand(PsClient& client, const std::string& name, int max_values,
     std::vector<int64_t> values(elements);
     if (absl::Status s = client.PullInt64(*variable, absl::MakeSpan(values));
         !s.ok()) {
-      return Failed(s, err);
+      return Failed(s, output);
     }
     PrintValues(values, max_values, out);
     return 0;
@@ -109,14 +113,15 @@ int RunPullCommand(PsClient& client, const std::string& name, int max_values,
   std::vector<float> values(elements);
   if (absl::Status s = client.Pull(*variable, absl::MakeSpan(values));
       !s.ok()) {
-    return Failed(s, err);
+    return Failed(s, output);
   }
   PrintValues(values, max_values, out);
   return 0;
 }
 
 int RunSaveCommand(PsClient& client, const std::string& directory, int64_t step,
-                   int keep_last, std::FILE* out, std::FILE* err) {
+                   int keep_last, const CommandOutput& output) {
+  std::FILE* const out = output.out;
   if (step < 0) {
     step = 0;
     absl::StatusOr<VariablePlacement> global_step =
@@ -126,15 +131,15 @@ int RunSaveCommand(PsClient& client, const std::string& directory, int64_t step,
       if (absl::Status s =
               client.PullInt64(*global_step, absl::MakeSpan(&step, 1));
           !s.ok()) {
-        return Failed(s, err);
+        return Failed(s, output);
       }
     } else if (!global_step.ok() && !absl::IsNotFound(global_step.status())) {
-      return Failed(global_step.status(), err);
+      return Failed(global_step.status(), output);
     }
   }
   absl::StatusOr<CheckpointSaved> saved =
       client.Save(directory, step, keep_last);
-  if (!saved.ok()) return Failed(saved.status(), err);
+  if (!saved.ok()) return Failed(saved.status(), output);
   std::fprintf(out, "saved step %lld to %s (%s in %d shards)\n",
                static_cast<long long>(step), saved->checkpoint.c_str(),
                FormatBytes(saved->bytes).c_str(), client.num_ps_tasks());
@@ -145,9 +150,10 @@ int RunSaveCommand(PsClient& client, const std::string& directory, int64_t step,
 }
 
 int RunRestoreCommand(PsClient& client, const std::string& directory,
-                      std::FILE* out, std::FILE* err) {
+                      const CommandOutput& output) {
+  std::FILE* const out = output.out;
   absl::StatusOr<CheckpointRestored> restored = client.Restore(directory);
-  if (!restored.ok()) return Failed(restored.status(), err);
+  if (!restored.ok()) return Failed(restored.status(), output);
   std::fprintf(out,
                "restored step %lld from %s: %lld variable parts, %lld hash "
                "table rows, on %d ps tasks\n",

@@ -130,10 +130,12 @@ absl::StatusOr<ResolvedStrategy> MakeStrategy(
       break;
     }
     case StrategyKind::kMultiWorkerMirrored: {
-      ASSIGN_OR_RETURN(resolved.workers,
-                       WorkerGroup::Join(config, options.workers));
+      WorkerGroup::Options workers = options.workers;
+      if (!workers.log) workers.log = log;
+      ASSIGN_OR_RETURN(resolved.workers, WorkerGroup::Join(config, workers));
       log(absl::StrCat("joined the ", resolved.workers->size(),
-                       " training tasks as rank ", resolved.workers->rank()));
+                       " training tasks as rank ", resolved.workers->rank(),
+                       "; collectives over ", resolved.workers->transport()));
       strategy = MultiWorkerMirroredStrategy::Create(
           devices, &resolved.workers->collective(), strategy_options,
           options.all_reduce_bucket_bytes);

@@ -10,18 +10,24 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "rpc/data_plane_tls.h"
 #include "rpc/rendezvous_client.h"
 #include "rpc/rendezvous_server.h"
+#include "rpc/tls_ring_collective.h"
+#include "rpc/transport_security.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/collective/gloo_group.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
 
-// The group's keys in the store: Gloo's addresses under kGlooPrefix, the
-// survivors of a failure under kSurvivorPrefix/<rank>. The store lives as
-// long as the chief's process, so a restarted job starts from no keys.
+// The group's keys in the store: the collective's addresses under
+// kGlooPrefix or kRingPrefix, the survivors of a failure under
+// kSurvivorPrefix/<rank>. The store lives as long as the chief's process, so a
+// restarted job starts from no keys.
 constexpr char kGlooPrefix[] = "mwms/gloo";
+constexpr char kRingPrefix[] = "mwms/ring";
 constexpr char kSurvivorPrefix[] = "mwms/survivors/";
 constexpr char kExplainedPrefix[] = "mwms/explained/";
 constexpr char kErrorPrefix[] = "mwms/errors/";
@@ -38,7 +44,7 @@ std::string HostOf(absl::string_view address) {
   absl::StatusOr<HostPort> parsed = ParseTaskAddress(address);
   if (!parsed.ok()) return "127.0.0.1";
   absl::string_view host = parsed->host;
-  // Gloo takes a v6 address without the brackets of "[::1]:port".
+  // The collectives take a v6 address without the brackets of "[::1]:port".
   absl::ConsumePrefix(&host, "[");
   absl::ConsumeSuffix(&host, "]");
   return std::string(host);
@@ -142,19 +148,39 @@ absl::StatusOr<std::unique_ptr<WorkerGroup>> WorkerGroup::Join(
     group->store_ = group->client_.get();
   }
 
-  GlooGroup::Options gloo;
-  gloo.rank = rank;
-  gloo.size = static_cast<int>(group->task_names_.size());
-  gloo.host = config.is_local() ? "127.0.0.1" : HostOf(own_address);
-  gloo.timeout = options.collective_timeout;
-  gloo.connect_timeout = options.join_timeout;
-  gloo.prefix = kGlooPrefix;
-  absl::StatusOr<std::unique_ptr<GlooGroup>> connected =
-      GlooGroup::Create(group->store_, gloo);
+  const int size = static_cast<int>(group->task_names_.size());
+  const std::string host =
+      config.is_local() ? "127.0.0.1" : HostOf(own_address);
+  absl::StatusOr<std::unique_ptr<CrossWorkerCollective>> connected;
+  if (options.security != nullptr && options.security->uses_tls()) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const rpc::DataPlaneTls> tls,
+                     rpc::DataPlaneTls::ForJob(*options.security));
+    rpc::TlsRingCollective::Options ring;
+    ring.rank = rank;
+    ring.size = size;
+    ring.host = host;
+    ring.timeout = options.collective_timeout;
+    ring.connect_timeout = options.join_timeout;
+    ring.prefix = kRingPrefix;
+    ring.tls = std::move(tls);
+    ring.log = options.log;
+    connected = rpc::TlsRingCollective::Create(group->store_, ring);
+    group->transport_ = "a TLS ring (mutual TLS, cluster token)";
+  } else {
+    GlooGroup::Options gloo;
+    gloo.rank = rank;
+    gloo.size = size;
+    gloo.host = host;
+    gloo.timeout = options.collective_timeout;
+    gloo.connect_timeout = options.join_timeout;
+    gloo.prefix = kGlooPrefix;
+    connected = GlooGroup::Create(group->store_, gloo);
+    group->transport_ = "Gloo (TCP, no TLS)";
+  }
   if (!connected.ok()) {
     return absl::Status(
         connected.status().code(),
-        absl::StrCat(group->task_name(), " could not join the ", gloo.size,
+        absl::StrCat(group->task_name(), " could not join the ", size,
                      " training tasks (",
                      absl::StrJoin(group->task_names_, ", "), ") within ",
                      absl::FormatDuration(options.join_timeout),

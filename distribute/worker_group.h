@@ -9,8 +9,12 @@
 //     i + 1 with a chief and i without one. The task of rank 0 (the chief)
 //     serves the rendezvous store on its own TF_CONFIG port; the others
 //     reach it there.
-//   * Join() connects a GlooGroup (full TCP mesh) through that store,
-//     waiting up to Options.join_timeout for every task to start.
+//   * Join() connects the workers' collective through that store, waiting
+//     up to Options.join_timeout for every task to start: in a job with TLS
+//     a rpc::TlsRingCollective (a ring of mutual-TLS connections that only
+//     the job's members can join, carrying the job's token), otherwise a
+//     GlooGroup (Gloo's full TCP mesh, neither authenticated nor
+//     encrypted).
 //   * After a failed step, ExplainFailure() closes this task's connections
 //     (so that every other worker fails at once, not at its timeout) and
 //     finds out which tasks are gone: every survivor reports to the
@@ -20,15 +24,17 @@
 // Destroying it closes the connections, then (on the chief) stops serving
 // the store.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "runtime/cluster/tf_config.h"
-#include "runtime/collective/gloo_group.h"
+#include "runtime/collective/cross_worker_collective.h"
 #include "runtime/collective/kv_store.h"
 
 namespace distrt {
@@ -45,15 +51,19 @@ class WorkerGroup {
     // its cluster address; empty: the host of that address ("0.0.0.0":
     // every interface).
     std::string bind_host;
-    // TLS and cluster token of the rendezvous (rpc/transport_security.h);
-    // null: plain TCP, no token. Gloo's own connections are not covered.
+    // TLS and cluster token of the rendezvous and, with TLS, of the
+    // collective's connections (rpc/transport_security.h); null: plain
+    // TCP, no token, and Gloo.
     std::shared_ptr<const rpc::TransportSecurity> security;
     // How long to wait for the rendezvous server and every worker to join.
     absl::Duration join_timeout = absl::Minutes(5);
-    // How long a collective waits for a peer (GlooGroup::Options.timeout).
+    // How long a collective waits for a peer.
     absl::Duration collective_timeout = absl::Minutes(5);
     // How long ExplainFailure waits for the other survivors to report.
     absl::Duration survivor_wait = absl::Seconds(8);
+    // Where connections that the TLS ring refused are said (the peer and
+    // why); null: nowhere.
+    std::function<void(absl::string_view)> log;
   };
 
   // "chief:0", "worker:0", ... in rank order, for `config`'s cluster.
@@ -71,7 +81,10 @@ class WorkerGroup {
   WorkerGroup(const WorkerGroup&) = delete;
   WorkerGroup& operator=(const WorkerGroup&) = delete;
 
-  GlooGroup& collective() { return *group_; }
+  CrossWorkerCollective& collective() { return *group_; }
+  // What carries the collectives, for start-up lines: "Gloo (TCP, no
+  // TLS)" or "a TLS ring (mutual TLS, cluster token)".
+  const std::string& transport() const { return transport_; }
   // Known before the group connects (its errors name this task).
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(task_names_.size()); }
@@ -112,7 +125,8 @@ class WorkerGroup {
   std::unique_ptr<rpc::RendezvousServer> server_;  // on the chief only
   std::unique_ptr<KvStore> client_;                // on the others
   KvStore* store_ = nullptr;  // the server's store, or client_
-  std::unique_ptr<GlooGroup> group_;
+  std::unique_ptr<CrossWorkerCollective> group_;
+  std::string transport_;
   bool failed_ = false;  // ExplainFailure or Abandon ran
 };
 

@@ -38,6 +38,7 @@
 #include "runtime/cluster/rpc_layer.h"
 #include "runtime/cluster/tf_config.h"
 #include "runtime/metrics/metrics_http_server.h"
+#include "runtime/metrics/metrics_listen_host.h"
 #include "runtime/metrics/metrics_registry.h"
 #include "runtime/metrics/process_metrics.h"
 #include "runtime/util/atomic_file_writer.h"
@@ -73,8 +74,13 @@ ABSL_FLAG(std::string, checkpoint_dir, "",
           "Kubernetes) comes back holding what it held then.");
 ABSL_FLAG(int, metrics_port, -1,
           "Serve Prometheus metrics at http://HOST:PORT/metrics, on the host "
-          "this task listens on (0: a free port, printed at start-up); -1: "
-          "off. See docs/observability.md.");
+          "this task listens on, or on loopback in a job with TLS "
+          "(--metrics_host); 0: a free port, printed at start-up; -1: off. "
+          "See docs/observability.md.");
+ABSL_FLAG(std::string, metrics_host, "",
+          "Where --metrics_port listens instead (\"0.0.0.0\": everywhere). "
+          "In a job with TLS only loopback is accepted: the endpoint is "
+          "plain HTTP without authentication (docs/security.md).");
 ABSL_FLAG(std::string, metrics_file, "",
           "Write the metrics (what /metrics serves) to this file when the "
           "task stops: what a batch job without a Prometheus server scraping "
@@ -166,6 +172,9 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> security =
       rpc::TransportSecurityFromFlags();
   if (!security.ok()) return Fail(security.status().message());
+  const absl::StatusOr<std::string> metrics_host = MetricsListenHost(
+      absl::GetFlag(FLAGS_metrics_host), bind_host, (*security)->uses_tls());
+  if (!metrics_host.ok()) return Fail(metrics_host.status().message());
 
   // Signals are taken synchronously below; block them before gRPC starts its
   // threads so that none of those threads receives them.
@@ -240,8 +249,7 @@ int Main(int argc, char** argv) {
   std::unique_ptr<MetricsHttpServer> metrics_server;
   if (metrics_port >= 0) {
     MetricsHttpServer::Options metrics_options;
-    metrics_options.bind_host =
-        std::string(absl::StripSuffix(absl::StripPrefix(bind_host, "["), "]"));
+    metrics_options.bind_host = *metrics_host;
     metrics_options.port = metrics_port;
     metrics_options.registry = &metrics;
     absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
@@ -251,8 +259,7 @@ int Main(int argc, char** argv) {
       return Fail(absl::StrCat("--metrics_port: ", started.status().message()));
     }
     metrics_server = *std::move(started);
-    std::printf("ps_server: metrics at http://%s:%d/metrics\n",
-                bind_host.c_str(), metrics_server->port());
+    std::printf("ps_server: metrics at %s\n", metrics_server->url().c_str());
   }
   std::fflush(stdout);
 

@@ -1,11 +1,6 @@
 #include "rpc/data_plane_connection.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "rpc/data_plane_wire.h"
+#include "rpc/tcp_sockets.h"
 
 namespace distrt::rpc {
 namespace {
@@ -23,80 +19,20 @@ namespace {
 // them the stream is not a ps task's answer.
 constexpr uint64_t kMaxResponseSlack = 1 << 20;
 
-// Connects a non-blocking socket to `a` by `deadline`; the socket or an
-// error text.
-absl::StatusOr<int> ConnectTo(const addrinfo& a, absl::Time deadline) {
-  const int fd = socket(
-      a.ai_family, a.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a.ai_protocol);
-  if (fd < 0) return absl::UnavailableError(std::strerror(errno));
-  if (connect(fd, a.ai_addr, a.ai_addrlen) != 0 && errno != EINPROGRESS) {
-    const int error = errno;
-    close(fd);
-    return absl::UnavailableError(std::strerror(error));
-  }
-  for (;;) {
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
-      close(fd);
-      return absl::DeadlineExceededError(
-          "the deadline passed while connecting");
-    }
-    pollfd p{fd, POLLOUT, 0};
-    const int n = poll(
-        &p, 1,
-        static_cast<int>(std::min<int64_t>(
-            absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
-            INT32_MAX)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;  // the deadline is checked above
-    int error = 0;
-    socklen_t length = sizeof(error);
-    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
-    if (error != 0) {
-      close(fd);
-      return absl::UnavailableError(std::strerror(error));
-    }
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    return fd;
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DataPlaneConnection>>
 DataPlaneConnection::Connect(const std::string& host, int port,
                              const Expected& expected, absl::Time deadline,
                              const DataPlaneTls* tls) {
-  const std::string peer = host.find(':') != std::string::npos
-                               ? absl::StrCat("[", host, "]:", port)
-                               : absl::StrCat(host, ":", port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int error =
-      getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (error != 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "TCP data plane at ", peer, ": cannot resolve: ", gai_strerror(error)));
+  const std::string peer = HostPortText(host, port);
+  absl::StatusOr<int> connected = ConnectTcp(host, port, deadline);
+  if (!connected.ok()) {
+    return absl::Status(connected.status().code(),
+                        absl::StrCat("TCP data plane at ", peer, ": ",
+                                     connected.status().message()));
   }
-  absl::Status last = absl::UnavailableError("no address");
-  int fd = -1;
-  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    absl::StatusOr<int> connected = ConnectTo(*a, deadline);
-    if (connected.ok()) {
-      fd = *connected;
-    } else {
-      last = connected.status();
-    }
-  }
-  freeaddrinfo(found);
-  if (fd < 0) {
-    return absl::Status(last.code(),
-                        absl::StrCat("TCP data plane at ", peer,
-                                     ": cannot connect: ", last.message()));
-  }
+  const int fd = *connected;
   DataPlaneTls::Session session;
   if (tls != nullptr) {
     absl::StatusOr<DataPlaneTls::Session> started =

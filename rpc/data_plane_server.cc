@@ -1,5 +1,6 @@
 #include "rpc/data_plane_server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -23,68 +24,30 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "rpc/data_plane_wire.h"
+#include "rpc/tcp_sockets.h"
 
 namespace distrt::rpc {
 namespace {
 
-std::string PeerName(int fd) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    return "a TCP data plane client";
-  }
-  char host[NI_MAXHOST], port[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<sockaddr*>(&address), length, host,
-                  sizeof(host), port, sizeof(port),
-                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return "a TCP data plane client";
-  }
-  return absl::StrCat(host, ":", port);
-}
-
-// A listening socket on `host`:`port`, and the port it got.
-absl::StatusOr<std::pair<int, int>> Listen(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  const int error = getaddrinfo(host.empty() ? nullptr : host.c_str(),
-                                service.c_str(), &hints, &found);
-  if (error != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("TCP data plane: cannot resolve the host \"", host,
-                     "\" to listen on: ", gai_strerror(error)));
-  }
-  std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd =
-        socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      why = std::strerror(errno);
-      continue;
+// The source a peer's unauthenticated connections are counted against: its
+// IPv4 address, or its IPv6 address's /64 (one host usually has a whole
+// /64 to pick from).
+std::string SourceOf(const sockaddr_storage& address, socklen_t length) {
+  if (address.ss_family == AF_INET6) {
+    in6_addr ip = reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
+    if (!IN6_IS_ADDR_V4MAPPED(&ip)) {
+      std::memset(&ip.s6_addr[8], 0, 8);
+      char text[INET6_ADDRSTRLEN];
+      if (inet_ntop(AF_INET6, &ip, text, sizeof(text)) == nullptr) return "";
+      return absl::StrCat(text, "/64");
     }
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 128) != 0) {
-      why = std::strerror(errno);
-      close(fd);
-      continue;
-    }
-    sockaddr_storage bound{};
-    socklen_t length = sizeof(bound);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
-    const int got =
-        bound.ss_family == AF_INET6
-            ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-            : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    freeaddrinfo(found);
-    return std::make_pair(fd, got);
   }
-  freeaddrinfo(found);
-  return absl::UnavailableError(absl::StrCat(
-      "TCP data plane: cannot listen on ", host, ":", port, ": ", why));
+  char host[NI_MAXHOST];
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host,
+                  sizeof(host), nullptr, 0, NI_NUMERICHOST) != 0) {
+    return "";
+  }
+  return host;
 }
 
 }  // namespace
@@ -140,18 +103,73 @@ class DataPlaneServer::Impl {
  private:
   enum class State { kServing, kStopping, kStopped };
 
-  struct Connection {
-    int fd = -1;
-    std::thread thread;
-    bool done = false;  // guarded by mu_
+  // A connection's stage (see the header's drawing).
+  enum class Stage {
+    kUnauthenticated,  // from accept until its hello and token are accepted
+    kAuthenticated,
+    kEvicted,  // shut down to make room; its thread is ending
   };
 
-  // A client has this long to say hello, and to send the rest of a request
-  // it began or read an answer (a worker that stopped reading, not a slow
-  // one: its own deadline ends such calls far sooner).
-  static constexpr absl::Duration kHelloTimeout = absl::Seconds(10);
+  struct Connection {
+    // Constant after construction.
+    int fd = -1;
+    std::string peer;    // "host:port", for messages
+    std::string source;  // what Options::max_unauthenticated_per_source counts
+    std::thread thread;  // joined by the acceptor or Stop, then fd closed
+    // Guarded by mu_.
+    Stage stage = Stage::kUnauthenticated;
+    bool done = false;  // the thread has ended
+  };
+
+  // The unauthenticated connections, for admitting one from `source`.
+  struct Census {
+    int running = 0;  // connections whose threads have not ended
+    int unauthenticated = 0;
+    int from_source = 0;
+    int evicted = 0;  // not yet ended
+    Connection* oldest_unauthenticated = nullptr;
+  };
+
+  // A refusal said after mu_ is released: Options::log may be slow.
+  struct Refusal {
+    std::string peer;
+    absl::Status why;
+  };
+
   static constexpr absl::Duration kRefusalLineEvery = absl::Seconds(30);
+  // A client has this long to send the rest of a request it began or read
+  // an answer (a worker that stopped reading, not a slow one: its own
+  // deadline ends such calls far sooner).
   static constexpr absl::Duration kMessageTimeout = absl::Minutes(5);
+
+  Census Count(const std::string& source) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Census census;
+    // connections_ is in the order of accept: the first is the oldest.
+    for (const auto& c : connections_) {
+      if (c->done) continue;
+      ++census.running;
+      if (c->stage == Stage::kEvicted) {
+        ++census.evicted;
+      } else if (c->stage == Stage::kUnauthenticated) {
+        ++census.unauthenticated;
+        if (c->source == source) ++census.from_source;
+        if (census.oldest_unauthenticated == nullptr) {
+          census.oldest_unauthenticated = c.get();
+        }
+      }
+    }
+    return census;
+  }
+
+  // Whether fewer than max_connections threads are still running, or Stop
+  // has begun.
+  bool RoomOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (state_ != State::kServing) return true;
+    int running = 0;
+    for (const auto& c : connections_) running += !c->done;
+    return running < options_.max_connections;
+  }
 
   bool AllDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const auto& c : connections_) {
@@ -178,52 +196,111 @@ class DataPlaneServer::Impl {
 
   void AcceptLoop() {
     for (;;) {
-      const int fd =
-          accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      sockaddr_storage address{};
+      socklen_t length = sizeof(address);
+      const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address),
+                             &length, SOCK_CLOEXEC | SOCK_NONBLOCK);
       const int error = errno;  // before the lock, which may change it
-      absl::MutexLock lock(&mu_);
-      if (state_ != State::kServing) {
-        if (fd >= 0) close(fd);
-        return;
-      }
-      if (fd < 0) {
-        // Out of descriptors or memory: wait a little rather than spin
-        // (any other error ends with the listener at Stop).
-        if (error == EMFILE || error == ENFILE || error == ENOBUFS ||
-            error == ENOMEM) {
-          mu_.AwaitWithTimeout(
-              absl::Condition(
-                  +[](State* state) { return *state != State::kServing; },
-                  &state_),
-              absl::Milliseconds(50));
+      std::vector<Refusal> refusals;
+      {
+        absl::MutexLock lock(&mu_);
+        if (state_ != State::kServing) {
+          if (fd >= 0) close(fd);
+          return;
         }
-        continue;
+        if (fd < 0) {
+          // Out of descriptors or memory: wait a little rather than spin
+          // (any other error ends with the listener at Stop).
+          if (error == EMFILE || error == ENFILE || error == ENOBUFS ||
+              error == ENOMEM) {
+            mu_.AwaitWithTimeout(
+                absl::Condition(
+                    +[](State* state) { return *state != State::kServing; },
+                    &state_),
+                absl::Milliseconds(50));
+          }
+          continue;
+        }
+        Admit(fd, PeerName(address, length, "a TCP data plane client"),
+              SourceOf(address, length), refusals);
       }
-      ReapFinished();
-      if (static_cast<int>(connections_.size()) >= options_.max_connections) {
-        close(fd);
-        continue;
-      }
-      Configure(fd);
-      auto connection = std::make_unique<Connection>();
-      connection->fd = fd;
-      Connection* c = connection.get();
-      try {
-        c->thread = std::thread([this, c] {
-          ServeConnection(c->fd);
-          // The client sees the end now; the descriptor is closed when the
-          // thread is joined, so that Stop never shuts down a reused
-          // number.
-          shutdown(c->fd, SHUT_RDWR);
-          absl::MutexLock lock(&mu_);
-          c->done = true;
-        });
-      } catch (const std::system_error&) {
-        close(fd);  // no thread to serve it (a process limit): refused
-        continue;
-      }
-      connections_.push_back(std::move(connection));
+      for (const Refusal& r : refusals) NoteRefused(r.peer, r.why);
     }
+  }
+
+  // Serves the connection on `fd` from `peer` on a thread of its own, or
+  // closes it; makes room by closing the oldest unauthenticated connection
+  // when needed. What it closes is appended to `refusals`.
+  void Admit(int fd, std::string peer, std::string source,
+             std::vector<Refusal>& refusals)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Census census = Count(source);
+    if (census.from_source >= options_.max_unauthenticated_per_source) {
+      close(fd);
+      refusals.push_back(
+          {std::move(peer),
+           absl::ResourceExhaustedError(absl::StrCat(
+               "too many connections still in their handshake from this "
+               "address (",
+               census.from_source, ", max_unauthenticated_per_source)"))});
+      return;
+    }
+    if (census.oldest_unauthenticated != nullptr &&
+        (census.unauthenticated >= options_.max_unauthenticated ||
+         census.running - census.evicted >= options_.max_connections)) {
+      Connection* oldest = census.oldest_unauthenticated;
+      oldest->stage = Stage::kEvicted;
+      // Its thread wakes and ends; the descriptor stays open until it is
+      // joined, so that this never shuts down a reused number.
+      shutdown(oldest->fd, SHUT_RDWR);
+      ++census.evicted;
+      refusals.push_back(
+          {oldest->peer,
+           absl::ResourceExhaustedError(absl::StrCat(
+               "closed in its handshake to make room for a newer connection (",
+               census.unauthenticated,
+               " connections were in their handshake, max_unauthenticated ",
+               options_.max_unauthenticated, ")"))});
+    }
+    if (census.running >= options_.max_connections && census.evicted > 0) {
+      // Those closed to make room end as soon as their threads wake.
+      mu_.AwaitWithTimeout(absl::Condition(this, &Impl::RoomOrStopping),
+                           options_.hello_timeout);
+    }
+    ReapFinished();
+    if (state_ != State::kServing) {
+      close(fd);
+      return;
+    }
+    if (static_cast<int>(connections_.size()) >= options_.max_connections) {
+      close(fd);
+      refusals.push_back(
+          {std::move(peer),
+           absl::ResourceExhaustedError(absl::StrCat(
+               "this ps task serves as many clients as it takes already (",
+               options_.max_connections, ", max_connections)"))});
+      return;
+    }
+    Configure(fd);
+    auto connection = std::make_unique<Connection>();
+    connection->fd = fd;
+    connection->peer = std::move(peer);
+    connection->source = std::move(source);
+    Connection* c = connection.get();
+    try {
+      c->thread = std::thread([this, c] {
+        ServeConnection(*c);
+        // The client sees the end now; the descriptor is closed when the
+        // thread is joined, so that Stop never shuts down a reused number.
+        shutdown(c->fd, SHUT_RDWR);
+        absl::MutexLock lock(&mu_);
+        c->done = true;
+      });
+    } catch (const std::system_error&) {
+      close(fd);  // no thread to serve it (a process limit): refused
+      return;
+    }
+    connections_.push_back(std::move(connection));
   }
 
   // Joins and closes the connections whose threads have ended.
@@ -239,16 +316,35 @@ class DataPlaneServer::Impl {
     }
   }
 
-  void ServeConnection(int fd) {
-    const std::string peer = PeerName(fd);
-    const absl::Time hello_by = absl::Now() + kHelloTimeout;
+  // Whether `c` was closed to make room (its failure is no refusal of its
+  // own: Admit said why).
+  bool Evicted(const Connection& c) {
+    absl::MutexLock lock(&mu_);
+    return c.stage == Stage::kEvicted;
+  }
+
+  // Marks `c` authenticated; false when it was closed to make room first.
+  bool Authenticate(Connection& c) {
+    absl::MutexLock lock(&mu_);
+    if (c.stage == Stage::kEvicted) return false;
+    c.stage = Stage::kAuthenticated;
+    return true;
+  }
+
+  void ServeConnection(Connection& c) {
+    const int fd = c.fd;
+    const std::string& peer = c.peer;
+    const absl::Time hello_by = absl::Now() + options_.hello_timeout;
+    const auto refused = [&](const absl::Status& why) {
+      if (!Evicted(c)) NoteRefused(peer, why);
+    };
     // Freed when this returns, before the thread shuts the socket down.
     DataPlaneTls::Session session;
     if (options_.tls != nullptr) {
       absl::StatusOr<DataPlaneTls::Session> accepted =
           options_.tls->Accept(fd, hello_by, peer);
       if (!accepted.ok()) {
-        NoteRefused(peer, accepted.status());
+        refused(accepted.status());
         return;
       }
       session = *std::move(accepted);
@@ -263,7 +359,7 @@ class DataPlaneServer::Impl {
     if (absl::Status s =
             CheckClientHelloPrefix(absl::string_view(hello, kHelloPrefixBytes));
         !s.ok()) {
-      NoteRefused(peer, s);
+      refused(s);
       return;
     }
     if (!ReadExactly(socket,
@@ -276,7 +372,7 @@ class DataPlaneServer::Impl {
     absl::StatusOr<uint32_t> token_length =
         DecodeClientHello(absl::string_view(hello, sizeof(hello)));
     if (!token_length.ok()) {
-      NoteRefused(peer, token_length.status());
+      refused(token_length.status());
       return;
     }
     std::string token(*token_length, '\0');
@@ -294,9 +390,13 @@ class DataPlaneServer::Impl {
     mine.code = static_cast<uint32_t>(allowed.code());
     mine.error = std::string(allowed.message());
     std::string answer = EncodeServerHello(mine);
-    if (!allowed.ok()) NoteRefused(peer, allowed);
+    if (!allowed.ok()) {
+      refused(allowed);
+    } else if (!Authenticate(c)) {
+      return;
+    }
     if (!WriteAll(socket, {{answer.data(), answer.size()}},
-                  absl::Now() + kHelloTimeout, peer)
+                  absl::Now() + options_.hello_timeout, peer)
              .ok() ||
         !allowed.ok()) {
       return;
@@ -409,12 +509,34 @@ class DataPlaneServer::Impl {
 
 absl::StatusOr<std::unique_ptr<DataPlaneServer>> DataPlaneServer::Start(
     const Options& options, Serve serve) {
-  absl::StatusOr<std::pair<int, int>> listening =
-      Listen(options.host, options.port);
-  if (!listening.ok()) return listening.status();
+  if (options.max_unauthenticated < 1 ||
+      options.max_unauthenticated >= options.max_connections) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TCP data plane: max_unauthenticated (", options.max_unauthenticated,
+        ") must be at least 1 and below max_connections (",
+        options.max_connections,
+        "), so that connections in their handshake cannot fill it"));
+  }
+  if (options.max_unauthenticated_per_source < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TCP data plane: max_unauthenticated_per_source (",
+        options.max_unauthenticated_per_source, ") must be at least 1"));
+  }
+  if (options.hello_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TCP data plane: hello_timeout (",
+        absl::FormatDuration(options.hello_timeout), ") must be positive"));
+  }
+  absl::StatusOr<ListeningSocket> listening =
+      ListenTcp(options.host, options.port);
+  if (!listening.ok()) {
+    return absl::Status(
+        listening.status().code(),
+        absl::StrCat("TCP data plane: ", listening.status().message()));
+  }
   return std::unique_ptr<DataPlaneServer>(
       new DataPlaneServer(std::make_unique<Impl>(
-          options, std::move(serve), listening->first, listening->second)));
+          options, std::move(serve), listening->fd, listening->port)));
 }
 
 DataPlaneServer::DataPlaneServer(std::unique_ptr<Impl> impl)

@@ -2,8 +2,10 @@
 // serve function written here, DataPlaneConnection, and raw sockets for
 // what a well-behaved client never sends.
 
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +26,8 @@
 #include "rpc/data_plane_server.h"
 #include "rpc/data_plane_wire.h"
 #include "tests/util/byte_buffers.h"
+#include "tests/util/log_lines.h"
+#include "tests/util/loopback_socket.h"
 
 namespace distrt::rpc {
 namespace {
@@ -48,14 +52,18 @@ absl::Status Echo(int method, grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
 constexpr int kTask = 3;
 constexpr uint64_t kIncarnation = 0x1234abcd5678ef00;
 
-std::unique_ptr<DataPlaneServer> StartServer(
-    DataPlaneServer::Serve serve, int64_t max_message_bytes = 1 << 20) {
+DataPlaneServer::Options TestOptions(int64_t max_message_bytes = 1 << 20) {
   DataPlaneServer::Options options;
   options.max_message_bytes = max_message_bytes;
   options.task_index = kTask;
   options.incarnation = kIncarnation;
+  return options;
+}
+
+std::unique_ptr<DataPlaneServer> StartServer(
+    DataPlaneServer::Serve serve, int64_t max_message_bytes = 1 << 20) {
   absl::StatusOr<std::unique_ptr<DataPlaneServer>> server =
-      DataPlaneServer::Start(options, std::move(serve));
+      DataPlaneServer::Start(TestOptions(max_message_bytes), std::move(serve));
   EXPECT_TRUE(server.ok()) << server.status();
   return server.ok() ? *std::move(server) : nullptr;
 }
@@ -68,19 +76,20 @@ std::unique_ptr<DataPlaneConnection> ConnectTo(const DataPlaneServer& server) {
   return c.ok() ? *std::move(c) : nullptr;
 }
 
-// A plain socket connected to the server, for raw bytes; its reads give up
-// after kWait rather than hang a broken test.
-int RawSocket(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  const timeval wait = {static_cast<time_t>(absl::ToInt64Seconds(kWait)), 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
-            0);
-  return fd;
+// How the plain sockets for raw bytes connect: their reads give up after
+// kWait rather than hang a broken test.
+testing::LoopbackSocketOptions RawSocketOptions() {
+  testing::LoopbackSocketOptions options;
+  options.receive_timeout = kWait;
+  return options;
+}
+
+// A plain socket connected to the server, for raw bytes, from `source` (an
+// address of the loopback interface: on Linux all of 127.0.0.0/8).
+int RawSocket(int port, const char* source = "127.0.0.1") {
+  testing::LoopbackSocketOptions options = RawSocketOptions();
+  options.source = source;
+  return testing::ConnectLoopbackSocket(port, options);
 }
 
 void SendRaw(int fd, const std::string& bytes) {
@@ -94,6 +103,70 @@ bool ClosedByServer(int fd) {
   return ReadExactly(DataPlaneSocket(fd), absl::MakeSpan(&byte, 1),
                      absl::Now() + kWait, "server")
              .code() == absl::StatusCode::kUnavailable;
+}
+
+// Whether the server is still serving `fd`: nothing to read, no end.
+bool OpenNow(int fd) {
+  char byte;
+  return recv(fd, &byte, 1, MSG_DONTWAIT) < 0 &&
+         (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+// Waits up to kWait for the server to close `want` of `fds` (reads end);
+// then how many it has closed.
+int WaitForClosed(const std::vector<int>& fds, int want) {
+  std::vector<bool> closed(fds.size(), false);
+  int count = 0;
+  const absl::Time give_up = absl::Now() + kWait;
+  for (;;) {
+    std::vector<pollfd> open;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (!closed[i]) {
+        open.push_back({fds[i], POLLIN, 0});
+        which.push_back(i);
+      }
+    }
+    // Once `want` have closed, one last look without waiting.
+    const absl::Duration left =
+        count >= want ? absl::ZeroDuration()
+                      : std::max(give_up - absl::Now(), absl::ZeroDuration());
+    const int ready = poll(open.data(), open.size(),
+                           static_cast<int>(absl::ToInt64Milliseconds(left)));
+    if (ready < 0 && errno != EINTR) return count;
+    for (size_t k = 0; ready > 0 && k < open.size(); ++k) {
+      if (open[k].revents == 0) continue;
+      char byte;
+      const ssize_t n = recv(open[k].fd, &byte, 1, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+        closed[which[k]] = true;
+        ++count;
+      }
+    }
+    if (left == absl::ZeroDuration() && (ready <= 0 || count >= want)) {
+      return count;
+    }
+  }
+}
+
+// Says hello on raw socket `fd` and reads the server's: whether it came,
+// with no error.
+bool Hello(int fd) {
+  const std::string hello = EncodeClientHello("");
+  if (write(fd, hello.data(), hello.size()) !=
+      static_cast<ssize_t>(hello.size())) {
+    return false;
+  }
+  char answer[kServerHelloBytes];
+  if (!ReadExactly(DataPlaneSocket(fd), absl::MakeSpan(answer),
+                   absl::Now() + kWait, "server")
+           .ok()) {
+    return false;
+  }
+  uint32_t error_length = 1;
+  const absl::StatusOr<ServerHello> server = DecodeServerHello(
+      absl::string_view(answer, sizeof(answer)), &error_length);
+  return server.ok() && server->code == 0 && error_length == 0;
 }
 
 TEST(DataPlaneTest, CallsGoBackAndForthInOrderOnOneConnection) {
@@ -360,6 +433,112 @@ TEST(DataPlaneTest, StopLetsARequestBeingServedBeAnswered) {
   EXPECT_TRUE(status.ok());
   EXPECT_EQ(BytesOf(response), "4:etal");
   stop.join();
+}
+
+// Options for the tests of the bounds on connections in their handshake:
+// small bounds, and a hello timeout far longer than the tests' waits, so
+// that nothing they see comes from it.
+DataPlaneServer::Options SmallBounds() {
+  DataPlaneServer::Options options = TestOptions();
+  options.max_connections = 32;
+  options.max_unauthenticated = 16;
+  options.max_unauthenticated_per_source = 8;
+  options.hello_timeout = absl::Seconds(60);
+  return options;
+}
+
+TEST(DataPlaneTest, IdleConnectionsCannotKeepAClientOfTheJobOut) {
+  testing::LogLines log;
+  DataPlaneServer::Options options = SmallBounds();
+  options.log = log.Sink();
+  absl::StatusOr<std::unique_ptr<DataPlaneServer>> server =
+      DataPlaneServer::Start(options, Echo);
+  ASSERT_TRUE(server.ok()) << server.status();
+  // 48 idle connections, more than max_connections, from five addresses:
+  // 16 from the first, 8 from each other.
+  const std::vector<int> idle =
+      testing::ConnectLoopbackSockets((*server)->port(),
+                                      {"127.0.0.2", "127.0.0.2", "127.0.0.3",
+                                       "127.0.0.4", "127.0.0.5", "127.0.0.6"},
+                                      8, RawSocketOptions());
+  // A client of the job still gets in, and is served: within kWait, half
+  // the hello timeout, so not because an idle one timed out.
+  std::unique_ptr<DataPlaneConnection> c = ConnectTo(**server);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Send(5, BufferOfPieces({"in"}), absl::Now() + kWait).ok());
+  grpc::Status status;
+  grpc::ByteBuffer response;
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(BytesOf(response), "5:ni");
+  // Of the idle ones, max_unauthenticated less the one that made room for
+  // the client stay open; the server closed the others.
+  EXPECT_EQ(WaitForClosed(idle, 48 - 15), 48 - 15);
+  int open = 0;
+  for (int fd : idle) open += OpenNow(fd);
+  EXPECT_EQ(open, 15);
+  // The client is authenticated: newcomers do not close it.
+  const std::vector<int> more = testing::ConnectLoopbackSockets(
+      (*server)->port(), {"127.0.0.7", "127.0.0.8", "127.0.0.9"}, 8,
+      RawSocketOptions());
+  ASSERT_TRUE(c->Send(6, BufferOfPieces({"still"}), absl::Now() + kWait).ok());
+  ASSERT_TRUE(c->Receive(absl::Now() + kWait, &status, &response).ok());
+  EXPECT_EQ(BytesOf(response), "6:llits");
+  // The closures were said, naming an attacker's address.
+  ASSERT_TRUE(log.WaitForLines(1, kWait));
+  EXPECT_THAT(log.Lines()[0],
+              HasSubstr("refused the connection from 127.0.0."));
+  for (int fd : idle) close(fd);
+  for (int fd : more) close(fd);
+}
+
+TEST(DataPlaneTest, ConnectionsBeyondTheBoundOfOneAddressAreClosedAtOnce) {
+  testing::LogLines log;
+  DataPlaneServer::Options options = SmallBounds();
+  options.max_unauthenticated_per_source = 4;
+  options.log = log.Sink();
+  absl::StatusOr<std::unique_ptr<DataPlaneServer>> server =
+      DataPlaneServer::Start(options, Echo);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  std::vector<int> first, extra;
+  for (int i = 0; i < 4; ++i) first.push_back(RawSocket(port, "127.0.0.2"));
+  for (int i = 0; i < 4; ++i) extra.push_back(RawSocket(port, "127.0.0.2"));
+  // The extra ones end at once (the hello timeout is a minute).
+  EXPECT_EQ(WaitForClosed(extra, 4), 4);
+  // Another address is not bound by them.
+  const int other = RawSocket(port, "127.0.0.3");
+  EXPECT_TRUE(Hello(other));
+  // The first four are still open; once one has said hello, the address
+  // has room for another.
+  for (int fd : first) EXPECT_TRUE(OpenNow(fd));
+  EXPECT_TRUE(Hello(first[0]));
+  const int again = RawSocket(port, "127.0.0.2");
+  EXPECT_TRUE(Hello(again));
+  ASSERT_TRUE(log.WaitForLines(1, kWait));
+  const std::vector<std::string> lines = log.Lines();
+  EXPECT_THAT(lines[0], HasSubstr("refused the connection from 127.0.0.2:"));
+  EXPECT_THAT(lines[0], HasSubstr("too many connections still in their "
+                                  "handshake from this address"));
+  for (int fd : first) close(fd);
+  for (int fd : extra) close(fd);
+  close(other);
+  close(again);
+}
+
+TEST(DataPlaneTest, BoundsThatLetHandshakesFillTheServerAreRefused) {
+  DataPlaneServer::Options options = TestOptions();
+  options.max_connections = 16;
+  options.max_unauthenticated = 16;
+  absl::Status s = DataPlaneServer::Start(options, Echo).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("max_unauthenticated (16) must be at "
+                                     "least 1 and below max_connections (16)"));
+  options = TestOptions();
+  options.max_unauthenticated_per_source = 0;
+  s = DataPlaneServer::Start(options, Echo).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("max_unauthenticated_per_source (0)"));
 }
 
 }  // namespace

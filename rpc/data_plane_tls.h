@@ -42,8 +42,8 @@ class DataPlaneTls {
   using Session = std::unique_ptr<ssl_st, SessionFree>;
 
   // The job's TLS: nullptr when `security` uses none. FAILED_PRECONDITION
-  // when it has a token without TLS (TransportSecurity::ForLoopback), which
-  // the data plane could not keep secret.
+  // when it has a token without TLS, which the data plane could not keep
+  // secret (TransportSecurity::Load and FromPem refuse to make one).
   static absl::StatusOr<std::shared_ptr<const DataPlaneTls>> ForJob(
       const TransportSecurity& security);
 

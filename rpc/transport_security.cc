@@ -7,7 +7,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -17,6 +20,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -47,6 +51,25 @@ absl::StatusOr<std::string> ReadFile(const std::string& path,
         absl::StrCat(flag, "=", path, ": the file is empty"));
   }
   return text.str();
+}
+
+// A secret file that others on the host can read is no secret, and one they
+// can write lets them choose it: refused, as ssh refuses a loose private
+// key. stat, not lstat: Kubernetes mounts a secret's files as links.
+absl::Status CheckSecretFileMode(const std::string& path,
+                                 absl::string_view flag) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, "=", path, ": cannot stat the file: ", std::strerror(errno)));
+  }
+  if ((info.st_mode & 077) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s=%s: the file is open to group or others (mode %04o); a secret "
+        "must be readable by its owner only: chmod 600 %s",
+        flag, path, info.st_mode & 07777, path));
+  }
+  return absl::OkStatus();
 }
 
 // Checks with libcrypto what gRPC would otherwise report only as a failed
@@ -128,12 +151,11 @@ std::vector<OpenSslPtr<X509, X509_free>> Certificates(absl::string_view pem) {
 }
 
 // Whether a caller's certificate chain is signed by the job's CA, for TLS
-// client certificate use. Verified here rather than in the handshake so that
-// a refused caller gets PERMISSION_DENIED saying why, instead of a failed
-// handshake that its client would report as UNAVAILABLE (and retry as if
-// the server were down). The handshake still proves that the caller holds
-// the certificate's key: gRPC requests the certificate and checks the
-// handshake's signature, only the chain is left to us.
+// client certificate use. The handshake verifies the chain already (a
+// caller without such a certificate never gets a session); this second
+// check, per connection and remembered, holds the certificate to TLS-client
+// use (extendedKeyUsage clientAuth) and says why it refuses, in case the
+// handshake's rules are ever looser than ours.
 class CallerCertificateCheck {
  public:
   explicit CallerCertificateCheck(const std::string& ca_pem)
@@ -302,17 +324,15 @@ class TokenSenderFactory
 }  // namespace
 
 TransportSecurity::TransportSecurity(std::string cert_pem, std::string key_pem,
-                                     std::string ca_pem, std::string token,
-                                     bool loopback)
+                                     std::string ca_pem, std::string token)
     : cert_pem_(std::move(cert_pem)),
       key_pem_(std::move(key_pem)),
       ca_pem_(std::move(ca_pem)),
-      token_(std::move(token)),
-      loopback_(loopback) {}
+      token_(std::move(token)) {}
 
 std::shared_ptr<const TransportSecurity> TransportSecurity::Insecure() {
   return std::shared_ptr<const TransportSecurity>(
-      new TransportSecurity("", "", "", "", false));
+      new TransportSecurity("", "", "", ""));
 }
 
 namespace {
@@ -346,6 +366,7 @@ TransportSecurity::Load(const TransportSecurityOptions& options) {
                      ReadFile(options.tls_cert_file, "--tls_cert"));
     ASSIGN_OR_RETURN(std::string key,
                      ReadFile(options.tls_key_file, "--tls_key"));
+    RETURN_IF_ERROR(CheckSecretFileMode(options.tls_key_file, "--tls_key"));
     ASSIGN_OR_RETURN(std::string ca, ReadFile(options.tls_ca_file, "--tls_ca"));
     RETURN_IF_ERROR(CheckTlsFiles(cert, key, ca, options));
     cert_pem = std::move(cert);
@@ -356,6 +377,8 @@ TransportSecurity::Load(const TransportSecurityOptions& options) {
     if (!any_tls) return TokenNeedsTls();
     ASSIGN_OR_RETURN(std::string text, ReadFile(options.cluster_token_file,
                                                 "--cluster_token_file"));
+    RETURN_IF_ERROR(CheckSecretFileMode(options.cluster_token_file,
+                                        "--cluster_token_file"));
     token = std::string(absl::StripAsciiWhitespace(text));
     if (token.size() < kMinTokenLength) {
       return absl::InvalidArgumentError(
@@ -374,7 +397,7 @@ TransportSecurity::Load(const TransportSecurityOptions& options) {
   }
   return std::shared_ptr<const TransportSecurity>(
       new TransportSecurity(std::move(cert_pem), std::move(key_pem),
-                            std::move(ca_pem), std::move(token), false));
+                            std::move(ca_pem), std::move(token)));
 }
 
 absl::StatusOr<std::shared_ptr<const TransportSecurity>>
@@ -385,21 +408,13 @@ TransportSecurity::FromPem(std::string cert_pem, std::string key_pem,
   } else if (!cluster_token.empty()) {
     return TokenNeedsTls();
   }
-  return std::shared_ptr<const TransportSecurity>(new TransportSecurity(
-      std::move(cert_pem), std::move(key_pem), std::move(ca_pem),
-      std::move(cluster_token), false));
-}
-
-std::shared_ptr<const TransportSecurity> TransportSecurity::ForLoopback()
-    const {
   return std::shared_ptr<const TransportSecurity>(
-      new TransportSecurity("", "", "", token_, true));
+      new TransportSecurity(std::move(cert_pem), std::move(key_pem),
+                            std::move(ca_pem), std::move(cluster_token)));
 }
 
 std::string TransportSecurity::Description() const {
-  return absl::StrCat(uses_tls()  ? "mutual TLS"
-                      : loopback_ ? "loopback only"
-                                  : "no TLS",
+  return absl::StrCat(uses_tls() ? "mutual TLS" : "no TLS",
                       uses_token() ? ", cluster token" : ", no cluster token");
 }
 
@@ -407,15 +422,15 @@ std::shared_ptr<grpc::ServerCredentials> TransportSecurity::ServerCredentials()
     const {
   std::shared_ptr<grpc::ServerCredentials> credentials;
   if (uses_tls()) {
-    // The certificate is required and its chain verified by CallerCheck,
-    // which can say why it refuses (see CallerCertificateCheck).
+    // The handshake itself requires a certificate of the job's CA, so that
+    // a stranger never gets as far as an HTTP/2 session to hold open (his
+    // client reports a failed handshake, as UNAVAILABLE). CallerCheck
+    // verifies the chain again per connection (see CallerCertificateCheck).
     grpc::SslServerCredentialsOptions ssl(
-        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
     ssl.pem_root_certs = ca_pem_;
     ssl.pem_key_cert_pairs.push_back({key_pem_, cert_pem_});
     credentials = grpc::SslServerCredentials(ssl);
-  } else if (loopback_) {
-    credentials = grpc::experimental::LocalServerCredentials(LOCAL_TCP);
   } else {
     // gRPC runs no AuthMetadataProcessor on a plain-TCP server (it aborts
     // when one is set), hence Load's refusal of a token without TLS.
@@ -437,8 +452,6 @@ std::shared_ptr<grpc::Channel> TransportSecurity::NewChannel(
     ssl.pem_private_key = key_pem_;
     ssl.pem_cert_chain = cert_pem_;
     credentials = grpc::SslCredentials(ssl);
-  } else if (loopback_) {
-    credentials = grpc::experimental::LocalCredentials(LOCAL_TCP);
   } else {
     credentials = grpc::InsecureChannelCredentials();
   }

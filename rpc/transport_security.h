@@ -16,8 +16,8 @@
 //     every RPC the server receives. A call without it is refused with
 //     UNAUTHENTICATED, one with another token with PERMISSION_DENIED, before
 //     any handler runs. It needs TLS, which keeps it secret on the way
-//     (gRPC cannot check call metadata on a plain-TCP server either); only
-//     ForLoopback() uses it without, on loopback connections.
+//     (gRPC cannot check call metadata on a plain-TCP server either), on
+//     every connection, loopback included.
 //
 // TensorFlow's own gRPC servers have neither (its SECURITY.md warns that
 // whoever reaches the port can run code); here a job started with both
@@ -63,11 +63,6 @@ class TransportSecurity {
       std::string cert_pem, std::string key_pem, std::string ca_pem,
       std::string cluster_token);
 
-  // For a server that only this process calls, on 127.0.0.1, where no
-  // certificate of the job names the address: gRPC's local credentials
-  // (connections from loopback only, no TLS) and the same token.
-  std::shared_ptr<const TransportSecurity> ForLoopback() const;
-
   bool uses_tls() const { return !ca_pem_.empty(); }
   bool uses_token() const { return !token_.empty(); }
   // "mutual TLS and a cluster token", "no TLS, no cluster token", ...: for
@@ -93,13 +88,12 @@ class TransportSecurity {
 
  private:
   TransportSecurity(std::string cert_pem, std::string key_pem,
-                    std::string ca_pem, std::string token, bool loopback);
+                    std::string ca_pem, std::string token);
 
   std::string cert_pem_;
   std::string key_pem_;
   std::string ca_pem_;
   std::string token_;
-  bool loopback_ = false;  // ForLoopback()
 };
 
 }  // namespace distrt::rpc

@@ -24,6 +24,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -472,11 +473,21 @@ void WriteFlagFiles(const TestDir& dir) {
       rpc::IssueCertificate(*ca, "other", {"127.0.0.1"}, absl::Hours(1));
   ASSERT_TRUE(other.ok()) << other.status();
   ASSERT_TRUE(rpc::WriteTlsFiles(dir.path(), *ca, *cert).ok());
-  dir.WriteFile("other_key.pem", other->private_key_pem);
-  dir.WriteFile("garbage.pem", "this is not PEM\n");
-  dir.WriteFile("empty", "");
-  dir.WriteFile("short_token", "tooshort\n");
-  dir.WriteFile("spaced_token", "0123456789 abcdefghijklmnop\n");
+  // Each may stand for a key or a token, so each is private (0600) as a
+  // secret must be, except loose_token.
+  for (const auto& [name, text] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"other_key.pem", other->private_key_pem},
+           {"garbage.pem", "this is not PEM\n"},
+           {"empty", ""},
+           {"short_token", "tooshort\n"},
+           {"spaced_token", "0123456789 abcdefghijklmnop\n"}}) {
+    ASSERT_EQ(chmod(dir.WriteFile(name, text).c_str(), 0600), 0) << name;
+  }
+  ASSERT_EQ(
+      chmod(dir.WriteFile("loose_token", "0123456789abcdefghij\n").c_str(),
+            0644),
+      0);
   dir.WriteFile("train.svm", "1 1:1 3:0.5\n0 2:1\n1 1:1 2:1\n0 3:1\n");
 }
 
@@ -618,6 +629,17 @@ INSTANTIATE_TEST_SUITE_P(
                  TlsAnd({"--cluster_token_file=$DIR/short_token"}),
                  {"--cluster_token_file=$DIR/short_token: the token must have "
                   "at least 16 characters"}),
+        PsServer("TokenReadableByOthers",
+                 TlsAnd({"--cluster_token_file=$DIR/loose_token"}),
+                 {"--cluster_token_file=$DIR/loose_token: the file is open to "
+                  "group or others (mode 0644); a secret must be readable by "
+                  "its owner only: chmod 600 $DIR/loose_token"}),
+        // In a job with TLS the metrics (plain HTTP) stay on loopback.
+        PsServer("MetricsOffLoopbackUnderTls",
+                 TlsAnd({"--metrics_port=0", "--metrics_host=0.0.0.0"}),
+                 {"--metrics_host=0.0.0.0: the metrics endpoint is plain HTTP "
+                  "without authentication, so in a job with TLS it listens "
+                  "on loopback only"}),
         PsServer("TokenWithASpace",
                  TlsAnd({"--cluster_token_file=$DIR/spaced_token"}),
                  {"--cluster_token_file=$DIR/spaced_token: the token must be "

@@ -27,18 +27,6 @@ using ::testing::HasSubstr;
 
 constexpr absl::Duration kLineTimeout = absl::Minutes(1);
 
-// The pid in launch's "launch: started ps:1 at HOST:PORT (pid 4711)".
-int PidOf(const std::string& started_line) {
-  const size_t at = started_line.rfind("(pid ");
-  int pid = 0;
-  if (at == std::string::npos ||
-      !absl::SimpleAtoi(
-          started_line.substr(at + 5, started_line.size() - at - 6), &pid)) {
-    ADD_FAILURE() << "no pid in \"" << started_line << "\"";
-  }
-  return pid;
-}
-
 class FaultInjectionTest : public ::testing::Test {
  protected:
   void SetUp() override {

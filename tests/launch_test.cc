@@ -9,9 +9,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -163,6 +165,36 @@ TEST(MultiWorkerLaunchTest, ThreeWorkersTrainToThePsJobsQuality) {
               m["eval_accuracy"].get<double>(), 1e-9);
 }
 
+// Under --secure the workers' collectives go over the TLS ring (mutual
+// TLS and the job's token on every connection), not Gloo's plain TCP, and
+// the job trains the same.
+TEST(MultiWorkerLaunchTest, ASecureJobRunsItsCollectivesOverTheTlsRing) {
+  TestDir dir;
+  GenerateData(dir.path() + "/data", "d",
+               {"--task=binary", "--rows=10000", "--features=200",
+                "--features_per_row=10"});
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(LaunchProcess(
+      {"--ps=0", "--workers=3", "--secure", "--job_dir=" + dir.path() + "/job"},
+      {"--model=logreg", "--train_data=" + dir.path() + "/data/d.train.svm",
+       "--eval_data=" + dir.path() + "/data/d.eval.svm", "--train_steps=500",
+       "--global_batch_size=96", "--wait_secs=120",
+       "--strategy=multi_worker_mirrored"}));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string& out = result->stdout_text;
+  ASSERT_EQ(result->exit_code, 0) << out << result->stderr_text;
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_THAT(out,
+                HasSubstr(absl::StrCat(
+                    "[worker:", w, "] joined the 3 training tasks as rank ", w,
+                    "; collectives over a TLS ring (mutual TLS, "
+                    "cluster token)")));
+  }
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("refused the connection")));
+  const nlohmann::json m = ReadJson(dir.path() + "/job/metrics.json");
+  EXPECT_EQ(m["global_step"].get<int64_t>(), 500);
+  EXPECT_GE(m["eval_accuracy"].get<double>(), 0.85) << m.dump();
+}
+
 class LaunchTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -181,6 +213,18 @@ class LaunchTest : public ::testing::Test {
             "--wait_secs=120"};
   }
   std::string job_dir() const { return dir_.path() + "/job"; }
+
+  // Runs a secure job in job_dir() and expects launch to refuse it before
+  // it starts any task: exit code 2 and `message` on stderr.
+  void ExpectSecureLaunchRefused(const std::string& message) {
+    absl::StatusOr<SubprocessResult> result = RunSubprocess(LaunchProcess(
+        {"--ps=1", "--workers=1", "--secure", "--job_dir=" + job_dir()},
+        TrainingFlags(100)));
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->exit_code, 2);
+    EXPECT_THAT(result->stderr_text, HasSubstr(message));
+    EXPECT_THAT(result->stdout_text, ::testing::Not(HasSubstr("started")));
+  }
 
   TestDir dir_;
 };
@@ -253,10 +297,10 @@ TEST_F(LaunchTest, AKubeflowTfConfigAsClusterSpecStartsTheSameJob) {
 }
 
 TEST_F(LaunchTest, ASecureJobUsesMutualTlsAndATokenEverywhere) {
-  absl::StatusOr<SubprocessResult> result =
-      RunSubprocess(LaunchProcess({"--ps=2", "--workers=1", "--chief",
-                                   "--secure", "--job_dir=" + job_dir()},
-                                  TrainingFlags(300)));
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(
+      LaunchProcess({"--ps=2", "--workers=1", "--chief", "--evaluator",
+                     "--secure", "--job_dir=" + job_dir()},
+                    TrainingFlags(300)));
   ASSERT_TRUE(result.ok()) << result.status();
   const std::string& out = result->stdout_text;
   ASSERT_EQ(result->exit_code, 0) << out << result->stderr_text;
@@ -266,14 +310,56 @@ TEST_F(LaunchTest, ASecureJobUsesMutualTlsAndATokenEverywhere) {
   EXPECT_GT(
       ReadJson(job_dir() + "/metrics.json")["eval_accuracy"].get<double>(),
       0.8);
-  // The secrets are the launcher's user's alone.
+  // The evaluator restored every checkpoint in-process: no server of its
+  // own, so no token on any wire of its.
+  EXPECT_THAT(out, HasSubstr("[evaluator:0] evaluated the final checkpoint"));
+  // The secrets, logs and checkpoints are the launcher's user's alone.
   struct stat info;
+  ASSERT_EQ(stat(job_dir().c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
   ASSERT_EQ(stat((job_dir() + "/security").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0700u);
   ASSERT_EQ(stat((job_dir() + "/security/token").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
   ASSERT_EQ(stat((job_dir() + "/security/ps-1/key.pem").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
+}
+
+// Another user (uid 65534, nobody) planted a world-writable security
+// directory with a token file before the job started: launch must neither
+// write the live token into it nor start anything.
+TEST_F(LaunchTest, ASecureJobRefusesASecurityDirectoryItDidNotMake) {
+  if (geteuid() != 0) GTEST_SKIP() << "giving files to another user needs root";
+  const std::string security = job_dir() + "/security";
+  ASSERT_EQ(mkdir(job_dir().c_str(), 0700), 0);
+  ASSERT_EQ(mkdir(security.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(security.c_str(), 0777), 0);
+  const std::string planted = "planted-token-0123456789abcdef\n";
+  std::ofstream(security + "/token") << planted;
+  ASSERT_EQ(chmod((security + "/token").c_str(), 0666), 0);
+  ASSERT_EQ(chown(security.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chown((security + "/token").c_str(), 65534, 65534), 0);
+
+  ExpectSecureLaunchRefused("--secure: " + security +
+                            " is already there and is owned by uid 65534");
+  std::ifstream token(security + "/token");
+  std::string kept((std::istreambuf_iterator<char>(token)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, planted);
+}
+
+// The same user's own directory, private, but a token file that others may
+// read (left by hand, or planted through a looser moment): refused by name.
+TEST_F(LaunchTest, ASecureJobRefusesALooseTokenFile) {
+  const std::string security = job_dir() + "/security";
+  ASSERT_EQ(mkdir(job_dir().c_str(), 0700), 0);
+  ASSERT_EQ(mkdir(security.c_str(), 0700), 0);
+  std::ofstream(security + "/token") << "old-token-0123456789abcdef\n";
+  ASSERT_EQ(chmod((security + "/token").c_str(), 0644), 0);
+
+  ExpectSecureLaunchRefused("--secure: " + security +
+                            "/token is already there and has mode 0644, open "
+                            "to group or others");
 }
 
 TEST_F(LaunchTest, AGrpcPlusTcpJobSendsItsTensorsOverTheDataPlane) {

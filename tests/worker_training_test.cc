@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
 #include "tests/util/ps_processes.h"
+#include "tests/util/separable_libsvm.h"
 #include "tests/util/subprocess.h"
 
 namespace distrt::testing {
@@ -27,32 +27,9 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kWorkerBinary[] = "worker/worker";
+// The data: 100 features, each in a row with probability 1/10.
 constexpr int kFeatures = 100;
-
-// Separable binary LIBSVM data with 5% label noise; the true model's
-// accuracy is about 95%.
-void WriteData(const std::string& path, int rows, uint64_t seed) {
-  std::mt19937_64 weights_rng(12345);  // one ground truth for train and eval
-  std::vector<double> w(kFeatures);
-  for (double& x : w) x = static_cast<double>(weights_rng() % 2001) / 1000 - 1;
-  std::mt19937_64 rng(seed);
-  std::ofstream out(path);
-  for (int i = 0; i < rows; ++i) {
-    std::vector<int> ids;
-    double score = 0;
-    for (int id = 0; id < kFeatures; ++id) {
-      if (rng() % 10 == 0) {
-        ids.push_back(id);
-        score += w[id];
-      }
-    }
-    int label = score > 0 ? 1 : 0;
-    if (rng() % 20 == 0) label = 1 - label;
-    out << label;
-    for (int id : ids) out << " " << id + 1 << ":1";
-    out << "\n";
-  }
-}
+constexpr int kFeatureOneIn = 10;
 
 // How to run task 0 of `type` (chief, worker or evaluator) with `flags`,
 // with the TF_CONFIG that Kubeflow's TFJob operator writes, byte for byte
@@ -95,8 +72,8 @@ class WorkerTrainingTest : public ::testing::Test {
   void SetUp() override {
     train_ = dir_.path() + "/train.svm";
     eval_ = dir_.path() + "/eval.svm";
-    WriteData(train_, 4000, 1);
-    WriteData(eval_, 1000, 2);
+    WriteSeparableLibsvm(train_, 4000, 1, kFeatures, kFeatureOneIn);
+    WriteSeparableLibsvm(eval_, 1000, 2, kFeatures, kFeatureOneIn);
   }
   std::vector<std::string> Flags(int train_steps) {
     return {"--model=logreg",

@@ -8,11 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "client/ps_client.h"
-#include "rpc/ps_grpc_server.h"
-#include "rpc/transport_security.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/ps/in_memory_parameter_servers.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/util/file_system.h"
@@ -34,38 +32,20 @@ struct Evaluator {
   JobModel built;
   std::vector<Example> eval_examples;
   LocalDevices devices;
-  // The evaluator's own parameter server, its client, the strategy over it.
-  // Declared in the order they must be created; destroyed in reverse.
-  std::unique_ptr<rpc::PsGrpcServer> server;
-  std::unique_ptr<PsClient> client;
+  // The evaluator's variables, held in this process by one in-memory ps
+  // task (no server, no socket), and the strategy over them. Declared in
+  // the order they must be created; destroyed in reverse.
+  std::unique_ptr<InMemoryParameterServers> servers;
   std::unique_ptr<Strategy> strategy;
   std::optional<ModelVariables> variables;
   std::unique_ptr<EventFileWriter> summaries;  // null without --log_dir
   std::string metrics_path;                    // empty without --metrics_out
 };
 
-absl::Status StartPrivateParameterServer(Evaluator& e) {
-  rpc::PsGrpcServer::Options server_options;
-  server_options.listen_address = "127.0.0.1:0";
-  // Only this process calls it, on loopback, where no certificate of the
-  // job names the address: loopback connections and the token keep others
-  // out.
-  std::shared_ptr<const rpc::TransportSecurity> loopback_security =
-      e.options.security != nullptr ? e.options.security->ForLoopback()
-                                    : nullptr;
-  server_options.security = loopback_security;
-  ASSIGN_OR_RETURN(std::unique_ptr<rpc::PsGrpcServer> server,
-                   rpc::PsGrpcServer::Start(server_options));
-  e.server = std::move(server);
-
-  PsClient::Options client_options;
-  client_options.log = e.log;
-  client_options.security = loopback_security;
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<PsClient> client,
-      PsClient::Create({absl::StrCat("127.0.0.1:", e.server->port())},
-                       client_options));
-  e.client = std::move(client);
+absl::Status CreateVariables(Evaluator& e) {
+  ASSIGN_OR_RETURN(std::unique_ptr<InMemoryParameterServers> servers,
+                   InMemoryParameterServers::Create(/*num_ps_tasks=*/1));
+  e.servers = std::move(servers);
 
   ASSIGN_OR_RETURN(LocalDevices devices, CreateTaskDevices(e.options));
   e.devices = std::move(devices);
@@ -75,7 +55,7 @@ absl::Status StartPrivateParameterServer(Evaluator& e) {
   strategy_options.is_chief = false;
   ASSIGN_OR_RETURN(std::unique_ptr<ParameterServerStrategy> strategy,
                    ParameterServerStrategy::Create(
-                       e.devices.pointers(), e.client.get(), strategy_options,
+                       e.devices.pointers(), e.servers.get(), strategy_options,
                        absl::Seconds(e.options.wait_secs)));
   e.strategy = std::move(strategy);
   RETURN_IF_ERROR(e.strategy->Initialize());
@@ -92,7 +72,7 @@ absl::StatusOr<FinalMetrics> EvaluateCheckpoint(Evaluator& e,
                                                 const std::string& name) {
   const std::string dir = JoinPath(e.options.checkpoint_dir, name);
   const absl::Time start = absl::Now();
-  absl::StatusOr<CheckpointRestored> restored = e.client->Restore(dir);
+  absl::StatusOr<CheckpointRestored> restored = e.servers->Restore(dir);
   if (!restored.ok()) {
     absl::StatusOr<bool> exists = PathExists(dir);
     if (exists.ok() && !*exists) {
@@ -161,7 +141,7 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
   log(absl::StrCat("model ", options.model, " with ",
                    e.built.config.num_features, " features; ",
                    e.eval_examples.size(), " eval examples"));
-  RETURN_IF_ERROR(StartPrivateParameterServer(e));
+  RETURN_IF_ERROR(CreateVariables(e));
   if (!options.log_dir.empty()) {
     ASSIGN_OR_RETURN(std::unique_ptr<EventFileWriter> writer,
                      EventFileWriter::Create(JoinPath(options.log_dir, "eval"),

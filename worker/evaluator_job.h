@@ -6,10 +6,11 @@
 // the job's ps tasks, it reads the checkpoints they write.
 //
 //   1. Builds the model the workers build (same flags, same shapes, same
-//      variables) and holds its variables in a parameter server of its own,
-//      in-process on 127.0.0.1, so that loading a checkpoint written by any
-//      number of ps tasks is the ps task's own verified, re-partitioning
-//      restore.
+//      variables) and holds its variables in this process, in one in-memory
+//      ps task (InMemoryParameterServers), so that loading a checkpoint
+//      written by any number of ps tasks is the ps task's own verified,
+//      re-partitioning restore (the same shard code). It serves nothing: no
+//      server, no listening socket.
 //   2. Polls --checkpoint_dir's index. Whenever its latest checkpoint is one
 //      not evaluated yet, restores it and evaluates --eval_data; logs the
 //      metrics, writes them as eval summaries (<log_dir>/eval, at the

@@ -26,6 +26,7 @@
 #include "runtime/cluster/tf_config.h"
 #include "runtime/distribute/multi_worker_all_reduce.h"
 #include "runtime/metrics/metrics_http_server.h"
+#include "runtime/metrics/metrics_listen_host.h"
 #include "runtime/metrics/metrics_registry.h"
 #include "runtime/metrics/process_metrics.h"
 #include "runtime/util/file_system.h"
@@ -135,8 +136,12 @@ ABSL_FLAG(absl::Duration, ps_failure_timeout, absl::Minutes(2),
 ABSL_FLAG(int, metrics_port, -1,
           "Serve Prometheus metrics (steps, examples, global step, ps "
           "restarts seen) at http://HOST:PORT/metrics on this task's TF_CONFIG "
-          "host (loopback without TF_CONFIG); 0: a free port, printed at "
-          "start; -1: off.");
+          "host (loopback without TF_CONFIG, or in a job with TLS); 0: a free "
+          "port, printed at start; -1: off.");
+ABSL_FLAG(std::string, metrics_host, "",
+          "Where --metrics_port listens instead (\"0.0.0.0\": everywhere). "
+          "In a job with TLS only loopback is accepted: the endpoint is "
+          "plain HTTP without authentication (docs/security.md).");
 ABSL_FLAG(double, wait_secs, 300,
           "How long to wait for ps tasks, the chief, or other workers.");
 ABSL_FLAG(double, eval_timeout_secs, 3600,
@@ -287,17 +292,24 @@ int Main(int argc, char** argv) {
     MetricsHttpServer::Options server_options;
     server_options.registry = &registry;
     server_options.port = port;
+    std::string task_host = server_options.bind_host;  // loopback
     if (config->task.has_value()) {
       absl::StatusOr<std::string> address =
           config->cluster.TaskAddress(config->task->type, config->task->index);
       absl::StatusOr<HostPort> host =
           address.ok() ? ParseTaskAddress(*address)
                        : absl::StatusOr<HostPort>(address.status());
-      if (host.ok()) {
-        server_options.bind_host = std::string(
-            absl::StripSuffix(absl::StripPrefix(host->host, "["), "]"));
-      }
+      if (host.ok()) task_host = host->host;
     }
+    absl::StatusOr<std::string> metrics_host =
+        MetricsListenHost(absl::GetFlag(FLAGS_metrics_host), task_host,
+                          options.security->uses_tls());
+    if (!metrics_host.ok()) {
+      std::fprintf(stderr, "worker: %s\n",
+                   std::string(metrics_host.status().message()).c_str());
+      return 2;
+    }
+    server_options.bind_host = *metrics_host;
     absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
         MetricsHttpServer::Start(server_options);
     if (!started.ok()) {
@@ -306,8 +318,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
     metrics_server = *std::move(started);
-    Log(absl::StrCat("metrics at http://", server_options.bind_host, ":",
-                     metrics_server->port(), "/metrics"));
+    Log(absl::StrCat("metrics at ", metrics_server->url()));
   }
   absl::StatusOr<FinalMetrics> metrics =
       evaluator ? RunEvaluatorJob(options, *config, Log)

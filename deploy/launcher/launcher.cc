@@ -118,7 +118,12 @@ std::string DefaultJobDir() {
       "-", getpid());
 }
 
-absl::StatusOr<std::string> MakeJobDir(const std::string& requested) {
+// `private_dir` (--secure): the directory is this user's and closed to
+// everybody else (0700), so that nobody else on the host reads the job's
+// logs, checkpoints and secrets, nor plants files in it. The default's name
+// can be guessed, so one made beforehand by another user is refused.
+absl::StatusOr<std::string> MakeJobDir(const std::string& requested,
+                                       bool private_dir) {
   const std::string dir = requested.empty() ? DefaultJobDir() : requested;
   RETURN_IF_ERROR(CreateDirectories(JoinPath(dir, "logs")));
   // Absolute, so that what is printed and passed to tasks is unambiguous.
@@ -126,6 +131,22 @@ absl::StatusOr<std::string> MakeJobDir(const std::string& requested) {
   if (absolute == nullptr) return ErrnoError("cannot resolve", dir);
   std::string result(absolute);
   free(absolute);
+  if (private_dir) {
+    struct stat info;
+    if (stat(result.c_str(), &info) != 0) {
+      return ErrnoError("cannot stat", result);
+    }
+    if (info.st_uid != geteuid()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--secure: the job dir ", result, " is owned by uid ", info.st_uid,
+          ", not ", geteuid(),
+          ": a secure job keeps its secrets only in a directory of its own "
+          "user; choose another --job_dir"));
+    }
+    if (chmod(result.c_str(), 0700) != 0) {
+      return ErrnoError("cannot chmod", result);
+    }
+  }
   return result;
 }
 
@@ -249,7 +270,7 @@ int Launch(const LaunchOptions& options) {
     commands.ps_server_bin = *std::move(found);
   }
 
-  absl::StatusOr<std::string> job_dir = MakeJobDir(options.job_dir);
+  absl::StatusOr<std::string> job_dir = MakeJobDir(options.job_dir, options.secure);
   if (!job_dir.ok()) return BadInput(job_dir.status().message());
   std::printf("launch: job dir %s\n", job_dir->c_str());
   std::fflush(stdout);

@@ -1,17 +1,19 @@
 #include "deploy/launcher/local_job_security.h"
 
-#include <fcntl.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "rpc/tls_certificates.h"
 #include "runtime/cluster/cluster_spec.h"
+#include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
@@ -21,12 +23,50 @@ namespace {
 // Long enough for a local job; a job that outlives it needs new files.
 constexpr absl::Duration kValidFor = absl::Hours(24 * 30);
 
-absl::Status MakePrivateDirectory(const std::string& path) {
-  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    return ErrnoError("cannot create", path);
+// What `path` is when it exists and this process did not just make it:
+// launch's own only if owned by this user and closed to everybody else.
+// Anything else (another user's, a symbolic link, a loose mode) may have
+// been planted to read or choose the job's secrets, so launch refuses it
+// rather than writing into it.
+absl::Status CheckOwnPrivate(const std::string& path, const struct stat& info,
+                             bool want_directory) {
+  auto refuse = [&](absl::string_view why) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--secure: ", path, " is already there and ", why,
+        ": launch keeps its secrets only in files it made; remove it (or "
+        "choose another --job_dir)"));
+  };
+  if (S_ISLNK(info.st_mode)) return refuse("is a symbolic link");
+  if (want_directory != S_ISDIR(info.st_mode)) {
+    return refuse(want_directory ? "is not a directory"
+                                 : "is not a regular file");
   }
-  if (chmod(path.c_str(), 0700) != 0) return ErrnoError("cannot chmod", path);
+  if (info.st_uid != geteuid()) {
+    return refuse(absl::StrCat("is owned by uid ", info.st_uid, ", not ",
+                               geteuid()));
+  }
+  if ((info.st_mode & 077) != 0) {
+    return refuse(absl::StrFormat("has mode %04o, open to group or others",
+                                  info.st_mode & 07777));
+  }
   return absl::OkStatus();
+}
+
+// A directory only this user can enter: made 0700, or one left by an
+// earlier launch of the same job dir that passes CheckOwnPrivate.
+absl::Status MakePrivateDirectory(const std::string& path) {
+  if (mkdir(path.c_str(), 0700) == 0) {
+    // The umask may have taken bits from 0700, never added any; set it
+    // exactly all the same.
+    if (chmod(path.c_str(), 0700) != 0) {
+      return ErrnoError("cannot chmod", path);
+    }
+    return absl::OkStatus();
+  }
+  if (errno != EEXIST) return ErrnoError("cannot create", path);
+  struct stat info;
+  if (lstat(path.c_str(), &info) != 0) return ErrnoError("cannot stat", path);
+  return CheckOwnPrivate(path, info, /*want_directory=*/true);
 }
 
 absl::StatusOr<std::string> WriteToken(const std::string& dir) {
@@ -37,19 +77,20 @@ absl::StatusOr<std::string> WriteToken(const std::string& dir) {
   const std::string token = absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(random), sizeof(random)));
   const std::string path = JoinPath(dir, "token");
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-           0600);
-  if (fd < 0) return ErrnoError("cannot create", path);
-  const std::string text = token + "\n";
-  const bool written =
-      write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const int saved_errno = errno;
-  close(fd);
-  if (!written) {
-    errno = saved_errno;
-    return ErrnoError("cannot write", path);
+  struct stat info;
+  if (lstat(path.c_str(), &info) == 0) {
+    RETURN_IF_ERROR(CheckOwnPrivate(path, info, /*want_directory=*/false));
+  } else if (errno != ENOENT) {
+    return ErrnoError("cannot stat", path);
   }
+  // A new file renamed over any old one: its mode is exactly 0600 whatever
+  // was there before.
+  AtomicFileWriter::Options options;
+  options.mode = 0600;
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> file,
+                   AtomicFileWriter::Create(path, options));
+  RETURN_IF_ERROR(file->Append(token + "\n"));
+  RETURN_IF_ERROR(file->Commit());
   return path;
 }
 

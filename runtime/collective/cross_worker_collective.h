@@ -4,7 +4,9 @@
 // CrossWorkerCollective: the collectives that worker processes run with
 // each other, one caller per worker (rank). What MultiWorkerAllReduce needs
 // from the transport, so that it can be written and tested against any:
-// GlooGroup (TCP, between processes) implements it.
+// GlooGroup (Gloo's TCP pairs, between processes) and
+// rpc::TlsRingCollective (a ring over the job's mutual TLS, for jobs that
+// have it) implement it.
 //
 // Every rank makes the same calls in the same order with the same sizes.
 // A rank that does not arrive within the implementation's timeout fails the
@@ -42,6 +44,10 @@ class CrossWorkerCollective {
       absl::Span<const int64_t> mine) = 0;
   // Returns once every rank has called Barrier.
   virtual absl::Status Barrier() = 0;
+  // Ends the group now, so that peers blocked in a collective with this
+  // rank fail at once instead of at their timeout; every later call fails.
+  // For a rank that has given up on the group after an error. Idempotent.
+  virtual void Close() = 0;
 };
 
 }  // namespace distrt

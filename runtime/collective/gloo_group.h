@@ -116,7 +116,7 @@ class GlooGroup : public CrossWorkerCollective {
   // this rank fail at once instead of at their timeout; every later call
   // fails. For a rank that has given up on the group after an error.
   // Idempotent; waits for a collective in progress on another thread.
-  void Close();
+  void Close() override;
 
   GlooGroup(const GlooGroup&) = delete;
   GlooGroup& operator=(const GlooGroup&) = delete;

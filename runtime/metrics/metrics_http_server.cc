@@ -185,12 +185,14 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
         absl::StrCat("metrics server: libmicrohttpd failed to start on ", where,
                      " (out of threads or file descriptors?)"));
   }
-  return std::unique_ptr<MetricsHttpServer>(
-      new MetricsHttpServer(*port, daemon));
+  return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(
+      absl::StrCat("http://", HostPort(options.bind_host, *port), "/metrics"),
+      *port, daemon));
 }
 
-MetricsHttpServer::MetricsHttpServer(int port, MHD_Daemon* daemon)
-    : port_(port), daemon_(daemon) {}
+MetricsHttpServer::MetricsHttpServer(std::string url, int port,
+                                     MHD_Daemon* daemon)
+    : url_(std::move(url)), port_(port), daemon_(daemon) {}
 
 MetricsHttpServer::~MetricsHttpServer() { MHD_stop_daemon(daemon_); }
 

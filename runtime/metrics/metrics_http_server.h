@@ -16,7 +16,8 @@
 // used.
 //
 // There is no TLS or authentication: bind to loopback (the default) or to a
-// network that only the monitoring system reaches.
+// network that only the monitoring system reaches. In a job with TLS the
+// tasks keep it on loopback (runtime/metrics/metrics_listen_host.h).
 //
 // Thread-safe: port() may be called from any thread.
 
@@ -62,11 +63,15 @@ class MetricsHttpServer {
 
   // The port bound (the OS's pick when Options::port was 0).
   int port() const { return port_; }
+  // "http://HOST:PORT/metrics", for start-up lines (an IPv6 host in
+  // brackets).
+  const std::string& url() const { return url_; }
 
  private:
-  MetricsHttpServer(int port, MHD_Daemon* daemon);
+  MetricsHttpServer(std::string url, int port, MHD_Daemon* daemon);
 
   // Constant after construction. The daemon's handler holds the registry.
+  const std::string url_;
   const int port_;
   MHD_Daemon* const daemon_;  // owned; stopped by the destructor
 };

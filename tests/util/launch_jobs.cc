@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
 #include "runtime/util/file_system.h"
 
@@ -45,6 +46,17 @@ nlohmann::json ReadJson(const std::string& path) {
 }
 
 bool ProcessExists(int pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
+
+int PidOf(const std::string& started_line) {
+  const size_t at = started_line.rfind("(pid ");
+  int pid = 0;
+  if (at == std::string::npos ||
+      !absl::SimpleAtoi(
+          started_line.substr(at + 5, started_line.size() - at - 6), &pid)) {
+    ADD_FAILURE() << "no pid in \"" << started_line << "\"";
+  }
+  return pid;
+}
 
 std::string ReadUntilLineWith(Subprocess& process, const std::string& text,
                               absl::Duration timeout, int max_lines) {

@@ -28,6 +28,10 @@ nlohmann::json ReadJson(const std::string& path);
 
 bool ProcessExists(int pid);
 
+// The pid in one of launch's start-up lines, "launch: started ps:1 at
+// HOST:PORT (pid 4711)": 4711. 0 and a test failure when the line has none.
+int PidOf(const std::string& started_line);
+
 // Reads `process`'s stdout until a line containing `text` (returned), for
 // at most `max_lines` lines and `timeout` per line; a test failure and an
 // empty string otherwise.
