@@ -43,7 +43,10 @@ bool IsHandshakeFailure(const absl::Status& status) {
 // instead, and a ps task that dies mid-call closes an established
 // connection (no "failed to connect").
 bool ClosedWhileConnecting(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kUnavailable &&
+  // DEADLINE_EXCEEDED too: a retry that only timed out quotes the earlier
+  // attempt's closed connection (PsTransport's "an earlier attempt: ...").
+  return (status.code() == absl::StatusCode::kUnavailable ||
+          status.code() == absl::StatusCode::kDeadlineExceeded) &&
          MentionsAny(status.message(), {"failed to connect"}) &&
          MentionsAny(status.message(),
                      {"socket closed", "connection reset", "broken pipe",

@@ -110,6 +110,19 @@ TEST(FailureDescriptionTest, ConnectionClosedWhileConnectingIsRefused) {
                              "certificate signed by the job's CA"));
 }
 
+// A retry that only timed out (inside gRPC's reconnect backoff) quotes the
+// attempt before it, whose connection a TLS server closed: still a refusal.
+TEST(FailureDescriptionTest, ATimeoutAfterAClosedConnectionIsRefused) {
+  const absl::Status status = FromGrpc(
+      grpc::StatusCode::DEADLINE_EXCEEDED,
+      "Deadline Exceeded (an earlier attempt: UNAVAILABLE: failed to connect "
+      "to all addresses; last error: UNAVAILABLE: ipv4:127.0.0.1:2222: Socket "
+      "closed)");
+  EXPECT_EQ(ClassifyFailure(status), FailureKind::kRefused);
+  EXPECT_THAT(DescribeFailure(status, false),
+              StartsWith("refused (the connection was closed"));
+}
+
 TEST(FailureDescriptionTest, TaskGoneMidCallIsUnreachable) {
   const absl::Status status =
       FromGrpc(grpc::StatusCode::UNAVAILABLE, "Socket closed");

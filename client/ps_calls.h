@@ -42,6 +42,11 @@ struct CallBase {
   // while the ps task is unreachable).
   bool wait_for_ready = false;
   grpc::Status status;
+  // The last failure of an earlier attempt that said more than that time
+  // ran out: when a retry only times out (inside the channel's reconnect
+  // backoff, say), errors quote it, so that a refusal ("Socket closed" by
+  // a TLS server) is not reported as a mere deadline.
+  grpc::Status earlier_failure;
   // The RPC, when the calls sent together are of several (PullMany, and
   // every call of RunWireCalls' PullStep / PushStep rounds); empty when it
   // is the one RunWire is given.

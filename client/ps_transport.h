@@ -213,14 +213,32 @@ class PsTransport {
             absl::FormatDuration(
                 absl::Trunc(give_up - start, absl::Milliseconds(100))),
             " (", options_.timeout_flag,
-            "); last error: ", Describe(first.status)));
+            "); last error: ", DescribeWithEarlier(first)));
       }
       LogRetry(first, rpc, give_up - now);
       absl::SleepFor(std::min(give_up - now, Jittered(backoff)));
       backoff = std::min(options_.max_retry_backoff, backoff * 2);
-      for (CallType* call : failed) call->status = grpc::Status();
+      for (CallType* call : failed) {
+        if (call->status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+          call->earlier_failure = call->status;
+        }
+        call->status = grpc::Status();
+      }
       send = std::move(failed);
     }
+  }
+
+  // The call's error, and its earlier attempt's when this one only timed
+  // out: "DEADLINE_EXCEEDED: Deadline Exceeded (an earlier attempt:
+  // UNAVAILABLE: failed to connect ...: Socket closed)".
+  static std::string DescribeWithEarlier(const CallBase& call) {
+    std::string text = Describe(call.status);
+    if (call.status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+        !call.earlier_failure.ok()) {
+      absl::StrAppend(
+          &text, " (an earlier attempt: ", Describe(call.earlier_failure), ")");
+    }
+    return text;
   }
 
   // "UNAVAILABLE: failed to connect to all addresses"
@@ -878,9 +896,16 @@ class PsTransport {
   // The call's gRPC error, naming the RPC and the ps task; OK when none.
   absl::Status CallError(absl::string_view rpc, const CallBase& call) const {
     if (call.status.ok()) return absl::OkStatus();
-    return rpc::FromGrpcStatus(
+    absl::Status error = rpc::FromGrpcStatus(
         call.status, absl::StrCat(call.rpc.empty() ? rpc : call.rpc, call.about,
                                   " to ", TaskName(call.ps_task)));
+    if (call.status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+        !call.earlier_failure.ok()) {
+      error = absl::Status(
+          error.code(), absl::StrCat(error.message(), " (an earlier attempt: ",
+                                     Describe(call.earlier_failure), ")"));
+    }
+    return error;
   }
 
   const PsClient::Options& options() const { return options_; }

@@ -6,14 +6,19 @@
 // on the data plane. Each attack must be refused in the way
 // docs/security.md says, change nothing, and leave the job to train to its
 // usual quality (exit 0, eval_accuracy above 0.8, as launch_test checks).
+// A secure multi-worker mirrored job is attacked the same way on the
+// chief's rendezvous and on a worker's TLS ring listener while the ring
+// forms.
 //
 // Nothing here waits on time. The test reads launch's output: as soon as
 // launch says it started the chief and the worker, they are paused
 // (SIGSTOP), so the job cannot finish while the ps task is probed; the
 // probes go to the addresses the ps task prints, and the job is resumed
-// (SIGCONT) once they are done. Every socket and call has a deadline;
-// every process launch started dies with it (Subprocess kills launch, its
-// tasks have PR_SET_PDEATHSIG).
+// (SIGCONT) once they are done. (In the multi-worker job, worker:1 is
+// paused, so that the ring cannot form; the probes go to the address
+// worker:2 published in the rendezvous.) Every socket and call has a
+// deadline; every process launch started dies with it (Subprocess kills
+// launch, its tasks have PR_SET_PDEATHSIG).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -34,6 +39,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,13 +58,17 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "proto/ps_service.grpc.pb.h"
+#include "proto/rendezvous.grpc.pb.h"
 #include "rpc/data_plane_connection.h"
 #include "rpc/data_plane_tls.h"
 #include "rpc/data_plane_wire.h"
 #include "rpc/openssl_ptr.h"
 #include "rpc/ps_methods.h"
+#include "rpc/rendezvous_client.h"
 #include "rpc/tls_certificates.h"
+#include "rpc/tls_ring_collective.h"
 #include "rpc/transport_security.h"
+#include "runtime/collective/kv_store.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/test_dir.h"
 #include "tests/util/byte_buffers.h"
@@ -86,6 +97,18 @@ constexpr int kFloodConnections = 600;
 constexpr int kFloodSources = 10;
 constexpr char kHost[] = "127.0.0.1";
 constexpr char kWrongToken[] = "a-token-of-sixteen-or-more-guessed";
+// The multi-worker job: as long as launch_test's, which reaches this
+// quality. Its workers' ring publishes "<prefix>/<rank>" in the chief's
+// rendezvous (distribute/worker_group.cc).
+constexpr int kRingJobSteps = 500;
+constexpr double kRingJobAccuracy = 0.85;
+constexpr char kRingPrefix[] = "mwms/ring";
+constexpr int kRingSize = 3;
+// How long a stranger's own ring (rpc::TlsRingCollective::Create) waits:
+// for its answer from the listener it probes, which comes within
+// milliseconds, and for a neighbour of its own, who never comes, so that
+// each such probe lasts this long.
+constexpr absl::Duration kRingStrangerWait = absl::Seconds(5);
 
 std::chrono::system_clock::time_point CallDeadline() {
   return absl::ToChronoTime(absl::Now() + kProbeTimeout);
@@ -142,9 +165,9 @@ std::string Between(const std::string& line, const std::string& before) {
 }
 
 // What a member of the job holds (its certificate, key and CA, and the
-// token), as launch wrote them for the chief.
+// token), as launch wrote them for one of its tasks.
 struct JobSecrets {
-  std::string dir;  // JOB_DIR/security/chief-0
+  std::string dir;  // JOB_DIR/security/<task>, e.g. chief-0
   std::string token_file;
   std::string ca_pem;
   std::string cert_pem;
@@ -152,9 +175,10 @@ struct JobSecrets {
   std::string token;
 };
 
-JobSecrets ReadJobSecrets(const std::string& job_dir) {
+JobSecrets ReadJobSecrets(const std::string& job_dir,
+                          const std::string& task = "chief-0") {
   JobSecrets s;
-  s.dir = job_dir + "/security/chief-0";
+  s.dir = job_dir + "/security/" + task;
   s.token_file = job_dir + "/security/token";
   for (auto [path, text] : {std::pair{s.dir + "/ca.pem", &s.ca_pem},
                             std::pair{s.dir + "/cert.pem", &s.cert_pem},
@@ -168,7 +192,7 @@ JobSecrets ReadJobSecrets(const std::string& job_dir) {
   return s;
 }
 
-// The job's member as its tasks load it: the chief's files.
+// The job's member as its tasks load it: `secrets`' files.
 std::shared_ptr<const rpc::TransportSecurity> MemberSecurity(
     const JobSecrets& secrets) {
   absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> security =
@@ -191,45 +215,145 @@ rpc::PemKeyPair ForeignCertificate() {
   return issued.ok() ? *issued : rpc::PemKeyPair{};
 }
 
-// An attacker's two calls on the ps task's gRPC port: create a variable
-// (`variable`), then shut the task down. `token`, when set, goes in the
-// calls' metadata as the job's tasks send it.
-struct GrpcAnswers {
-  grpc::Status create;
-  grpc::Status shutdown;
-};
+// An attacker's calls on a gRPC port of the job over `channel`, `token`
+// (when set) in their metadata as the job's tasks send it; `tag` names what
+// they would leave behind. The answer to each call.
+using GrpcAttack = std::function<std::vector<grpc::Status>(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+    const std::string& tag)>;
 
-GrpcAnswers AttackGrpc(const std::shared_ptr<grpc::Channel>& channel,
-                       const std::string& token, const std::string& variable) {
+// A call's deadline, and `token` (when set) as the job's tasks send it.
+void SetUpCall(const std::string& token, grpc::ClientContext* context) {
+  context->set_deadline(CallDeadline());
+  if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
+}
+
+// On the ps task's port: create a variable named `tag`, then shut the task
+// down.
+std::vector<grpc::Status> AttackPs(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+    const std::string& tag) {
   auto stub = ps::ParameterServer::NewStub(channel);
-  GrpcAnswers answers;
+  std::vector<grpc::Status> answers;
   {
     grpc::ClientContext context;
-    context.set_deadline(CallDeadline());
-    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    SetUpCall(token, &context);
     ps::CreateVariableRequest request;
-    request.mutable_spec()->set_name(variable);
+    request.mutable_spec()->set_name(tag);
     request.mutable_spec()->add_shape(4);
     ps::VariableInfo info;
-    answers.create = stub->CreateVariable(&context, request, &info);
+    answers.push_back(stub->CreateVariable(&context, request, &info));
   }
   {
     grpc::ClientContext context;
-    context.set_deadline(CallDeadline());
-    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+    SetUpCall(token, &context);
     ps::ShutdownRequest request;
     request.set_reason("an attacker asks");
     ps::ShutdownResponse response;
-    answers.shutdown = stub->Shutdown(&context, request, &response);
+    answers.push_back(stub->Shutdown(&context, request, &response));
   }
   return answers;
 }
 
-void ExpectRefused(const GrpcAnswers& answers, grpc::StatusCode code,
-                   const std::string& message = "") {
-  for (const grpc::Status* s : {&answers.create, &answers.shutdown}) {
-    EXPECT_EQ(s->error_code(), code) << s->error_message();
-    EXPECT_THAT(s->error_message(), HasSubstr(message));
+// On the chief's rendezvous: take rank 1's place in the workers' ring (its
+// address, pointing nowhere), read worker 2's ring address, and count under
+// `tag`.
+std::vector<grpc::Status> AttackRendezvous(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
+    const std::string& tag) {
+  auto stub = rendezvous::Rendezvous::NewStub(channel);
+  std::vector<grpc::Status> answers;
+  {
+    grpc::ClientContext context;
+    SetUpCall(token, &context);
+    rendezvous::SetRequest request;
+    request.set_key(absl::StrCat(kRingPrefix, "/1"));
+    request.set_value(absl::StrCat(kHost, ":1"));
+    rendezvous::SetResponse response;
+    answers.push_back(stub->Set(&context, request, &response));
+  }
+  {
+    grpc::ClientContext context;
+    SetUpCall(token, &context);
+    rendezvous::GetRequest request;
+    request.add_keys(absl::StrCat(kRingPrefix, "/2"));
+    rendezvous::GetResponse response;
+    answers.push_back(stub->Get(&context, request, &response));
+  }
+  {
+    grpc::ClientContext context;
+    SetUpCall(token, &context);
+    rendezvous::AddRequest request;
+    request.set_key(tag);
+    request.set_delta(1);
+    rendezvous::AddResponse response;
+    answers.push_back(stub->Add(&context, request, &response));
+  }
+  return answers;
+}
+
+void ExpectRefused(const std::vector<grpc::Status>& answers,
+                   grpc::StatusCode code, const std::string& message = "") {
+  for (const grpc::Status& s : answers) {
+    EXPECT_EQ(s.error_code(), code) << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(message));
+  }
+}
+
+// The strangers of docs/security.md's table at the gRPC port `address` (a ps
+// task's, or the chief's rendezvous): plain TCP, TLS without a certificate
+// and another CA's certificate (each with the right token) are refused in
+// the handshake; the job's own certificate with a wrong token, or none, by
+// the token check, before any method runs.
+void ExpectGrpcPortRefusesStrangers(const std::string& address,
+                                    const JobSecrets& secrets,
+                                    const GrpcAttack& attack) {
+  {
+    SCOPED_TRACE("plain TCP, with the right token");
+    ExpectRefused(
+        attack(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()),
+               secrets.token, "attack/plain"),
+        grpc::StatusCode::UNAVAILABLE);
+  }
+  {
+    SCOPED_TRACE("TLS without a certificate, with the right token");
+    grpc::SslCredentialsOptions no_certificate;
+    no_certificate.pem_root_certs = secrets.ca_pem;
+    ExpectRefused(attack(grpc::CreateChannel(
+                             address, grpc::SslCredentials(no_certificate)),
+                         secrets.token, "attack/no-certificate"),
+                  grpc::StatusCode::UNAVAILABLE);
+  }
+  {
+    SCOPED_TRACE("another CA's certificate, with the right token");
+    const rpc::PemKeyPair foreign = ForeignCertificate();
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = secrets.ca_pem;
+    options.pem_cert_chain = foreign.certificate_pem;
+    options.pem_private_key = foreign.private_key_pem;
+    ExpectRefused(
+        attack(grpc::CreateChannel(address, grpc::SslCredentials(options)),
+               secrets.token, "attack/foreign-ca"),
+        grpc::StatusCode::UNAVAILABLE);
+  }
+  {
+    SCOPED_TRACE("the job's certificate, with a wrong token");
+    absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> stolen =
+        rpc::TransportSecurity::FromPem(secrets.cert_pem, secrets.key_pem,
+                                        secrets.ca_pem, kWrongToken);
+    ASSERT_TRUE(stolen.ok()) << stolen.status();
+    ExpectRefused(
+        attack((*stolen)->NewChannel(address), "", "attack/wrong-token"),
+        grpc::StatusCode::PERMISSION_DENIED, "cluster token");
+  }
+  {
+    SCOPED_TRACE("the job's certificate, without a token");
+    absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> stolen =
+        rpc::TransportSecurity::FromPem(secrets.cert_pem, secrets.key_pem,
+                                        secrets.ca_pem, "");
+    ASSERT_TRUE(stolen.ok()) << stolen.status();
+    ExpectRefused(attack((*stolen)->NewChannel(address), "", "attack/no-token"),
+                  grpc::StatusCode::UNAUTHENTICATED, "cluster token");
   }
 }
 
@@ -319,12 +443,13 @@ std::string OpenSslErrorText() {
   return text;
 }
 
-// A TLS client of the data plane that checks the ps task's certificate
-// against the job's CA but shows none of its own, and says a hello with the
-// right token. UNAVAILABLE saying how it was refused (in the handshake, or
-// after it: TLS 1.3 servers judge the client's certificate once the client
-// has finished); OK when the ps task answered the hello, which it must
-// not; DEADLINE_EXCEEDED when it did neither.
+// A TLS client of the data plane (or of a worker's ring port, which takes
+// the same TLS) that checks the server's certificate against the job's CA
+// but shows none of its own, and says the data plane's hello with the right
+// token. UNAVAILABLE saying how it was refused (in the handshake, or after
+// it: TLS 1.3 servers judge the client's certificate once the client has
+// finished); OK when the server answered the hello, which it must not;
+// DEADLINE_EXCEEDED when it did neither.
 absl::Status TlsHelloWithoutCertificate(int port, const std::string& ca_pem,
                                         const std::string& token) {
   absl::StatusOr<ScopedFd> fd = ConnectBlocking(port);
@@ -356,7 +481,7 @@ absl::Status TlsHelloWithoutCertificate(int port, const std::string& ca_pem,
     if (error == SSL_ERROR_SYSCALL &&
         (errno == EAGAIN || errno == EWOULDBLOCK)) {
       return absl::DeadlineExceededError(
-          absl::StrCat(step, ": the data plane neither answered nor closed in ",
+          absl::StrCat(step, ": the server neither answered nor closed in ",
                        absl::FormatDuration(kProbeTimeout)));
     }
     std::string why = OpenSslErrorText();
@@ -367,7 +492,7 @@ absl::Status TlsHelloWithoutCertificate(int port, const std::string& ca_pem,
     return failure("TLS handshake", r);
   }
   if (SSL_get_verify_result(ssl.get()) != X509_V_OK) {
-    return absl::InternalError("the ps task's certificate is not the job's");
+    return absl::InternalError("the server's certificate is not the job's");
   }
   const std::string hello = rpc::EncodeClientHello(token);
   if (const int r = SSL_write(ssl.get(), hello.data(), hello.size()); r <= 0) {
@@ -375,7 +500,7 @@ absl::Status TlsHelloWithoutCertificate(int port, const std::string& ca_pem,
   }
   char answer[rpc::kServerHelloBytes];
   if (const int r = SSL_read(ssl.get(), answer, sizeof(answer)); r <= 0) {
-    return failure("the ps task's hello", r);
+    return failure("the server's hello", r);
   }
   return absl::OkStatus();
 }
@@ -424,6 +549,54 @@ void ExpectDataPlaneServesAMember(const JobSecrets& secrets, int port,
   ASSERT_TRUE(received.ok()) << received;
   EXPECT_EQ(answer.error_code(), grpc::StatusCode::NOT_FOUND)
       << answer.error_message();
+}
+
+// Plain TCP to kHost:`port` that says nothing: OK once the server closed
+// it, DEADLINE_EXCEEDED when it kept it kProbeTimeout; UNAVAILABLE when
+// nobody listens there (the connection itself was refused).
+absl::Status SilentUntilClosed(int port) {
+  absl::StatusOr<ScopedFd> fd = ConnectBlocking(port);
+  if (!fd.ok()) return fd.status();
+  char byte;
+  for (;;) {
+    const ssize_t n = recv(fd->get(), &byte, 1, 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return absl::OkStatus();
+    if (n > 0) {
+      return absl::InternalError("the server said something to a stranger");
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("a silent connection was kept ",
+                       absl::FormatDuration(kProbeTimeout)));
+    }
+    return absl::InternalError(absl::StrCat("recv: errno ", errno));
+  }
+}
+
+// A stranger that joins the workers' ring as `rank` with `tls`, as a worker
+// would (rpc::TlsRingCollective): its own store says that its right-hand
+// neighbour listens at `address`, so it connects there and says its hello.
+// Create's error: the right-hand side's (the refused hello) once its own
+// listener has waited kRingStrangerWait for a left-hand neighbour that
+// never comes. OK would mean it was let into the ring.
+absl::Status JoinRingAs(int rank, const std::string& address,
+                        std::shared_ptr<const rpc::DataPlaneTls> tls) {
+  InMemoryKvStore store;
+  if (absl::Status s = store.Set(
+          absl::StrCat(kRingPrefix, "/", (rank + 1) % kRingSize), address);
+      !s.ok()) {
+    return s;
+  }
+  rpc::TlsRingCollective::Options options;
+  options.rank = rank;
+  options.size = kRingSize;
+  options.host = kHost;
+  options.timeout = kRingStrangerWait;
+  options.connect_timeout = kRingStrangerWait;
+  options.prefix = kRingPrefix;
+  options.tls = std::move(tls);
+  return rpc::TlsRingCollective::Create(&store, options).status();
 }
 
 // Idle plain TCP connections to kHost:`port` that never start TLS, from
@@ -582,18 +755,70 @@ class SecureJobAttackTest : public ::testing::Test {
     FAIL() << "no line with \"" << text << "\"";
   }
 
-  // Resumes the job and checks that it trained on as if never attacked.
-  void ExpectTheJobFinishesUnharmed() {
+  // Starts a secure multi-worker mirrored job of three workers (no ps
+  // tasks, no chief: worker:0 is rank 0 and serves the rendezvous) and
+  // pauses worker:1 the moment launch says it started it, long before it
+  // can have loaded its data, let alone joined the ring. So worker:2, whose
+  // left-hand neighbour it is, keeps its ring listener open for it.
+  void StartRingJobPausingWorker1() {
+    const std::vector<std::string> task_flags = {
+        "--model=logreg",
+        "--train_data=" + dir_.path() + "/data/d.train.svm",
+        "--eval_data=" + dir_.path() + "/data/d.eval.svm",
+        absl::StrCat("--train_steps=", kRingJobSteps),
+        "--global_batch_size=96",
+        "--wait_secs=120",
+        "--strategy=multi_worker_mirrored"};
+    SubprocessOptions options = LaunchProcess(
+        {"--ps=0", "--workers=3", "--secure", "--job_dir=" + job_dir()},
+        task_flags);
+    options.timeout = kJobTimeout;
+    absl::StatusOr<std::unique_ptr<Subprocess>> launch =
+        Subprocess::Start(options);
+    ASSERT_TRUE(launch.ok()) << launch.status();
+    launch_ = *std::move(launch);
+
+    for (int lines = 0; lines < 200 && paused_.empty(); ++lines) {
+      absl::StatusOr<std::string> line = launch_->ReadStdoutLine(kLineTimeout);
+      ASSERT_TRUE(line.ok()) << line.status() << "\n" << transcript_;
+      absl::StrAppend(&transcript_, *line, "\n");
+      if (absl::StartsWith(*line, "launch: started worker:0 at ")) {
+        chief_address_ = Between(*line, " at ");
+      } else if (absl::StartsWith(*line, "launch: started worker:1 ")) {
+        const int pid = PidOf(*line);
+        ASSERT_GT(pid, 0);
+        ASSERT_EQ(kill(pid, SIGSTOP), 0) << *line;
+        paused_.push_back(pid);
+      }
+    }
+    ASSERT_EQ(paused_.size(), 1u) << transcript_;
+    ASSERT_TRUE(absl::StartsWith(chief_address_, absl::StrCat(kHost, ":")))
+        << transcript_;
+    // Written before any task started.
+    secrets_ = ReadJobSecrets(job_dir(), "worker-0");
+    member_ = MemberSecurity(secrets_);
+    ASSERT_NE(member_, nullptr);
+  }
+
+  // Resumes the job and waits for launch to end the job well: exit code 0.
+  // Its output is in transcript_ and stderr_ then.
+  void ExpectTheJobFinishes() {
     Resume();
     absl::StatusOr<SubprocessResult> result = launch_->Wait(kJobTimeout);
     ASSERT_TRUE(result.ok()) << result.status() << "\n" << transcript_;
     absl::StrAppend(&transcript_, result->stdout_text);
-    ASSERT_EQ(result->exit_code, 0) << transcript_ << result->stderr_text;
+    stderr_ = result->stderr_text;
+    ASSERT_EQ(result->exit_code, 0) << transcript_ << stderr_;
     EXPECT_THAT(transcript_, HasSubstr("launch: job finished"));
+  }
+
+  // Resumes the job and checks that it trained on as if never attacked.
+  void ExpectTheJobFinishesUnharmed() {
+    ASSERT_NO_FATAL_FAILURE(ExpectTheJobFinishes());
     // Every training task kept the data plane: no handshake or token check
     // of theirs failed, however the ps task was attacked.
     EXPECT_THAT(transcript_, Not(HasSubstr("go over gRPC")));
-    EXPECT_THAT(result->stderr_text, Not(HasSubstr("go over gRPC")));
+    EXPECT_THAT(stderr_, Not(HasSubstr("go over gRPC")));
     const nlohmann::json metrics = ReadJson(job_dir() + "/metrics.json");
     EXPECT_GE(metrics["global_step"].get<int64_t>(), kTrainSteps)
         << metrics.dump();
@@ -602,9 +827,11 @@ class SecureJobAttackTest : public ::testing::Test {
 
   TestDir dir_;
   std::unique_ptr<Subprocess> launch_;
-  std::string transcript_;    // launch's output read so far
-  std::vector<int> paused_;   // SIGSTOPped until Resume
-  std::string grpc_address_;  // the ps task's, "127.0.0.1:PORT"
+  std::string transcript_;     // launch's output read so far
+  std::string stderr_;         // launch's stderr, once it ended
+  std::vector<int> paused_;    // SIGSTOPped until Resume
+  std::string grpc_address_;   // the ps task's, "127.0.0.1:PORT"
+  std::string chief_address_;  // the rendezvous, worker:0's TF_CONFIG address
   int data_plane_port_ = 0;
   uint64_t incarnation_ = 0;
   JobSecrets secrets_;
@@ -614,57 +841,8 @@ class SecureJobAttackTest : public ::testing::Test {
 TEST_F(SecureJobAttackTest, TheGrpcPortRefusesEveryStrangerAndTheJobTrainsOn) {
   ASSERT_NO_FATAL_FAILURE(StartPausedJob());
   ASSERT_NO_FATAL_FAILURE(ExpectServedAndUnharmed(*member_, grpc_address_));
-
-  {
-    SCOPED_TRACE("plain TCP, with the right token");
-    ExpectRefused(
-        AttackGrpc(grpc::CreateChannel(grpc_address_,
-                                       grpc::InsecureChannelCredentials()),
-                   secrets_.token, "attack/plain"),
-        grpc::StatusCode::UNAVAILABLE);
-  }
-  {
-    SCOPED_TRACE("TLS without a certificate, with the right token");
-    grpc::SslCredentialsOptions no_certificate;
-    no_certificate.pem_root_certs = secrets_.ca_pem;
-    ExpectRefused(
-        AttackGrpc(grpc::CreateChannel(grpc_address_,
-                                       grpc::SslCredentials(no_certificate)),
-                   secrets_.token, "attack/no-certificate"),
-        grpc::StatusCode::UNAVAILABLE);
-  }
-  {
-    SCOPED_TRACE("another CA's certificate, with the right token");
-    const rpc::PemKeyPair foreign = ForeignCertificate();
-    grpc::SslCredentialsOptions options;
-    options.pem_root_certs = secrets_.ca_pem;
-    options.pem_cert_chain = foreign.certificate_pem;
-    options.pem_private_key = foreign.private_key_pem;
-    ExpectRefused(AttackGrpc(grpc::CreateChannel(grpc_address_,
-                                                 grpc::SslCredentials(options)),
-                             secrets_.token, "attack/foreign-ca"),
-                  grpc::StatusCode::UNAVAILABLE);
-  }
-  {
-    SCOPED_TRACE("the job's certificate, with a wrong token");
-    absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> stolen =
-        rpc::TransportSecurity::FromPem(secrets_.cert_pem, secrets_.key_pem,
-                                        secrets_.ca_pem, kWrongToken);
-    ASSERT_TRUE(stolen.ok()) << stolen.status();
-    ExpectRefused(AttackGrpc((*stolen)->NewChannel(grpc_address_), "",
-                             "attack/wrong-token"),
-                  grpc::StatusCode::PERMISSION_DENIED, "cluster token");
-  }
-  {
-    SCOPED_TRACE("the job's certificate, without a token");
-    absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> stolen =
-        rpc::TransportSecurity::FromPem(secrets_.cert_pem, secrets_.key_pem,
-                                        secrets_.ca_pem, "");
-    ASSERT_TRUE(stolen.ok()) << stolen.status();
-    ExpectRefused(
-        AttackGrpc((*stolen)->NewChannel(grpc_address_), "", "attack/no-token"),
-        grpc::StatusCode::UNAUTHENTICATED, "cluster token");
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectGrpcPortRefusesStrangers(grpc_address_, secrets_, AttackPs));
 
   // Refused for what they were, not because the task was gone: a member
   // of the job is still served, and no attacker's variable is there.
@@ -771,5 +949,136 @@ TEST_F(SecureJobAttackTest, AConnectionFloodOnTheDataPlaneKeepsNoMemberOut) {
   ExpectTheJobFinishesUnharmed();
 }
 
+// While the workers' ring forms, worker:2 listens for its left-hand
+// neighbour, worker:1, which is paused before it can come. Strangers who
+// find the listener's address reach it first: each is dropped (logged by
+// worker:2), none takes worker:1's place, and once worker:1 goes on the
+// ring forms and the job trains as usual. The chief's rendezvous, which
+// published that address, refuses the same strangers as a ps task's port.
+TEST_F(SecureJobAttackTest,
+       AStrangerOnARingListenerDuringFormationIsDroppedAndTheJobTrainsOn) {
+  ASSERT_NO_FATAL_FAILURE(StartRingJobPausingWorker1());
+  rpc::RendezvousClient::Options client_options;
+  client_options.address = chief_address_;
+  client_options.connect_timeout = kLineTimeout;
+  client_options.security = member_;
+  rpc::RendezvousClient rendezvous(client_options);
+  const std::string rank1_key = absl::StrCat(kRingPrefix, "/1");
+  const std::string rank2_key = absl::StrCat(kRingPrefix, "/2");
+  absl::StatusOr<std::vector<std::string>> published =
+      rendezvous.Get({rank2_key}, kLineTimeout);
+  ASSERT_TRUE(published.ok()) << published.status() << "\n" << transcript_;
+  const std::string listener = (*published)[0];
+  int port = 0;
+  ASSERT_TRUE(absl::StartsWith(listener, absl::StrCat(kHost, ":"))) << listener;
+  ASSERT_TRUE(absl::SimpleAtoi(listener.substr(listener.rfind(':') + 1), &port))
+      << listener;
+
+  // Worker:1 was paused a moment after it was started: it could have
+  // paired with worker:2 before the pause only by loading and joining in
+  // that moment. Then worker:2 no longer listens (the connection itself is
+  // refused), and only the rendezvous and the job's end are left to check.
+  bool probed_the_ring = true;
+  {
+    SCOPED_TRACE("plain TCP that says nothing: closed at the hello timeout");
+    const absl::Status s = SilentUntilClosed(port);
+    if (absl::IsUnavailable(s)) {
+      absl::StatusOr<std::vector<std::string>> rank1 =
+          rendezvous.Get({rank1_key}, absl::ZeroDuration());
+      ASSERT_TRUE(rank1.ok())
+          << "worker:2's ring listener at " << listener << " is gone (" << s
+          << ") though worker:1 never published its own address: "
+          << rank1.status();
+      probed_the_ring = false;
+      std::cerr << "worker:1 joined the ring before it was paused; its "
+                   "listener cannot be probed in this run\n";
+    } else {
+      EXPECT_TRUE(s.ok()) << s;
+    }
+  }
+  if (probed_the_ring) {
+    {
+      SCOPED_TRACE("TLS without a certificate, with the right token");
+      const absl::Status s =
+          TlsHelloWithoutCertificate(port, secrets_.ca_pem, secrets_.token);
+      EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+    }
+    {
+      SCOPED_TRACE("another CA's certificate, with the right token");
+      const rpc::PemKeyPair foreign = ForeignCertificate();
+      const absl::Status s = JoinRingAs(
+          1, listener,
+          DataPlaneTlsOf(foreign.certificate_pem, foreign.private_key_pem,
+                         secrets_.ca_pem, secrets_.token));
+      EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+    }
+    {
+      SCOPED_TRACE("the job's certificate, with a wrong token, as rank 1");
+      const absl::Status s =
+          JoinRingAs(1, listener,
+                     DataPlaneTlsOf(secrets_.cert_pem, secrets_.key_pem,
+                                    secrets_.ca_pem, kWrongToken));
+      EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+      EXPECT_THAT(s.message(), HasSubstr("refused this rank's hello"));
+    }
+    {
+      SCOPED_TRACE("the job's certificate and token, as rank 0");
+      const absl::Status s =
+          JoinRingAs(0, listener,
+                     DataPlaneTlsOf(secrets_.cert_pem, secrets_.key_pem,
+                                    secrets_.ca_pem, secrets_.token));
+      EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+      EXPECT_THAT(s.message(), HasSubstr("refused this rank's hello"));
+    }
+  }
+
+  ASSERT_NO_FATAL_FAILURE(ExpectGrpcPortRefusesStrangers(
+      chief_address_, secrets_, AttackRendezvous));
+  // Nobody took worker:1's place in the store either, and worker:2's
+  // address is as it published it.
+  if (probed_the_ring) {
+    EXPECT_EQ(rendezvous.Get({rank1_key}, absl::ZeroDuration()).status().code(),
+              absl::StatusCode::kDeadlineExceeded);
+  }
+  absl::StatusOr<std::vector<std::string>> still =
+      rendezvous.Get({rank2_key}, absl::ZeroDuration());
+  ASSERT_TRUE(still.ok()) << still.status();
+  EXPECT_EQ((*still)[0], listener);
+
+  ASSERT_NO_FATAL_FAILURE(ExpectTheJobFinishes());
+  for (int w = 0; w < kRingSize; ++w) {
+    EXPECT_THAT(transcript_,
+                HasSubstr(absl::StrCat(
+                    "[worker:", w, "] joined the 3 training tasks as rank ", w,
+                    "; collectives over a TLS ring (mutual TLS, "
+                    "cluster token)")));
+  }
+  const nlohmann::json metrics = ReadJson(job_dir() + "/metrics.json");
+  EXPECT_EQ(metrics["global_step"].get<int64_t>(), kRingJobSteps)
+      << metrics.dump();
+  EXPECT_GE(metrics["eval_accuracy"].get<double>(), kRingJobAccuracy)
+      << metrics.dump();
+  if (probed_the_ring) {
+    // Each stranger was refused by worker:2 and logged, and nobody else
+    // was: worker:1 paired at its first try.
+    const std::string refused =
+        "[worker:2] TLS ring: rank 2 of 3 (group \"mwms/ring\"): refused the "
+        "connection from 127.0.0.1:";
+    int count = 0;
+    for (size_t at = transcript_.find(refused); at != std::string::npos;
+         at = transcript_.find(refused, at + 1)) {
+      ++count;
+    }
+    EXPECT_EQ(count, 5) << transcript_;
+    EXPECT_THAT(transcript_, HasSubstr("deadline passed"));
+    EXPECT_THAT(transcript_, HasSubstr("its certificate was refused"));
+    EXPECT_THAT(transcript_, HasSubstr("cluster token is not this job's"));
+    EXPECT_THAT(transcript_,
+                HasSubstr("it says it is rank 0, not this rank's left-hand "
+                          "neighbour 1"));
+  }
+  EXPECT_THAT(transcript_, Not(HasSubstr("[worker:0] TLS ring")));
+  EXPECT_THAT(transcript_, Not(HasSubstr("[worker:1] TLS ring")));
+}
 }  // namespace
 }  // namespace distrt::testing
