@@ -270,7 +270,8 @@ int Launch(const LaunchOptions& options) {
     commands.ps_server_bin = *std::move(found);
   }
 
-  absl::StatusOr<std::string> job_dir = MakeJobDir(options.job_dir, options.secure);
+  absl::StatusOr<std::string> job_dir =
+      MakeJobDir(options.job_dir, options.secure);
   if (!job_dir.ok()) return BadInput(job_dir.status().message());
   std::printf("launch: job dir %s\n", job_dir->c_str());
   std::fflush(stdout);

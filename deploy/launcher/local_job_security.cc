@@ -42,8 +42,8 @@ absl::Status CheckOwnPrivate(const std::string& path, const struct stat& info,
                                  : "is not a regular file");
   }
   if (info.st_uid != geteuid()) {
-    return refuse(absl::StrCat("is owned by uid ", info.st_uid, ", not ",
-                               geteuid()));
+    return refuse(
+        absl::StrCat("is owned by uid ", info.st_uid, ", not ", geteuid()));
   }
   if ((info.st_mode & 077) != 0) {
     return refuse(absl::StrFormat("has mode %04o, open to group or others",

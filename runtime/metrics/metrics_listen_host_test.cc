@@ -23,8 +23,10 @@ TEST(MetricsListenHostTest, WithTlsLoopbackIsTheDefault) {
 }
 
 TEST(MetricsListenHostTest, WithTlsAnyOtherHostIsRefusedNamingTheFlag) {
-  for (const char* host : {"0.0.0.0", "::", "10.0.0.7", "ps-0.svc", "128.0.0.1"}) {
-    absl::StatusOr<std::string> chosen = MetricsListenHost(host, "10.0.0.7", true);
+  for (const char* host :
+       {"0.0.0.0", "::", "10.0.0.7", "ps-0.svc", "128.0.0.1"}) {
+    absl::StatusOr<std::string> chosen =
+        MetricsListenHost(host, "10.0.0.7", true);
     ASSERT_FALSE(chosen.ok()) << host;
     EXPECT_EQ(chosen.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(chosen.status().message(),
