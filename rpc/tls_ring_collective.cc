@@ -11,10 +11,11 @@
 #include <thread>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "rpc/data_plane_wire.h"
 #include "rpc/tcp_sockets.h"
+#include "runtime/cluster/cluster_spec.h"
 
 namespace distrt::rpc {
 namespace {
@@ -62,24 +63,6 @@ std::string EncodeHello(int rank, absl::string_view token,
   PutU32(hello.data() + 16, static_cast<uint32_t>(prefix.size()));
   absl::StrAppend(&hello, token, prefix);
   return hello;
-}
-
-// The host and port of a rank's `address` ("host:port", as published).
-absl::StatusOr<std::pair<std::string, int>> SplitAddress(
-    const std::string& address) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port <= 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", address, "\" is not host:port"));
-  }
-  std::string host = address.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return std::make_pair(host, port);
 }
 
 }  // namespace
@@ -205,24 +188,24 @@ absl::StatusOr<std::unique_ptr<TlsRingCollective>> TlsRingCollective::Create(
       right = address.status();
       return;
     }
-    absl::StatusOr<std::pair<std::string, int>> host_port =
-        SplitAddress((*address)[0]);
-    if (!host_port.ok()) {
-      right = host_port.status();
+    absl::StatusOr<HostPort> published = ParseTaskAddress((*address)[0]);
+    if (!published.ok()) {
+      right = published.status();
       return;
     }
+    // Sockets and certificates take an IPv6 address without brackets.
+    const std::string host(
+        absl::StripSuffix(absl::StripPrefix(published->host, "["), "]"));
     const std::string peer =
-        absl::StrCat("rank ", right_rank, " at ",
-                     HostPortText(host_port->first, host_port->second));
-    absl::StatusOr<int> fd =
-        ConnectTcp(host_port->first, host_port->second, deadline);
+        absl::StrCat("rank ", right_rank, " at ", (*address)[0]);
+    absl::StatusOr<int> fd = ConnectTcp(host, published->port, deadline);
     if (!fd.ok()) {
       right = absl::Status(fd.status().code(),
                            absl::StrCat(peer, ": ", fd.status().message()));
       return;
     }
     absl::StatusOr<DataPlaneTls::Session> session =
-        options.tls->Connect(*fd, host_port->first, deadline, peer);
+        options.tls->Connect(*fd, host, deadline, peer);
     if (!session.ok()) {
       close(*fd);
       right = session.status();
@@ -361,13 +344,15 @@ TlsRingCollective::TlsRingCollective(const Options& options,
 TlsRingCollective::~TlsRingCollective() { Close(); }
 
 void TlsRingCollective::Close() {
+  // Before taking mu_: a collective in progress holds it, and fails at once
+  // on its shut sockets instead of at its timeout.
+  if (left_ != nullptr) shutdown(left_->fd(), SHUT_RDWR);
+  if (right_ != nullptr) shutdown(right_->fd(), SHUT_RDWR);
   absl::MutexLock lock(&mu_);
   if (failed_.ok()) {
     failed_ = absl::FailedPreconditionError(
         absl::StrCat("TLS ring \"", prefix_, "\": closed"));
   }
-  if (left_ != nullptr) shutdown(left_->fd(), SHUT_RDWR);
-  if (right_ != nullptr) shutdown(right_->fd(), SHUT_RDWR);
 }
 
 absl::Status TlsRingCollective::BeginCall(absl::string_view what) {

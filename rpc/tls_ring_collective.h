@@ -139,10 +139,12 @@ class TlsRingCollective : public CrossWorkerCollective {
   const int size_;
   const std::string prefix_;
   const absl::Duration timeout_;
+  // Null for a group of one. Never replaced, so Close() may shut their
+  // sockets down while a collective holds mu_; used by collectives only
+  // under mu_.
+  const std::unique_ptr<Link> left_;
+  const std::unique_ptr<Link> right_;
   absl::Mutex mu_;
-  // Null for a group of one.
-  std::unique_ptr<Link> left_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<Link> right_ ABSL_GUARDED_BY(mu_);
   uint64_t calls_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
 };
