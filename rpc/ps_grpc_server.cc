@@ -171,6 +171,11 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
   }
 
   absl::Status Listen() {
+    // The data plane first: GetStatus tells clients its port, and a client
+    // that asked before it existed would send its tensors over gRPC for
+    // good (data_plane_ is also read by GetStatus without a lock, so it is
+    // set before any handler can run).
+    if (options_.data_plane) RETURN_IF_ERROR(ListenForTheDataPlane());
     absl::StatusOr<StartedGrpcServer> started = StartGrpcServer(
         options_.listen_address, this, options_.security.get(),
         [&](grpc::ServerBuilder& builder) {
@@ -181,16 +186,15 @@ class PsGrpcServer::Impl final : public ps::ParameterServer::Service {
           builder.SetMaxSendMessageSize(
               ClampToInt(options_.max_message_bytes + (1 << 20)));
         });
-    RETURN_IF_ERROR(started.status());
+    if (!started.ok()) {
+      if (data_plane_ != nullptr) {
+        data_plane_->Stop();
+        data_plane_.reset();
+      }
+      return started.status();
+    }
     server_ = std::move(started->server);
     port_ = started->port;
-    if (options_.data_plane) {
-      if (absl::Status s = ListenForTheDataPlane(); !s.ok()) {
-        server_->Shutdown();
-        server_.reset();
-        return s;
-      }
-    }
     return absl::OkStatus();
   }
 
