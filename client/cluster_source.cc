@@ -19,9 +19,9 @@ absl::StatusOr<ClusterSpec> LoadClusterForClient(
   if (cluster_spec_path.empty()) {
     ASSIGN_OR_RETURN(EnvironmentCluster resolved,
                      ResolveClusterFromFlagsAndEnvironment());
-    source = resolved.source == "local"
+    source = resolved.source == ClusterSource::kLocal
                  ? "the environment (no TF_CONFIG, no Slurm step)"
-                 : resolved.source;
+                 : std::string(ClusterSourceName(resolved.source));
     cluster = resolved.config.cluster;
   } else {
     source = cluster_spec_path;

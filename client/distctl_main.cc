@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,8 +64,11 @@ Commands:
                see: mode, cluster, task_type, task_index, rpc_layer,
                environment, master, is_chief, num_workers, id_in_cluster,
                source (TF_CONFIG, Slurm or local), and under Slurm the
-               task's cuda_visible_devices. Exit status 2 and one line on
-               stderr when the cluster is invalid.
+               task's cuda_visible_devices, or cuda_visible_devices_error
+               when the host's GPUs cannot be shared among its tasks (a
+               worker there would stop with it). Exit status 2 and one line
+               on stderr when the cluster is invalid, or when --slurm_jobs
+               is given outside a Slurm step without TF_CONFIG.
   stats        Every ps task: address, uptime, incarnation, variables,
                hash tables, bytes, rows, requests served.
   vars         Every variable: shape, dtype, bytes (with optimizer slots)
@@ -88,24 +92,48 @@ input.)";
 
 constexpr int kExitBadInput = 2;
 
+// `distctl resolve`: the cluster as a task started here would resolve it.
 int Resolve() {
+  absl::StatusOr<SlurmClusterOptions> slurm = SlurmClusterOptionsFromFlags();
+  if (!slurm.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(slurm.status().message()).c_str());
+    return kExitBadInput;
+  }
   absl::StatusOr<EnvironmentCluster> resolved =
-      ResolveClusterFromFlagsAndEnvironment();
+      ResolveClusterFromEnvironment(*slurm);
   if (!resolved.ok()) {
     std::fprintf(stderr, "%s\n",
                  std::string(resolved.status().message()).c_str());
     return kExitBadInput;
   }
-  Json described = DescribeResolvedConfig(resolved->config);
-  described["source"] = resolved->source;
-  absl::StatusOr<std::optional<std::string>> task_gpus =
-      TaskGpusFromFlagsAndEnvironment(*resolved);
-  if (!task_gpus.ok()) {
-    std::fprintf(stderr, "%s\n",
-                 std::string(task_gpus.status().message()).c_str());
+  // Refused rather than answered in local mode: whoever passes --slurm_jobs
+  // asks what a task of a Slurm step sees, and the answer goes to stdout as
+  // JSON that scripts read, where a note on stderr is easily missed. Here
+  // the step's variables are missing (distctl run on the login node or in
+  // the batch script rather than under srun), so the honest answer is that
+  // there is no Slurm cluster to describe. TF_CONFIG, when set, wins as
+  // documented, and is answered.
+  if (resolved->source == ClusterSource::kLocal && !slurm->jobs.empty()) {
+    std::fprintf(stderr,
+                 "Slurm: --slurm_jobs=%s is given, but this process is not "
+                 "in a Slurm job step (srun sets SLURM_PROCID, "
+                 "SLURM_STEP_NUM_TASKS and SLURM_STEP_NODELIST) and TF_CONFIG "
+                 "is unset; run distctl resolve under srun, or leave out "
+                 "--slurm_jobs for local mode\n",
+                 absl::GetFlag(FLAGS_slurm_jobs).c_str());
     return kExitBadInput;
   }
-  if (task_gpus->has_value()) {
+  Json described = DescribeResolvedConfig(resolved->config);
+  described["source"] = std::string(ClusterSourceName(resolved->source));
+  // The GPUs a worker here would take. distctl uses none: a host whose GPUs
+  // cannot be shared among its tasks is reported, not an error, since the
+  // cluster itself resolved (a worker there would stop with this message).
+  absl::StatusOr<std::optional<std::string>> task_gpus =
+      TaskGpusFromEnvironment(*resolved, *slurm);
+  if (!task_gpus.ok()) {
+    described["cuda_visible_devices_error"] =
+        std::string(task_gpus.status().message());
+  } else if (task_gpus->has_value()) {
     described["cuda_visible_devices"] = **task_gpus;
   }
   std::printf("%s\n", described.dump(2).c_str());

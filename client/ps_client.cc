@@ -7,17 +7,24 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "client/id_repeats.h"
 #include "client/ps_calls.h"
+#include "client/ps_channels.h"
 #include "client/ps_client_impl.h"
 #include "client/ps_request_planner.h"
-#include "client/ps_transport.h"
 #include "proto/ps_service.grpc.pb.h"
+#include "rpc/data_plane_tls.h"
+#include "rpc/ps_methods.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/tensor/shape.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
+
+using ps_client_internal::AllTasks;
+using ps_client_internal::Call;
+using ps_client_internal::Calls;
+using ps_client_internal::CallTasks;
+using ps_client_internal::SizeMismatch;
 
 absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
     const ClusterSpec& cluster, Options options) {
@@ -101,16 +108,16 @@ absl::StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
 PsClient::PsClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PsClient::~PsClient() = default;
 
-int PsClient::num_ps_tasks() const { return impl_->num_tasks(); }
+int PsClient::num_ps_tasks() const { return impl_->channels().num_tasks(); }
 
 const std::string& PsClient::address(int ps_task) const {
-  return impl_->address(ps_task);
+  return impl_->channels().address(ps_task);
 }
 
 absl::Status PsClient::WaitForServers(absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;
   const absl::Time start = absl::Now();
-  std::vector<int> waiting = AllTasks(impl_->num_tasks());
+  std::vector<int> waiting = AllTasks(impl_->channels().num_tasks());
   while (true) {
     auto calls =
         CallTasks<ps::GetStatusResponse>(waiting, ps::GetStatusRequest());
@@ -118,8 +125,8 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
     const absl::Duration round =
         std::max(absl::Milliseconds(1),
                  std::min(absl::Seconds(5), give_up - absl::Now()));
-    (void)impl_->RunAll(
-        "GetStatus", calls, round,
+    (void)impl_->channels().RunAll(
+        rpc::kGetStatus, calls, round,
         [](auto* async, auto... args) { async->GetStatus(args...); },
         /*retry=*/false);
     waiting.clear();
@@ -127,13 +134,14 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
       if (!call->status.ok()) {
         waiting.push_back(call->ps_task);
       } else {
-        impl_->LearnDataPlane(call->ps_task, call->response.data_plane_port(),
-                              call->response.incarnation());
+        impl_->transport().LearnDataPlane(call->ps_task,
+                                          call->response.data_plane_port(),
+                                          call->response.incarnation());
       }
     }
     if (waiting.empty()) return absl::OkStatus();
     std::vector<std::string> names;
-    for (int t : waiting) names.push_back(impl_->TaskName(t));
+    for (int t : waiting) names.push_back(impl_->channels().TaskName(t));
     const std::string list = absl::StrJoin(names, ", ");
     if (absl::Now() >= give_up) {
       return absl::UnavailableError(absl::StrCat(
@@ -148,9 +156,21 @@ absl::Status PsClient::WaitForServers(absl::Duration timeout) {
 }
 
 absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
-    const VariableSpec& spec, const PartitionPolicy& partition) {
+    const CreateVariableRequest& request) {
+  const VariableSpec& spec = request.spec;
   RETURN_IF_ERROR(ValidateVariableSpec(spec));
   VariablePlacement placement;
+  if (request.colocate_with.has_value()) {
+    ASSIGN_OR_RETURN(VariablePlacement other,
+                     LookupVariable(*request.colocate_with));
+    placement.spec = spec;
+    placement.parts.push_back({other.parts[0].ps_task, {0, NumRows(spec)}});
+    {
+      absl::MutexLock lock(&impl_->placer_mu_);
+      impl_->placed_[spec.name] = placement;
+    }
+    return CreatePlaced(std::move(placement));
+  }
   {
     absl::MutexLock lock(&impl_->placer_mu_);
     if (auto it = impl_->placed_.find(spec.name); it != impl_->placed_.end()) {
@@ -158,24 +178,10 @@ absl::StatusOr<VariablePlacement> PsClient::CreateVariable(
       placement.spec = spec;  // the servers compare specs
     } else {
       ASSIGN_OR_RETURN(VariablePlacement placed,
-                       impl_->placer_.Place(spec, partition));
+                       impl_->placer_.Place(spec, request.partition));
       placement = placed;
       impl_->placed_[spec.name] = placement;
     }
-  }
-  return CreatePlaced(std::move(placement));
-}
-
-absl::StatusOr<VariablePlacement> PsClient::CreateVariableColocated(
-    const VariableSpec& spec, absl::string_view colocate_with) {
-  RETURN_IF_ERROR(ValidateVariableSpec(spec));
-  ASSIGN_OR_RETURN(VariablePlacement other, LookupVariable(colocate_with));
-  VariablePlacement placement;
-  placement.spec = spec;
-  placement.parts.push_back({other.parts[0].ps_task, {0, NumRows(spec)}});
-  {
-    absl::MutexLock lock(&impl_->placer_mu_);
-    impl_->placed_[spec.name] = placement;
   }
   return CreatePlaced(std::move(placement));
 }
@@ -220,8 +226,8 @@ absl::StatusOr<VariablePlacement> PsClient::CreatePlaced(
     *call->request.mutable_rows() = RowRangeToProto(part.rows);
     calls.push_back(std::move(call));
   }
-  RETURN_IF_ERROR(impl_->RunAll(
-      "CreateVariable", calls, impl_->AttemptTimeout(),
+  RETURN_IF_ERROR(impl_->channels().RunAll(
+      rpc::kCreateVariable, calls, impl_->channels().AttemptTimeout(),
       [](auto* async, auto... args) { async->CreateVariable(args...); }));
   return placement;
 }
@@ -230,13 +236,13 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
     absl::string_view name) {
   ps::LookupVariableRequest request;
   request.set_name(std::string(name));
-  auto calls =
-      CallTasks<ps::VariableInfo>(AllTasks(impl_->num_tasks()), request);
-  (void)impl_->RunAll(
-      "LookupVariable", calls, impl_->AttemptTimeout(),
+  auto calls = CallTasks<ps::VariableInfo>(
+      AllTasks(impl_->channels().num_tasks()), request);
+  (void)impl_->channels().RunAll(
+      rpc::kLookupVariable, calls, impl_->channels().AttemptTimeout(),
       [](auto* async, auto... args) { async->LookupVariable(args...); });
-  RETURN_IF_ERROR(impl_->FirstError("LookupVariable", calls,
-                                    /*ignore_not_found=*/true));
+  RETURN_IF_ERROR(impl_->channels().FirstError(calls,
+                                               /*ignore_not_found=*/true));
   VariablePlacement placement;
   bool found = false;
   for (const auto& call : calls) {
@@ -257,9 +263,9 @@ absl::StatusOr<VariablePlacement> PsClient::LookupVariable(
     placement.parts.push_back({call->ps_task, info.rows_held});
   }
   if (!found) {
-    return absl::NotFoundError(absl::StrCat("variable \"", name,
-                                            "\" is on none of the ",
-                                            impl_->num_tasks(), " ps tasks"));
+    return absl::NotFoundError(
+        absl::StrCat("variable \"", name, "\" is on none of the ",
+                     impl_->channels().num_tasks(), " ps tasks"));
   }
   std::sort(placement.parts.begin(), placement.parts.end(),
             [](const VariablePart& a, const VariablePart& b) {
@@ -273,15 +279,15 @@ absl::Status PsClient::List(
     std::vector<DistributedVariableInfo>* variables,
     std::vector<DistributedHashTableInfo>* hash_tables) {
   auto calls = CallTasks<ps::ListVariablesResponse>(
-      AllTasks(impl_->num_tasks()), ps::ListVariablesRequest());
-  RETURN_IF_ERROR(impl_->RunAll(
-      "ListVariables", calls, impl_->AttemptTimeout(),
+      AllTasks(impl_->channels().num_tasks()), ps::ListVariablesRequest());
+  RETURN_IF_ERROR(impl_->channels().RunAll(
+      rpc::kListVariables, calls, impl_->channels().AttemptTimeout(),
       [](auto* async, auto... args) { async->ListVariables(args...); }));
   // Each variable's parts with the task holding them, in row order.
   std::map<std::string, std::multimap<int64_t, std::pair<int, VariableInfo>>>
       parts_by_name;
   std::map<std::string, DistributedHashTableInfo> tables;
-  const int n = impl_->num_tasks();
+  const int n = impl_->channels().num_tasks();
   for (const auto& call : calls) {
     for (const ps::VariableInfo& proto : call->response.variables()) {
       ASSIGN_OR_RETURN(VariableInfo info, VariableInfoFromProto(proto));
@@ -318,32 +324,14 @@ absl::Status PsClient::List(
   return absl::OkStatus();
 }
 
-absl::Status PsClient::Pull(const VariablePlacement& variable,
-                            absl::Span<float> out) {
-  return impl_->PullDense<float>(variable, {0, NumRows(variable.spec)}, out);
-}
-
 absl::Status PsClient::PullRows(const VariablePlacement& variable,
                                 RowRange rows, absl::Span<float> out) {
   return impl_->PullDense<float>(variable, rows, out);
 }
 
-absl::Status PsClient::Push(const VariablePlacement& variable,
-                            absl::Span<const float> grad) {
-  return impl_->PushDense<float>(variable, {0, NumRows(variable.spec)}, grad);
-}
-
 absl::Status PsClient::PushRows(const VariablePlacement& variable,
                                 RowRange rows, absl::Span<const float> grad) {
   return impl_->PushDense<float>(variable, rows, grad);
-}
-
-absl::Status PsClient::PullMany(absl::Span<const DenseVariablePull> pulls) {
-  return impl_->PullMany(pulls);
-}
-
-absl::Status PsClient::PushMany(absl::Span<const DenseVariablePush> pushes) {
-  return impl_->PushMany(pushes);
 }
 
 namespace {
@@ -370,157 +358,121 @@ absl::Status CheckRowsById(const VariablePlacement& variable, size_t ids,
   return SizeMismatch(variable.spec.name, what, elements, ids * width);
 }
 
-}  // namespace
-
-absl::Status PsClient::Assign(const VariablePlacement& variable,
-                              absl::Span<const float> values) {
-  RETURN_IF_ERROR(CheckDType(variable, DType::kFloat32, "Assign"));
-  return impl_->PushDense<float>(variable, {0, NumRows(variable.spec)}, values,
-                                 ps::ASSIGN);
+// The same for rows of hash table `table`.
+absl::Status CheckHashRows(const HashEmbeddingSpec& table, size_t ids,
+                           size_t elements, absl::string_view what) {
+  if (static_cast<int64_t>(elements) == static_cast<int64_t>(ids) * table.dim) {
+    return absl::OkStatus();
+  }
+  return SizeMismatch(table.name, what, elements, ids * table.dim);
 }
 
-absl::Status PsClient::Add(const VariablePlacement& variable,
-                           absl::Span<const float> delta) {
-  RETURN_IF_ERROR(CheckDType(variable, DType::kFloat32, "Add"));
-  return impl_->PushDense<float>(variable, {0, NumRows(variable.spec)}, delta,
-                                 ps::ADD);
+// INVALID_ARGUMENT naming the variable unless `elements` are all of its.
+absl::Status CheckWhole(const ps_client_internal::PsRequestPlanner& planner,
+                        const VariablePlacement& variable, size_t elements,
+                        absl::string_view what) {
+  return planner.CheckRows(variable, {0, NumRows(variable.spec)}, elements,
+                           what);
 }
 
-absl::Status PsClient::AssignInt64(const VariablePlacement& variable,
-                                   absl::Span<const int64_t> values) {
-  RETURN_IF_ERROR(CheckDType(variable, DType::kInt64, "AssignInt64"));
-  return impl_->PushDense<int64_t>(variable, {0, NumRows(variable.spec)},
-                                   values, ps::ASSIGN);
-}
-
-absl::Status PsClient::PullInt64(const VariablePlacement& variable,
-                                 absl::Span<int64_t> out) {
-  return impl_->PullDense<int64_t>(variable, {0, NumRows(variable.spec)}, out);
-}
-
-absl::Status PsClient::AddInt64(const VariablePlacement& variable,
-                                absl::Span<const int64_t> delta,
-                                absl::Span<int64_t> after) {
-  RETURN_IF_ERROR(CheckDType(variable, DType::kInt64, "AddInt64"));
-  return impl_->PushDense<int64_t>(variable, {0, NumRows(variable.spec)}, delta,
-                                   ps::ADD, after);
-}
-
-namespace {
-
-// What PullStep checks before anything is sent.
-absl::Status CheckPullStep(absl::Span<const SparseVariablePull> sparse) {
-  for (const SparseVariablePull& pull : sparse) {
+// What Read checks before anything is sent (ps_requests.h).
+absl::Status CheckRead(const ps_client_internal::PsRequestPlanner& planner,
+                       const ReadRequest& request) {
+  for (size_t i = 0; i < request.dense.size(); ++i) {
+    const DenseVariablePull& pull = request.dense[i];
+    RETURN_IF_ERROR(
+        planner.CheckManyItem(pull.variable, i, pull.out.size(), "the buffer"));
+  }
+  for (const SparseVariablePull& pull : request.sparse) {
+    RETURN_IF_ERROR(
+        CheckDType(*pull.variable, DType::kFloat32, "a read of rows by id"));
     RETURN_IF_ERROR(CheckRowsById(*pull.variable, pull.ids.size(),
                                   pull.out.size(), "the buffer"));
   }
+  for (const Int64VariablePull& pull : request.int64) {
+    RETURN_IF_ERROR(CheckDType(*pull.variable, DType::kInt64, "an int64 read"));
+    RETURN_IF_ERROR(
+        CheckWhole(planner, *pull.variable, pull.out.size(), "the buffer"));
+  }
+  for (const HashTablePull& pull : request.hash) {
+    RETURN_IF_ERROR(CheckHashRows(*pull.table, pull.ids.size(), pull.out.size(),
+                                  "the buffer"));
+  }
   return absl::OkStatus();
 }
 
-// What PushStep checks before anything is sent.
-absl::Status CheckPushStep(absl::Span<const SparseVariablePush> sparse,
-                           absl::Span<const Int64VariableAdd> adds) {
-  for (const SparseVariablePush& push : sparse) {
+// What Update checks before anything is sent (ps_requests.h).
+absl::Status CheckUpdate(const ps_client_internal::PsRequestPlanner& planner,
+                         const UpdateRequest& request) {
+  for (size_t i = 0; i < request.dense.size(); ++i) {
+    const DenseVariablePush& push = request.dense[i];
+    RETURN_IF_ERROR(planner.CheckManyItem(push.variable, i, push.grad.size(),
+                                          "the pushed tensor"));
+  }
+  for (const SparseVariablePush& push : request.sparse) {
+    RETURN_IF_ERROR(CheckDType(*push.variable, DType::kFloat32,
+                               "a gradient of rows by id"));
     RETURN_IF_ERROR(CheckRowsById(*push.variable, push.ids.size(),
                                   push.grads.size(), "the gradients"));
   }
-  for (const Int64VariableAdd& add : adds) {
+  for (const HashTablePush& push : request.hash) {
+    RETURN_IF_ERROR(CheckHashRows(*push.table, push.ids.size(),
+                                  push.grads.size(), "the gradients"));
+  }
+  for (const DenseVariableWrite& write : request.writes) {
+    RETURN_IF_ERROR(
+        CheckDType(*write.variable, DType::kFloat32,
+                   write.write == VariableWrite::kAssign ? "Assign" : "Add"));
+    RETURN_IF_ERROR(CheckWhole(planner, *write.variable, write.values.size(),
+                               "the pushed tensor"));
+  }
+  for (const Int64VariableAssign& assign : request.int64_assigns) {
+    RETURN_IF_ERROR(CheckDType(*assign.variable, DType::kInt64, "AssignInt64"));
+    RETURN_IF_ERROR(CheckWhole(planner, *assign.variable, assign.values.size(),
+                               "the pushed tensor"));
+  }
+  for (const Int64VariableAdd& add : request.int64_adds) {
     RETURN_IF_ERROR(CheckDType(*add.variable, DType::kInt64, "AddInt64"));
+    RETURN_IF_ERROR(CheckWhole(planner, *add.variable, add.delta.size(),
+                               "the pushed tensor"));
+    if (!add.after.empty()) {
+      RETURN_IF_ERROR(CheckWhole(planner, *add.variable, add.after.size(),
+                                 "the buffer for the values after the add"));
+    }
+  }
+  if (request.then_read != nullptr) {
+    RETURN_IF_ERROR(CheckRead(planner, *request.then_read));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status PsClient::PullStep(absl::Span<const DenseVariablePull> dense,
-                                absl::Span<const SparseVariablePull> sparse) {
-  RETURN_IF_ERROR(CheckPullStep(sparse));
-  return impl_->PullStep(dense, sparse);
+absl::Status PsClient::Read(const ReadRequest& request) {
+  RETURN_IF_ERROR(CheckRead(impl_->planner(), request));
+  return impl_->Read(request);
 }
 
-absl::Status PsClient::PushStep(absl::Span<const DenseVariablePush> dense,
-                                absl::Span<const SparseVariablePush> sparse,
-                                absl::Span<const Int64VariableAdd> adds) {
-  RETURN_IF_ERROR(CheckPushStep(sparse, adds));
-  return impl_->PushStep(dense, sparse, adds);
-}
-
-absl::Status PsClient::PushPullStep(
-    absl::Span<const DenseVariablePush> dense_pushes,
-    absl::Span<const SparseVariablePush> sparse_pushes,
-    absl::Span<const Int64VariableAdd> adds,
-    absl::Span<const DenseVariablePull> dense_pulls,
-    absl::Span<const SparseVariablePull> sparse_pulls) {
-  RETURN_IF_ERROR(CheckPushStep(sparse_pushes, adds));
-  RETURN_IF_ERROR(CheckPullStep(sparse_pulls));
-  return impl_->PushPullStep(dense_pushes, sparse_pushes, adds, dense_pulls,
-                             sparse_pulls);
-}
-
-// One variable's rows go as a step's would: the same checks, plans and
-// messages.
-absl::Status PsClient::PullSparse(const VariablePlacement& variable,
-                                  absl::Span<const int64_t> ids,
-                                  absl::Span<float> out) {
-  const SparseVariablePull pull = {&variable, ids, out};
-  return PullStep({}, {&pull, 1});
-}
-
-absl::Status PsClient::PushSparse(const VariablePlacement& variable,
-                                  absl::Span<const int64_t> ids,
-                                  absl::Span<const float> grads) {
-  const SparseVariablePush push = {&variable, ids, grads};
-  return PushStep({}, {&push, 1}, {});
+absl::Status PsClient::Update(const UpdateRequest& request) {
+  RETURN_IF_ERROR(CheckUpdate(impl_->planner(), request));
+  return impl_->Update(request);
 }
 
 absl::Status PsClient::CreateHashTable(const HashEmbeddingSpec& spec) {
   ps::CreateHashTableRequest request;
   HashSpecToProto(spec, request.mutable_spec());
-  auto calls =
-      CallTasks<ps::HashTableInfo>(AllTasks(impl_->num_tasks()), request);
-  return impl_->RunAll(
-      "CreateHashTable", calls, impl_->AttemptTimeout(),
+  auto calls = CallTasks<ps::HashTableInfo>(
+      AllTasks(impl_->channels().num_tasks()), request);
+  return impl_->channels().RunAll(
+      rpc::kCreateHashTable, calls, impl_->channels().AttemptTimeout(),
       [](auto* async, auto... args) { async->CreateHashTable(args...); });
 }
 
-absl::Status PsClient::PullHash(const HashEmbeddingSpec& table,
-                                absl::Span<const int64_t> ids,
-                                absl::Span<float> out) {
-  if (static_cast<int64_t>(out.size()) !=
-      static_cast<int64_t>(ids.size()) * table.dim) {
-    return SizeMismatch(table.name, "the buffer", out.size(),
-                        ids.size() * table.dim);
-  }
-  const IdRepeats repeats = FindRepeats(ids);
-  auto calls =
-      impl_->GroupHashIds<ps::PullSparseRequest, ps::PullSparseResponse>(
-          table, ids, repeats);
-  RETURN_IF_ERROR(calls.status());
-  return impl_->PullRowsById("PullHash", *calls, table.dim, table.name, repeats,
-                             out);
-}
-
-absl::Status PsClient::PushHash(const HashEmbeddingSpec& table,
-                                absl::Span<const int64_t> ids,
-                                absl::Span<const float> grads) {
-  if (static_cast<int64_t>(grads.size()) !=
-      static_cast<int64_t>(ids.size()) * table.dim) {
-    return SizeMismatch(table.name, "the gradients", grads.size(),
-                        ids.size() * table.dim);
-  }
-  const IdRepeats repeats = FindRepeats(ids);
-  auto calls =
-      impl_->GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(
-          table, ids, repeats);
-  RETURN_IF_ERROR(calls.status());
-  return impl_->PushRowsById("PushHash", *calls, table.dim, repeats, grads);
-}
-
 absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
-  auto calls = CallTasks<ps::GetStatusResponse>(AllTasks(impl_->num_tasks()),
-                                                ps::GetStatusRequest());
-  RETURN_IF_ERROR(impl_->RunAll(
-      "GetStatus", calls, impl_->AttemptTimeout(),
+  auto calls = CallTasks<ps::GetStatusResponse>(
+      AllTasks(impl_->channels().num_tasks()), ps::GetStatusRequest());
+  RETURN_IF_ERROR(impl_->channels().RunAll(
+      rpc::kGetStatus, calls, impl_->channels().AttemptTimeout(),
       [](auto* async, auto... args) { async->GetStatus(args...); }));
   std::vector<ps::GetStatusResponse> stats;
   for (auto& call : calls) stats.push_back(std::move(call->response));
@@ -529,15 +481,15 @@ absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
 
 absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
                                                int64_t step, int keep_last) {
-  const int n = impl_->num_tasks();
+  const int n = impl_->channels().num_tasks();
   ps::SaveRequest save;
   save.set_directory(directory);
   save.set_step(step);
   save.set_num_shards(n);
   auto saves = CallTasks<ps::SaveResponse>(AllTasks(n), save);
-  RETURN_IF_ERROR(
-      impl_->RunAll("Save", saves, impl_->options().checkpoint_timeout,
-                    [](auto* async, auto... args) { async->Save(args...); }));
+  RETURN_IF_ERROR(impl_->channels().RunAll(
+      rpc::kSave, saves, impl_->options().checkpoint_timeout,
+      [](auto* async, auto... args) { async->Save(args...); }));
   CheckpointSaved saved;
   for (const auto& call : saves) saved.bytes += call->response.bytes();
   ps::CommitCheckpointRequest commit_request;
@@ -546,8 +498,8 @@ absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
   commit_request.set_num_shards(n);
   commit_request.set_keep_last(keep_last);
   auto commit = CallTasks<ps::CommitCheckpointResponse>({0}, commit_request);
-  RETURN_IF_ERROR(impl_->RunAll(
-      "CommitCheckpoint", commit, impl_->options().checkpoint_timeout,
+  RETURN_IF_ERROR(impl_->channels().RunAll(
+      rpc::kCommitCheckpoint, commit, impl_->options().checkpoint_timeout,
       [](auto* async, auto... args) { async->CommitCheckpoint(args...); }));
   saved.checkpoint = commit[0]->response.checkpoint();
   saved.deleted.assign(commit[0]->response.deleted().begin(),
@@ -557,7 +509,7 @@ absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
 
 absl::StatusOr<CheckpointRestored> PsClient::Restore(
     const std::string& directory) {
-  const int n = impl_->num_tasks();
+  const int n = impl_->channels().num_tasks();
   CheckpointRestored restored;
   for (bool verify_only : {true, false}) {
     ps::RestoreRequest request;
@@ -565,8 +517,8 @@ absl::StatusOr<CheckpointRestored> PsClient::Restore(
     request.set_num_shards(n);
     request.set_verify_only(verify_only);
     auto calls = CallTasks<ps::RestoreResponse>(AllTasks(n), request);
-    RETURN_IF_ERROR(impl_->RunAll(
-        "Restore", calls, impl_->options().checkpoint_timeout,
+    RETURN_IF_ERROR(impl_->channels().RunAll(
+        rpc::kRestore, calls, impl_->options().checkpoint_timeout,
         [](auto* async, auto... args) { async->Restore(args...); }));
     restored = CheckpointRestored{calls[0]->response.checkpoint(),
                                   calls[0]->response.step(), 0, 0};
@@ -582,10 +534,10 @@ absl::StatusOr<CheckpointRestored> PsClient::Restore(
 absl::Status PsClient::Shutdown(const std::string& reason) {
   ps::ShutdownRequest request;
   request.set_reason(reason);
-  auto calls =
-      CallTasks<ps::ShutdownResponse>(AllTasks(impl_->num_tasks()), request);
-  return impl_->RunAll(
-      "Shutdown", calls, impl_->AttemptTimeout(),
+  auto calls = CallTasks<ps::ShutdownResponse>(
+      AllTasks(impl_->channels().num_tasks()), request);
+  return impl_->channels().RunAll(
+      rpc::kShutdown, calls, impl_->channels().AttemptTimeout(),
       [](auto* async, auto... args) { async->Shutdown(args...); });
 }
 

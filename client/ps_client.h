@@ -115,12 +115,13 @@ class PsClient : public ParameterServers {
     // gRPC thread on each side, so pieces in flight to the same task wait
     // for each other instead of being received in parallel.
     int connections_per_task = 2;
-    // PullMany / PushMany put every part of a variable (its rows on one ps
-    // task) of at most this many bytes, and more than 0, into one request
-    // per ps task (PullDenseBatch / PushDenseBatch, cut at
-    // max_request_bytes) instead of a request each: small variables
-    // (biases, norms) would otherwise cost a round trip each. Parts over
-    // max_request_bytes are never batched; 0 turns batching off.
+    // A Read or Update of several dense variables puts every part of a
+    // variable (its rows on one ps task) of at most this many bytes, and
+    // more than 0, into one request per ps task (PullDenseBatch /
+    // PushDenseBatch, cut at max_request_bytes) instead of a request each:
+    // small variables (biases, norms) would otherwise cost a round trip
+    // each. Parts over max_request_bytes are never batched; 0 turns
+    // batching off.
     int64_t batch_below_bytes = int64_t{64} << 10;
     // The requests of one round to the same ps task that carry at most this
     // many bytes each go together, in order, as one Bundle call (up to 64
@@ -168,18 +169,12 @@ class PsClient : public ParameterServers {
   // answer.
   absl::Status WaitForServers(absl::Duration timeout) override;
 
-  // Places `spec` (split by `partition`) and creates its parts on their ps
-  // tasks; creating it again with the same spec returns the same placement.
+  // Places the variable (ParameterServers::CreateVariable) on the client
+  // side: by the shared placer, or beside colocate_with (which the placer
+  // does not count), then creates its parts on their ps tasks.
   using ParameterServers::CreateVariable;
   absl::StatusOr<VariablePlacement> CreateVariable(
-      const VariableSpec& spec, const PartitionPolicy& partition) override;
-  // Creates `spec` unpartitioned on the ps task holding the first rows of
-  // the existing variable `colocate_with` (TF's colocate_vars_with), e.g. an
-  // optimizer's state beside its variable. NOT_FOUND when that variable does
-  // not exist. The placer does not count it, so later variables are placed
-  // as if it were not there.
-  absl::StatusOr<VariablePlacement> CreateVariableColocated(
-      const VariableSpec& spec, absl::string_view colocate_with) override;
+      const CreateVariableRequest& request) override;
   // The placement of a variable created by any client, from the ps tasks.
   // NOT_FOUND when no task has it.
   absl::StatusOr<VariablePlacement> LookupVariable(
@@ -188,84 +183,44 @@ class PsClient : public ParameterServers {
   absl::Status List(std::vector<DistributedVariableInfo>* variables,
                     std::vector<DistributedHashTableInfo>* hash_tables);
 
-  // Dense float32 access; `out` / `grad` hold the rows' elements in order.
-  absl::Status Pull(const VariablePlacement& variable,
-                    absl::Span<float> out) override;
+  // Reads as ParameterServers::Read says. Each item's requests are split
+  // as its parts and Options::max_request_bytes say; ids are sent once
+  // each (a pull copies a repeated id's row to every position that asked
+  // for it). How the items travel:
+  //   - with sparse items: the dense and sparse items in one round, small
+  //     requests to one ps task bundled (Options::bundle_below_bytes);
+  //   - several dense items alone: their small parts batched per ps task
+  //     (Options::batch_below_bytes), in one round without bundles;
+  //   - one dense item alone: its parts' requests;
+  //   - each int64 and hash-table item: its own requests, after those.
+  // Every round sends at most max_requests_in_flight requests at a time
+  // (max_requests_in_flight_per_task to one ps task), each within
+  // rpc_timeout. Errors other than the checks name the ps task and the
+  // variable(s).
+  absl::Status Read(const ReadRequest& request) override;
+  // Updates as ParameterServers::Update says; every request carries a
+  // request id that the ps task applies once. How the items travel:
+  //   - writes without the optimizer (one PushDense per part with its
+  //     write) and hash-table gradients: each its own requests, first;
+  //   - with then_read: the gradients, the int64 adds and then_read's
+  //     dense and sparse reads in one round, updates first, small requests
+  //     to one ps task bundled; then then_read's other items as Read sends
+  //     them;
+  //   - without: with sparse gradients or int64 adds, the gradients and
+  //     adds in one bundled round; several dense gradients alone batched
+  //     as Read batches them, in one round; one alone, its parts' requests.
+  // Gradients of a repeated id are summed in float, in the order they
+  // appear, and sent once. An add's values after come back in its
+  // response (from a ps_server too old for that, by a read after it).
+  absl::Status Update(const UpdateRequest& request) override;
+  // Rows of a float32 variable, outside the interface (tools).
   absl::Status PullRows(const VariablePlacement& variable, RowRange rows,
                         absl::Span<float> out);
-  absl::Status Push(const VariablePlacement& variable,
-                    absl::Span<const float> grad) override;
   absl::Status PushRows(const VariablePlacement& variable, RowRange rows,
                         absl::Span<const float> grad);
-  // Several float32 variables at once, as one step reads and updates a
-  // model: small parts are batched per ps task (Options::batch_below_bytes),
-  // the others split as Pull and Push split them, and every request goes
-  // out together (at most max_requests_in_flight at a time, and
-  // max_requests_in_flight_per_task to one ps task, each within
-  // rpc_timeout). Each push is applied as Push would. INVALID_ARGUMENT
-  // naming the variable, before anything is sent, for a variable that is
-  // not float32 or a buffer of the wrong size; any other error names the
-  // ps task and the variable(s), and pushes of other variables (or other
-  // parts) may have been applied. An empty list sends nothing.
-  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) override;
-  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override;
-  // Every request of the step's reads in one round (one round trip where
-  // the dense and the sparse reads took one each).
-  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
-                        absl::Span<const SparseVariablePull> sparse) override;
-  // The step's updates and its global step's fetch-and-add in one round.
-  absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                        absl::Span<const SparseVariablePush> sparse,
-                        absl::Span<const Int64VariableAdd> adds) override;
-  // PushStep then PullStep in one round, as ParameterServers says: a step's
-  // update and the next step's read in one round trip.
-  absl::Status PushPullStep(
-      absl::Span<const DenseVariablePush> dense_pushes,
-      absl::Span<const SparseVariablePush> sparse_pushes,
-      absl::Span<const Int64VariableAdd> adds,
-      absl::Span<const DenseVariablePull> dense_pulls,
-      absl::Span<const SparseVariablePull> sparse_pulls) override;
-  // Assign, Add and AssignInt64 as ParameterServers says: one PushDense per
-  // part, with its write and a request id.
-  absl::Status Assign(const VariablePlacement& variable,
-                      absl::Span<const float> values) override;
-  absl::Status Add(const VariablePlacement& variable,
-                   absl::Span<const float> delta) override;
-  absl::Status AssignInt64(const VariablePlacement& variable,
-                           absl::Span<const int64_t> values) override;
-  // int64 variables (e.g. the global step); AddInt64 with `after` is one
-  // fetch-and-add round trip.
-  absl::Status PullInt64(const VariablePlacement& variable,
-                         absl::Span<int64_t> out) override;
-  using ParameterServers::AddInt64;
-  absl::Status AddInt64(const VariablePlacement& variable,
-                        absl::Span<const int64_t> delta,
-                        absl::Span<int64_t> after) override;
 
-  // Rows by id; `out` / `grads` hold ids.size() rows, in the order of
-  // `ids`. Each distinct id is sent once: a pull copies its row to every
-  // position that asked for it, a push sums the gradients of a repeated id
-  // (in float, in the order they appear) and sends that sum, so repeats
-  // cost no bandwidth and are applied as one update, as the ps would.
-  // INVALID_ARGUMENT naming the variable and the id for an id that is not
-  // one of its rows.
-  absl::Status PullSparse(const VariablePlacement& variable,
-                          absl::Span<const int64_t> ids,
-                          absl::Span<float> out) override;
-  absl::Status PushSparse(const VariablePlacement& variable,
-                          absl::Span<const int64_t> ids,
-                          absl::Span<const float> grads) override;
-
-  // Hash embedding tables: a shard on every ps task, ids spread by
-  // HashShardOf(id, num_ps_tasks()). Repeated ids are handled as in
-  // PullSparse / PushSparse.
+  // Hash embedding tables: a shard on every ps task.
   absl::Status CreateHashTable(const HashEmbeddingSpec& spec) override;
-  absl::Status PullHash(const HashEmbeddingSpec& table,
-                        absl::Span<const int64_t> ids,
-                        absl::Span<float> out) override;
-  absl::Status PushHash(const HashEmbeddingSpec& table,
-                        absl::Span<const int64_t> ids,
-                        absl::Span<const float> grads) override;
 
   // Each ps task's status and statistics, task 0 first.
   absl::StatusOr<std::vector<ps::GetStatusResponse>> Stats();

@@ -12,10 +12,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rpc/in_process_ps_tasks.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/concurrent_updates.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/distribute/test_variable_options.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -149,7 +149,9 @@ TEST_F(PsClientStrategyTest, SmallVariablesTravelTogether) {
       Requests(*client, pushes[0]), Requests(*client, pushes[1])};
   ASSERT_TRUE(strategy
                   ->Run([&](ReplicaContext& context) {
-                    return context.ApplyGradients(batched, grad_spans);
+                    return context.ApplyGradients(
+                        batched, grad_spans, {}, nullptr,
+                        GradientAggregation::kAlreadyAggregated);
                   })
                   .ok());
   // Two per task, as for the reads (one at a time: eight, and with every
@@ -160,8 +162,9 @@ TEST_F(PsClientStrategyTest, SmallVariablesTravelTogether) {
   ASSERT_TRUE(strategy
                   ->Run([&](ReplicaContext& context) -> absl::Status {
                     for (size_t i = 0; i < single.size(); ++i) {
-                      RETURN_IF_ERROR(
-                          context.ApplyGradient(*single[i], grad_spans[i]));
+                      RETURN_IF_ERROR(context.ApplyGradient(
+                          *single[i], grad_spans[i],
+                          GradientAggregation::kAlreadyAggregated));
                     }
                     return absl::OkStatus();
                   })
@@ -196,8 +199,9 @@ TEST_F(PsClientStrategyTest, SmallVariablesTravelTogether) {
 }
 
 // Over gRPC too, AssignAdd / AssignSub from one worker and gradients from
-// another reach the same variable at once and none is lost; Assign and
-// Update replace values on the servers.
+// another reach the same variable at once and none is lost; Assign
+// replaces values on the servers, and Update, which could lose pushes, is
+// refused.
 TEST_F(PsClientStrategyTest, AssignAddIsExactUnderConcurrentPushes) {
   std::unique_ptr<PsClient> client_a, client_b;
   auto worker_a = Worker(&client_a);
@@ -212,14 +216,14 @@ TEST_F(PsClientStrategyTest, AssignAddIsExactUnderConcurrentPushes) {
   std::vector<float> fives(20, 5.0f);
   ASSERT_TRUE(
       worker_b->Assign(*shared, *Tensor::FromFloats(fives, {10, 2})).ok());
-  ASSERT_TRUE(worker_b
-                  ->Update(*shared,
-                           [](Tensor& value) {
-                             for (float& v : value.flat<float>()) v *= 2;
-                             return absl::OkStatus();
-                           })
-                  .ok());
-  EXPECT_EQ(Floats(*worker_a->ReadVar(*shared)), std::vector<float>(20, 10));
+  EXPECT_EQ(Floats(*worker_a->ReadVar(*shared)), std::vector<float>(20, 5));
+  absl::Status update = worker_b->Update(*shared, [](Tensor& value) {
+    for (float& v : value.flat<float>()) v *= 2;
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(update.code(), absl::StatusCode::kFailedPrecondition) << update;
+  EXPECT_THAT(update.message(), HasSubstr("AssignAdd"));
+  EXPECT_EQ(Floats(*worker_a->ReadVar(*shared)), std::vector<float>(20, 5));
 }
 
 TEST_F(PsClientStrategyTest, UnreachableServersAreAClearError) {

@@ -1,8 +1,8 @@
 // PsClient against real ps_server processes over gRPC on 127.0.0.1, with 1
 // and 2 ps tasks: sparse and hash-table operations with repeated ids (sent
-// once per distinct id), PullMany / PushMany against Pull / Push one by one,
-// the checks they make before sending anything, and several connections per
-// ps task.
+// once per distinct id), reads and updates of many dense variables against
+// Pull / Push one by one, the checks they make before sending anything, and
+// several connections per ps task.
 
 #include "client/ps_client.h"
 
@@ -20,13 +20,16 @@
 #include "gtest/gtest.h"
 #include "rpc/in_process_ps_tasks.h"
 #include "tests/util/ps_processes.h"
+#include "tests/util/step_requests.h"
 
 namespace distrt {
 namespace {
 
 using ::distrt::testing::AddressesOf;
 using ::distrt::testing::PsProcess;
+using ::distrt::testing::ReadStep;
 using ::distrt::testing::StartPsProcesses;
+using ::distrt::testing::UpdateStep;
 using ::testing::HasSubstr;
 
 VariableSpec Spec(std::string name, std::vector<int64_t> shape,
@@ -351,7 +354,7 @@ PsClient::Options ManyOptions() {
   return options;
 }
 
-TEST_P(PsClientTest, PushManyAndPullManyEqualPushAndPullOneByOne) {
+TEST_P(PsClientTest, ManyDenseItemsEqualPushAndPullOneByOne) {
   for (int64_t batch_below_bytes : {int64_t{128}, int64_t{0}}) {
     SCOPED_TRACE(absl::StrCat("batch_below_bytes ", batch_below_bytes));
     PsClient::Options options = ManyOptions();
@@ -379,7 +382,7 @@ TEST_P(PsClientTest, PushManyAndPullManyEqualPushAndPullOneByOne) {
         pushes.push_back({&many.placements[v], grads[v]});
         ASSERT_TRUE(client->Push(one.placements[v], grads[v]).ok());
       }
-      absl::Status pushed = client->PushMany(pushes);
+      absl::Status pushed = UpdateStep(*client, pushes);
       ASSERT_TRUE(pushed.ok()) << pushed;
     }
 
@@ -389,13 +392,13 @@ TEST_P(PsClientTest, PushManyAndPullManyEqualPushAndPullOneByOne) {
       pulled[v].assign(Elements(many.placements[v].spec), -7.0f);
       pulls.push_back({&many.placements[v], absl::MakeSpan(pulled[v])});
     }
-    absl::Status s = client->PullMany(pulls);
+    absl::Status s = ReadStep(*client, pulls);
     ASSERT_TRUE(s.ok()) << s;
     for (size_t v = 0; v < n; ++v) {
       SCOPED_TRACE(many.placements[v].spec.name);
-      // PullMany reads what Pull reads ...
+      // A Read of many reads what Pull reads ...
       EXPECT_EQ(pulled[v], PullAll(*client, many.placements[v]));
-      // ... and PushMany did what Push did.
+      // ... and an Update of many did what Push did.
       EXPECT_EQ(pulled[v], PullAll(*client, one.placements[v]));
       EXPECT_NE(pulled[v][0], many.placements[v].spec.initializer.value);
     }
@@ -409,7 +412,7 @@ TEST_P(PsClientTest, PushManyAndPullManyEqualPushAndPullOneByOne) {
     if (batch_below_bytes == 0) {
       EXPECT_EQ(batches, 0);
     } else {
-      // Two PushMany and a PullMany, each of 27 or 28 small parts (at most
+      // Two Updates and a Read, each of 27 or 28 small parts (at most
       // 8 in one batch, and a batch of one goes as PullDense / PushDense).
       EXPECT_GE(batches, 3 * 4);
       EXPECT_LE(batches, 3 * 14);
@@ -417,31 +420,30 @@ TEST_P(PsClientTest, PushManyAndPullManyEqualPushAndPullOneByOne) {
   }
 }
 
-TEST_P(PsClientTest, PullManyOfTheSameVariableTwiceAndOfNothing) {
+TEST_P(PsClientTest, ReadOfTheSameVariableTwiceAndOfNothing) {
   std::unique_ptr<PsClient> client = NewClient(ManyOptions());
   ASSERT_NE(client, nullptr);
   const ManyVariables many = CreateMany(*client, "", OptimizerKind::kSgd);
-  EXPECT_TRUE(client->PullMany({}).ok());
-  EXPECT_TRUE(client->PushMany({}).ok());
+  EXPECT_TRUE(ReadStep(*client, {}).ok());
+  EXPECT_TRUE(UpdateStep(*client, {}).ok());
 
   const VariablePlacement& bias = many.placements[1];
   std::vector<float> first(8), second(8);
-  ASSERT_TRUE(client
-                  ->PullMany({{&bias, absl::MakeSpan(first)},
-                              {&bias, absl::MakeSpan(second)}})
+  ASSERT_TRUE(ReadStep(*client, {{&bias, absl::MakeSpan(first)},
+                                 {&bias, absl::MakeSpan(second)}})
                   .ok());
   EXPECT_EQ(first, PullAll(*client, bias));
   EXPECT_EQ(second, first);
   // Pushed twice in one batch: both applied (SGD, learning rate 0.05).
   const std::vector<float> ones(8, 1.0f);
-  ASSERT_TRUE(client->PushMany({{&bias, ones}, {&bias, ones}}).ok());
+  ASSERT_TRUE(UpdateStep(*client, {{&bias, ones}, {&bias, ones}}).ok());
   const std::vector<float> now = PullAll(*client, bias);
   for (int k = 0; k < 8; ++k) {
     EXPECT_FLOAT_EQ(now[k], first[k] - 0.1f);
   }
 }
 
-TEST_P(PsClientTest, PullManyAndPushManyCheckBeforeSending) {
+TEST_P(PsClientTest, ReadAndUpdateCheckEveryItemBeforeSending) {
   std::unique_ptr<PsClient> client = NewClient(ManyOptions());
   ASSERT_NE(client, nullptr);
   const ManyVariables many = CreateMany(*client, "", OptimizerKind::kSgd);
@@ -453,23 +455,23 @@ TEST_P(PsClientTest, PullManyAndPushManyCheckBeforeSending) {
   const std::vector<float> before = PullAll(*client, scalar);
 
   std::vector<float> one(1), short_buffer(Elements(large.spec) - 1);
-  absl::Status s = client->PullMany(
-      {{&scalar, absl::MakeSpan(one)}, {&large, absl::MakeSpan(short_buffer)}});
+  absl::Status s = ReadStep(*client, {{&scalar, absl::MakeSpan(one)},
+                                      {&large, absl::MakeSpan(short_buffer)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("variable \"large\": the buffer has"));
   EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(Elements(large.spec))));
 
   // Nothing is pushed when any item is wrong, even a later one.
   const std::vector<float> grad(1, 1.0f);
-  s = client->PushMany({{&scalar, grad}, {&large, short_buffer}});
+  s = UpdateStep(*client, {{&scalar, grad}, {&large, short_buffer}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("variable \"large\": the pushed tensor"));
   EXPECT_EQ(PullAll(*client, scalar), before);
 
-  s = client->PullMany({{&*step, absl::MakeSpan(one)}});
+  s = ReadStep(*client, {{&*step, absl::MakeSpan(one)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("variable \"global_step\" is int64"));
-  s = client->PushMany({{&scalar, grad}, {&*step, grad}});
+  s = UpdateStep(*client, {{&scalar, grad}, {&*step, grad}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"global_step\""));
   EXPECT_EQ(PullAll(*client, scalar), before);
@@ -477,7 +479,7 @@ TEST_P(PsClientTest, PullManyAndPushManyCheckBeforeSending) {
   // A variable that no ps task has: the ps's NOT_FOUND, naming it.
   VariablePlacement gone = scalar;
   gone.spec.name = "gone";
-  s = client->PullMany({{&gone, absl::MakeSpan(one)}});
+  s = ReadStep(*client, {{&gone, absl::MakeSpan(one)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("\"gone\""));
 }
@@ -542,7 +544,7 @@ TEST(PsClientConnectionsTest, ResultsDoNotDependOnTheConnections) {
     for (size_t v = 0; v < many.placements.size(); ++v) {
       pushes.push_back({&many.placements[v], grads[v]});
     }
-    ASSERT_TRUE(client.PushMany(pushes).ok());
+    ASSERT_TRUE(UpdateStep(client, pushes).ok());
     const VariablePlacement& large =
         many.placements[many.placements.size() - 2];
     ASSERT_TRUE(client.Push(large, grads[many.placements.size() - 2]).ok());

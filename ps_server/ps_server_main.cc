@@ -14,35 +14,19 @@
 // flag, or a value Abseil cannot parse as the flag's type, is refused by
 // Abseil's own parser before that: status 1, with its "ERROR: " line.)
 
-#include <signal.h>
-
 #include <cstdio>
-#include <ctime>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/strip.h"
-#include "absl/time/time.h"
+#include "absl/time/clock.h"
+#include "ps_server/ps_server_run.h"
 #include "rpc/grpc_logging.h"
-#include "rpc/ps_grpc_server.h"
 #include "rpc/transport_security_flags.h"
-#include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/environment_cluster.h"
-#include "runtime/cluster/rpc_layer.h"
-#include "runtime/cluster/tf_config.h"
-#include "runtime/metrics/metrics_http_server.h"
-#include "runtime/metrics/metrics_listen_host.h"
-#include "runtime/metrics/metrics_registry.h"
-#include "runtime/metrics/process_metrics.h"
-#include "runtime/util/atomic_file_writer.h"
-#include "runtime/util/file_system.h"
 #include "runtime/util/malloc_tuning.h"
 #include "runtime/util/mutex_checks.h"
 
@@ -93,27 +77,22 @@ ABSL_FLAG(int, stop_grace_secs, 5,
 namespace distrt {
 namespace {
 
-constexpr int kExitBadInput = 2;
-
-int Fail(absl::string_view message) {
-  std::fprintf(stderr, "ps_server: %s\n", std::string(message).c_str());
-  return kExitBadInput;
-}
-
-// The ps task this process is, from TF_CONFIG.
-absl::StatusOr<TaskId> PsTaskOf(const TfConfig& config) {
-  if (config.is_local() || !config.task.has_value()) {
-    return absl::InvalidArgumentError(
-        "TF_CONFIG must name a ps task of a cluster, e.g. "
-        "{\"cluster\": {\"ps\": [\"localhost:2222\"], ...}, \"task\": "
-        "{\"type\": \"ps\", \"index\": 0}}");
-  }
-  if (config.task->type != kPsJob) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TF_CONFIG's task is ", config.task->type, " ", config.task->index,
-        ", not a ps task; start a worker for it instead"));
-  }
-  return *config.task;
+PsServerOptions OptionsFromFlags() {
+  PsServerOptions o;
+  o.port = absl::GetFlag(FLAGS_port);
+  o.bind_host = absl::GetFlag(FLAGS_bind_host);
+  o.data_plane_port = absl::GetFlag(FLAGS_data_plane_port);
+  o.max_message_mb = absl::GetFlag(FLAGS_max_message_mb);
+  o.max_memory_mb = absl::GetFlag(FLAGS_max_memory_mb);
+  o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  o.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  o.metrics_host = absl::GetFlag(FLAGS_metrics_host);
+  o.metrics_file = absl::GetFlag(FLAGS_metrics_file);
+  o.stop_grace_secs = absl::GetFlag(FLAGS_stop_grace_secs);
+  o.security = rpc::TransportSecurityOptionsFromFlags();
+  o.slurm_jobs = absl::GetFlag(FLAGS_slurm_jobs);
+  o.slurm_port_base = absl::GetFlag(FLAGS_slurm_port_base);
+  return o;
 }
 
 int Main(int argc, char** argv) {
@@ -127,168 +106,15 @@ int Main(int argc, char** argv) {
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   rpc::QuietGrpcLoggingUnlessRequested();
   if (args.size() > 1) {
-    return Fail(absl::StrCat("unexpected argument \"", args[1],
-                             "\" (configuration comes from TF_CONFIG and "
-                             "flags)"));
+    std::fprintf(stderr,
+                 "ps_server: unexpected argument \"%s\" (configuration comes "
+                 "from TF_CONFIG and flags)\n",
+                 args[1]);
+    return 2;
   }
-  const int port_flag = absl::GetFlag(FLAGS_port);
-  if (port_flag < -1 || port_flag > 65535) {
-    return Fail(
-        absl::StrCat("--port=", port_flag, " is not a port (0 to 65535)"));
-  }
-  if (absl::GetFlag(FLAGS_stop_grace_secs) < 0) {
-    return Fail("--stop_grace_secs must not be negative");
-  }
-  const int max_message_mb = absl::GetFlag(FLAGS_max_message_mb);
-  if (max_message_mb < 1 || max_message_mb > 2047) {
-    return Fail(absl::StrCat("--max_message_mb=", max_message_mb,
-                             " is not in 1..2047 (gRPC's limit is 2 GiB)"));
-  }
-  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  if (metrics_port < -1 || metrics_port > 65535) {
-    return Fail(absl::StrCat("--metrics_port=", metrics_port,
-                             " is not a port (0 to 65535, or -1 for none)"));
-  }
-  const int64_t max_memory_mb = absl::GetFlag(FLAGS_max_memory_mb);
-  if (max_memory_mb < 1 || max_memory_mb > (int64_t{1} << 30)) {
-    return Fail(
-        absl::StrCat("--max_memory_mb=", max_memory_mb, " is not in 1..2^30"));
-  }
-
-  absl::StatusOr<EnvironmentCluster> resolved =
-      ResolveClusterFromFlagsAndEnvironment();
-  if (!resolved.ok()) return Fail(resolved.status().message());
-  const TfConfig* config = &resolved->config;
-  absl::StatusOr<TaskId> task = PsTaskOf(*config);
-  if (!task.ok()) return Fail(task.status().message());
-  const std::string cluster_address =
-      *config->cluster.TaskAddress(task->type, task->index);
-  // Valid: ClusterSpec checked every address when TF_CONFIG was parsed.
-  const HostPort cluster_host_port = *ParseTaskAddress(cluster_address);
-  const int port = port_flag >= 0 ? port_flag : cluster_host_port.port;
-  const std::string bind_host = absl::GetFlag(FLAGS_bind_host).empty()
-                                    ? cluster_host_port.host
-                                    : absl::GetFlag(FLAGS_bind_host);
-  absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> security =
-      rpc::TransportSecurityFromFlags();
-  if (!security.ok()) return Fail(security.status().message());
-  const absl::StatusOr<std::string> metrics_host = MetricsListenHost(
-      absl::GetFlag(FLAGS_metrics_host), bind_host, (*security)->uses_tls());
-  if (!metrics_host.ok()) return Fail(metrics_host.status().message());
-
-  // Signals are taken synchronously below; block them before gRPC starts its
-  // threads so that none of those threads receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  rpc::PsGrpcServer::Options options;
-  options.listen_address = absl::StrCat(bind_host, ":", port);
-  options.security = *security;
-  options.restore_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  options.num_ps_tasks = config->cluster.NumTasks(kPsJob);
-  MetricsRegistry metrics;
-  const std::string metrics_file = absl::GetFlag(FLAGS_metrics_file);
-  if (!metrics_file.empty()) {
-    // Refused now rather than found unwritable when the job is over.
-    if (absl::Status s = CheckCanCreateFile(metrics_file); !s.ok()) {
-      return Fail(absl::StrCat("--metrics_file: ", s.message()));
-    }
-  }
-  if (metrics_port >= 0 || !metrics_file.empty()) {
-    options.metrics = &metrics;
-    if (absl::Status s = AddProcessMetrics(&metrics, start_time); !s.ok()) {
-      return Fail(s.message());
-    }
-  }
-  options.task_index = task->index;
-  options.log = [](absl::string_view line) {
-    std::fprintf(stderr, "ps_server: %s\n", std::string(line).c_str());
-  };
-  options.stop_grace = absl::Seconds(absl::GetFlag(FLAGS_stop_grace_secs));
-  options.max_message_bytes = int64_t{max_message_mb} << 20;
-  options.max_variable_bytes = max_memory_mb << 20;
-  absl::StatusOr<RpcLayer> rpc_layer = ParseRpcLayer(config->rpc_layer);
-  if (!rpc_layer.ok()) return Fail(rpc_layer.status().message());
-  options.data_plane = *rpc_layer == RpcLayer::kGrpcTcp;
-  options.data_plane_port = absl::GetFlag(FLAGS_data_plane_port);
-  if (options.data_plane_port < 0 || options.data_plane_port > 65535) {
-    return Fail(absl::StrCat("--data_plane_port=", options.data_plane_port,
-                             " is not a port (0 lets the OS pick one)"));
-  }
-  absl::StatusOr<std::unique_ptr<rpc::PsGrpcServer>> server =
-      rpc::PsGrpcServer::Start(options);
-  if (!server.ok()) return Fail(server.status().message());
-
-  std::printf(
-      "ps_server: ps task %d serving on %s (cluster address %s), "
-      "incarnation %016llx, %s\n",
-      task->index, absl::StrCat(bind_host, ":", (*server)->port()).c_str(),
-      cluster_address.c_str(),
-      static_cast<unsigned long long>((*server)->incarnation()),
-      (*security)->Description().c_str());
-  if ((*server)->data_plane_port() != 0) {
-    std::printf(
-        "ps_server: tensors also over the TCP data plane on %s "
-        "(rpc_layer \"grpc+tcp\"), %s\n",
-        absl::StrCat(bind_host, ":", (*server)->data_plane_port()).c_str(),
-        (*security)->Description().c_str());
-  }
-  if (const std::optional<RestoreInfo>& restored = (*server)->restored()) {
-    std::printf(
-        "ps_server: took back this task's shard of %s (step %lld): %lld "
-        "variable parts, %lld hash tables (%lld rows)\n",
-        restored->checkpoint_dir.c_str(),
-        static_cast<long long>(restored->step),
-        static_cast<long long>(restored->variables_restored),
-        static_cast<long long>(restored->hash_tables_restored),
-        static_cast<long long>(restored->hash_table_rows_restored));
-  }
-  std::unique_ptr<MetricsHttpServer> metrics_server;
-  if (metrics_port >= 0) {
-    MetricsHttpServer::Options metrics_options;
-    metrics_options.bind_host = *metrics_host;
-    metrics_options.port = metrics_port;
-    metrics_options.registry = &metrics;
-    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
-        MetricsHttpServer::Start(metrics_options);
-    if (!started.ok()) {
-      (*server)->Stop();
-      return Fail(absl::StrCat("--metrics_port: ", started.status().message()));
-    }
-    metrics_server = *std::move(started);
-    std::printf("ps_server: metrics at %s\n", metrics_server->url().c_str());
-  }
-  std::fflush(stdout);
-
-  // Wait for a stop signal or a Shutdown RPC, whichever comes first.
-  const timespec poll_interval = {0, 100 * 1000 * 1000};
-  std::string reason;
-  while (!(*server)->WaitForShutdownRequest(absl::ZeroDuration())) {
-    const int signal = sigtimedwait(&stop_signals, nullptr, &poll_interval);
-    if (signal > 0) {
-      reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
-      break;
-    }
-  }
-  if (reason.empty()) reason = (*server)->shutdown_reason();
-  std::printf("ps_server: stopping (%s)\n", reason.c_str());
-  std::fflush(stdout);
-  (*server)->Stop();
-  if (!metrics_file.empty()) {
-    // After Stop, so that every request served is counted.
-    const std::string exposition = metrics.Exposition();
-    if (absl::Status s = WriteFileAtomically(metrics_file, {exposition});
-        !s.ok()) {
-      std::fprintf(stderr, "ps_server: --metrics_file: %s\n",
-                   std::string(s.message()).c_str());
-      return 1;
-    }
-  }
-  std::printf("ps_server: stopped\n");
-  return 0;
+  PsServerOptions options = OptionsFromFlags();
+  options.start_time = start_time;
+  return RunPsServer(options);
 }
 
 }  // namespace

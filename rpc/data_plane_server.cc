@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstring>
 #include <list>
+#include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -331,54 +333,74 @@ class DataPlaneServer::Impl {
     return true;
   }
 
+  // Says why `c` was refused, unless it was closed to make room (Admit said
+  // why then).
+  void Refuse(Connection& c, const absl::Status& why) {
+    if (!Evicted(c)) NoteRefused(c.peer, why);
+  }
+
   void ServeConnection(Connection& c) {
-    const int fd = c.fd;
-    const std::string& peer = c.peer;
     const absl::Time hello_by = absl::Now() + options_.hello_timeout;
-    const auto refused = [&](const absl::Status& why) {
-      if (!Evicted(c)) NoteRefused(peer, why);
-    };
     // Freed when this returns, before the thread shuts the socket down.
     DataPlaneTls::Session session;
     if (options_.tls != nullptr) {
       absl::StatusOr<DataPlaneTls::Session> accepted =
-          options_.tls->Accept(fd, hello_by, peer);
+          options_.tls->Accept(c.fd, hello_by, c.peer);
       if (!accepted.ok()) {
-        refused(accepted.status());
+        Refuse(c, accepted.status());
         return;
       }
       session = *std::move(accepted);
     }
-    const DataPlaneSocket socket(fd, session.get());
+    const DataPlaneSocket socket(c.fd, session.get());
+    std::optional<std::string> token = ReadClientHello(c, socket, hello_by);
+    if (!token.has_value()) return;
+    if (!AnswerHello(c, socket, *token)) return;
+    ServeRequests(socket, c.peer);
+  }
+
+  // The client's hello, checked, and the token that follows it; nullopt
+  // when the connection ends (refused, or the client went away).
+  std::optional<std::string> ReadClientHello(Connection& c,
+                                             const DataPlaneSocket& socket,
+                                             absl::Time hello_by) {
+    const std::string& peer = c.peer;
     char hello[kClientHelloBytes];
     if (!ReadExactly(socket, absl::MakeSpan(hello, kHelloPrefixBytes), hello_by,
                      peer)
              .ok()) {
-      return;
+      return std::nullopt;
     }
     if (absl::Status s =
             CheckClientHelloPrefix(absl::string_view(hello, kHelloPrefixBytes));
         !s.ok()) {
-      refused(s);
-      return;
+      Refuse(c, s);
+      return std::nullopt;
     }
     if (!ReadExactly(socket,
                      absl::MakeSpan(hello + kHelloPrefixBytes,
                                     kClientHelloBytes - kHelloPrefixBytes),
                      hello_by, peer)
              .ok()) {
-      return;
+      return std::nullopt;
     }
     absl::StatusOr<uint32_t> token_length =
         DecodeClientHello(absl::string_view(hello, sizeof(hello)));
     if (!token_length.ok()) {
-      refused(token_length.status());
-      return;
+      Refuse(c, token_length.status());
+      return std::nullopt;
     }
     std::string token(*token_length, '\0');
     if (!ReadExactly(socket, absl::MakeSpan(token), hello_by, peer).ok()) {
-      return;
+      return std::nullopt;
     }
+    return token;
+  }
+
+  // Checks the client's `token` and writes this task's hello, which says
+  // whether it was accepted; true when requests are to be served.
+  bool AnswerHello(Connection& c, const DataPlaneSocket& socket,
+                   const std::string& token) {
     const absl::Status allowed = options_.tls != nullptr
                                      ? options_.tls->CheckToken(token)
                                      : absl::OkStatus();
@@ -391,16 +413,19 @@ class DataPlaneServer::Impl {
     mine.error = std::string(allowed.message());
     std::string answer = EncodeServerHello(mine);
     if (!allowed.ok()) {
-      refused(allowed);
+      Refuse(c, allowed);
     } else if (!Authenticate(c)) {
-      return;
+      return false;
     }
-    if (!WriteAll(socket, {{answer.data(), answer.size()}},
-                  absl::Now() + options_.hello_timeout, peer)
-             .ok() ||
-        !allowed.ok()) {
-      return;
-    }
+    return WriteAll(socket, {{answer.data(), answer.size()}},
+                    absl::Now() + options_.hello_timeout, c.peer)
+               .ok() &&
+           allowed.ok();
+  }
+
+  // Serves the requests of an authenticated connection, one at a time,
+  // until it ends.
+  void ServeRequests(const DataPlaneSocket& socket, const std::string& peer) {
     for (;;) {
       char bytes[kRequestHeaderBytes];
       // Idle connections wait as long as they like (keepalive notices a

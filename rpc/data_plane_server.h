@@ -69,7 +69,7 @@ class DataPlaneServer {
     int max_unauthenticated_per_source = 16;
     // How long a client has for its TLS handshake and hello, and to read
     // the task's hello. No longer than a worker waits for it (its connect
-    // timeout, 5 s, client/ps_transport.h): after that it has given up.
+    // timeout, 5 s, client/ps_data_plane_client.h): after that it has given up.
     absl::Duration hello_timeout = absl::Seconds(5);
     // Who this is, for the hello (see rpc/data_plane_wire.h).
     int task_index = 0;

@@ -11,7 +11,7 @@ absl::StatusOr<StartedGrpcServer> StartGrpcServer(
   grpc::ServerBuilder builder;
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Our clients ping every few seconds while a request is in flight, to
-  // notice a peer that became unreachable (client/ps_transport.h). gRPC's
+  // notice a peer that became unreachable (client/ps_channels.cc). gRPC's
   // default policy takes a ping more often than every 5 minutes without
   // data as misbehaviour and closes the connection after two; a long
   // checkpoint save sends no data.

@@ -42,6 +42,12 @@ inline constexpr std::array<const char*, kNumPsMethods> kPsMethodNames = {
     "PullHash",       "PushHash",   "Save",           "CommitCheckpoint",
     "Restore",        "Bundle"};
 
+// The method's name as the service defines it ("PullDense"), for errors,
+// logs and metrics labels: the one place a PsMethod becomes a name.
+constexpr const char* PsMethodName(PsMethod method) {
+  return kPsMethodNames[method];
+}
+
 }  // namespace distrt::rpc
 
 #endif  // DISTRT_RPC_PS_METHODS_H_

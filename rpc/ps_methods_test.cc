@@ -15,6 +15,9 @@ TEST(PsMethodsTest, AreTheServicesMethodsInItsOrder) {
   ASSERT_EQ(service->method_count(), kNumPsMethods);
   for (int m = 0; m < kNumPsMethods; ++m) {
     EXPECT_EQ(service->method(m)->name(), kPsMethodNames[m]) << m;
+    EXPECT_EQ(service->method(m)->name(),
+              PsMethodName(static_cast<PsMethod>(m)))
+        << m;
   }
 }
 

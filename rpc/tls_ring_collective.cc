@@ -121,11 +121,11 @@ class TlsRingCollective::Link {
   const std::string peer_;
 };
 
-absl::StatusOr<std::unique_ptr<TlsRingCollective>> TlsRingCollective::Create(
-    KvStore* store, const Options& options) {
-  const std::string where =
-      absl::StrCat("TLS ring: rank ", options.rank, " of ", options.size,
-                   " (group \"", options.prefix, "\")");
+namespace {
+
+// INVALID_ARGUMENT, prefixed by `where`, for options Create cannot use.
+absl::Status ValidateOptions(const TlsRingCollective::Options& options,
+                             absl::string_view where) {
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": the rank is not in [0, size)"));
@@ -145,6 +145,17 @@ absl::StatusOr<std::unique_ptr<TlsRingCollective>> TlsRingCollective::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         where, ": no TLS (a job without it runs its collectives on Gloo)"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TlsRingCollective>> TlsRingCollective::Create(
+    KvStore* store, const Options& options) {
+  const std::string where =
+      absl::StrCat("TLS ring: rank ", options.rank, " of ", options.size,
+                   " (group \"", options.prefix, "\")");
+  if (absl::Status s = ValidateOptions(options, where); !s.ok()) return s;
   if (options.size == 1) {
     return std::unique_ptr<TlsRingCollective>(
         new TlsRingCollective(options, nullptr, nullptr));
@@ -153,8 +164,6 @@ absl::StatusOr<std::unique_ptr<TlsRingCollective>> TlsRingCollective::Create(
       absl::Now() + (options.connect_timeout > absl::ZeroDuration()
                          ? options.connect_timeout
                          : options.timeout);
-  const int left_rank = (options.rank + options.size - 1) % options.size;
-  const int right_rank = (options.rank + 1) % options.size;
 
   absl::StatusOr<ListeningSocket> listening = ListenTcp(options.host, 0);
   if (!listening.ok()) {
@@ -180,137 +189,11 @@ absl::StatusOr<std::unique_ptr<TlsRingCollective>> TlsRingCollective::Create(
   // both, so doing them one after the other would wait in a circle.
   absl::StatusOr<std::unique_ptr<Link>> right =
       absl::UnavailableError("not connected");
-  std::thread connector([&] {
-    absl::StatusOr<std::vector<std::string>> address =
-        store->Get({absl::StrCat(options.prefix, "/", right_rank)},
-                   deadline - absl::Now());
-    if (!address.ok()) {
-      right = address.status();
-      return;
-    }
-    absl::StatusOr<HostPort> published = ParseTaskAddress((*address)[0]);
-    if (!published.ok()) {
-      right = published.status();
-      return;
-    }
-    // Sockets and certificates take an IPv6 address without brackets.
-    const std::string host(
-        absl::StripSuffix(absl::StripPrefix(published->host, "["), "]"));
-    const std::string peer =
-        absl::StrCat("rank ", right_rank, " at ", (*address)[0]);
-    absl::StatusOr<int> fd = ConnectTcp(host, published->port, deadline);
-    if (!fd.ok()) {
-      right = absl::Status(fd.status().code(),
-                           absl::StrCat(peer, ": ", fd.status().message()));
-      return;
-    }
-    absl::StatusOr<DataPlaneTls::Session> session =
-        options.tls->Connect(*fd, host, deadline, peer);
-    if (!session.ok()) {
-      close(*fd);
-      right = session.status();
-      return;
-    }
-    auto link = std::make_unique<Link>(*fd, *std::move(session), peer);
-    const std::string hello =
-        EncodeHello(options.rank, options.tls->token(), options.prefix);
-    char answer[kAnswerBytes];
-    absl::Status s = WriteAll(link->socket(),
-                              {{const_cast<char*>(hello.data()), hello.size()}},
-                              deadline, peer);
-    if (s.ok()) {
-      s = ReadExactly(link->socket(), absl::MakeSpan(answer), deadline, peer);
-    }
-    if (s.ok() && GetU32(answer) != 0) {
-      s = absl::PermissionDeniedError(absl::StrCat(
-          peer, " refused this rank's hello (another job's token or group?)"));
-    }
-    if (!s.ok()) {
-      right = s;
-      return;
-    }
-    right = std::move(link);
-  });
-
-  // Accept until the left-hand rank's hello arrives; strangers are closed.
-  absl::StatusOr<std::unique_ptr<Link>> left = absl::DeadlineExceededError(
-      absl::StrCat("rank ", left_rank,
-                   " never connected with its certificate and "
-                   "the job's token"));
+  std::thread connector(
+      [&] { right = ConnectToRight(store, options, deadline); });
   int refused = 0;
-  while (absl::Now() < deadline) {
-    if (absl::Status s = AwaitSocket(listen_fd, POLLIN, deadline, "");
-        !s.ok()) {
-      break;
-    }
-    sockaddr_storage address{};
-    socklen_t length = sizeof(address);
-    const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&address),
-                           &length, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;  // gone already, or out of descriptors: wait on
-    const std::string peer = PeerName(address, length, "a peer");
-    const absl::Time hello_by =
-        std::min(deadline, absl::Now() + options.hello_timeout);
-    auto refuse = [&](absl::string_view why) {
-      ++refused;
-      if (options.log) {
-        options.log(absl::StrCat(where, ": refused the connection from ", peer,
-                                 ": ", why));
-      }
-    };
-    absl::StatusOr<DataPlaneTls::Session> session =
-        options.tls->Accept(fd, hello_by, peer);
-    if (!session.ok()) {
-      refuse(session.status().message());
-      close(fd);
-      continue;
-    }
-    auto link = std::make_unique<Link>(fd, *std::move(session), peer);
-    char fixed[kHelloFixedBytes];
-    if (absl::Status s =
-            ReadExactly(link->socket(), absl::MakeSpan(fixed), hello_by, peer);
-        !s.ok()) {
-      refuse(absl::StrCat("no hello: ", s.message()));
-      continue;
-    }
-    const uint32_t token_bytes = GetU32(fixed + 12);
-    const uint32_t prefix_bytes = GetU32(fixed + 16);
-    if (std::memcmp(fixed, kHelloMagic, 4) != 0 ||
-        GetU32(fixed + 4) != kWireVersion ||
-        token_bytes > kMaxHelloFieldBytes ||
-        prefix_bytes > kMaxHelloFieldBytes) {
-      refuse("not a TLS ring hello of this version");
-      continue;
-    }
-    std::string token(token_bytes, '\0'), prefix(prefix_bytes, '\0');
-    absl::Status s =
-        ReadExactly(link->socket(), absl::MakeSpan(token), hello_by, peer);
-    if (s.ok()) {
-      s = ReadExactly(link->socket(), absl::MakeSpan(prefix), hello_by, peer);
-    }
-    if (!s.ok()) {
-      refuse(absl::StrCat("a cut hello: ", s.message()));
-      continue;
-    }
-    std::string why;
-    if (absl::Status allowed = options.tls->CheckToken(token); !allowed.ok()) {
-      why = std::string(allowed.message());
-    } else if (prefix != options.prefix) {
-      why = absl::StrCat("its hello is for group \"", prefix, "\"");
-    } else if (GetU32(fixed + 8) != static_cast<uint32_t>(left_rank)) {
-      why = absl::StrCat("it says it is rank ", GetU32(fixed + 8),
-                         ", not this rank's left-hand neighbour ", left_rank);
-    }
-    char answer[kAnswerBytes];
-    PutU32(answer, why.empty() ? 0 : 1);
-    s = WriteAll(link->socket(), {{answer, sizeof(answer)}}, hello_by, peer);
-    if (!why.empty() || !s.ok()) {
-      refuse(why.empty() ? std::string(s.message()) : why);
-      continue;
-    }
-    left = std::move(link);
-    break;
-  }
+  absl::StatusOr<std::unique_ptr<Link>> left =
+      AcceptFromLeft(listen_fd, options, where, deadline, refused);
   close(listen_fd);  // nobody else may pair from now on
   connector.join();
   // The right-hand side's error first: a refused hello explains why the
@@ -329,6 +212,131 @@ absl::StatusOr<std::unique_ptr<TlsRingCollective>> TlsRingCollective::Create(
   }
   return std::unique_ptr<TlsRingCollective>(
       new TlsRingCollective(options, *std::move(left), *std::move(right)));
+}
+
+absl::StatusOr<std::unique_ptr<TlsRingCollective::Link>>
+TlsRingCollective::ConnectToRight(KvStore* store, const Options& options,
+                                  absl::Time deadline) {
+  const int right_rank = (options.rank + 1) % options.size;
+  absl::StatusOr<std::vector<std::string>> address = store->Get(
+      {absl::StrCat(options.prefix, "/", right_rank)}, deadline - absl::Now());
+  if (!address.ok()) return address.status();
+  absl::StatusOr<HostPort> published = ParseTaskAddress((*address)[0]);
+  if (!published.ok()) return published.status();
+  // Sockets and certificates take an IPv6 address without brackets.
+  const std::string host(
+      absl::StripSuffix(absl::StripPrefix(published->host, "["), "]"));
+  const std::string peer =
+      absl::StrCat("rank ", right_rank, " at ", (*address)[0]);
+  absl::StatusOr<int> fd = ConnectTcp(host, published->port, deadline);
+  if (!fd.ok()) {
+    return absl::Status(fd.status().code(),
+                        absl::StrCat(peer, ": ", fd.status().message()));
+  }
+  absl::StatusOr<DataPlaneTls::Session> session =
+      options.tls->Connect(*fd, host, deadline, peer);
+  if (!session.ok()) {
+    close(*fd);
+    return session.status();
+  }
+  auto link = std::make_unique<Link>(*fd, *std::move(session), peer);
+  const std::string hello =
+      EncodeHello(options.rank, options.tls->token(), options.prefix);
+  char answer[kAnswerBytes];
+  absl::Status s = WriteAll(link->socket(),
+                            {{const_cast<char*>(hello.data()), hello.size()}},
+                            deadline, peer);
+  if (s.ok()) {
+    s = ReadExactly(link->socket(), absl::MakeSpan(answer), deadline, peer);
+  }
+  if (s.ok() && GetU32(answer) != 0) {
+    s = absl::PermissionDeniedError(absl::StrCat(
+        peer, " refused this rank's hello (another job's token or group?)"));
+  }
+  if (!s.ok()) return s;
+  return link;
+}
+
+absl::StatusOr<std::unique_ptr<TlsRingCollective::Link>>
+TlsRingCollective::AcceptFromLeft(int listen_fd, const Options& options,
+                                  absl::string_view where, absl::Time deadline,
+                                  int& refused) {
+  const int left_rank = (options.rank + options.size - 1) % options.size;
+  while (absl::Now() < deadline) {
+    if (absl::Status s = AwaitSocket(listen_fd, POLLIN, deadline, "");
+        !s.ok()) {
+      break;
+    }
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&address),
+                           &length, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) continue;  // gone already, or out of descriptors: wait on
+    const std::string peer = PeerName(address, length, "a peer");
+    const absl::Time hello_by =
+        std::min(deadline, absl::Now() + options.hello_timeout);
+    std::string why;
+    std::unique_ptr<Link> link;
+    absl::StatusOr<DataPlaneTls::Session> session =
+        options.tls->Accept(fd, hello_by, peer);
+    if (!session.ok()) {
+      why = std::string(session.status().message());
+      close(fd);
+    } else {
+      link = std::make_unique<Link>(fd, *std::move(session), peer);
+      why = AnswerHello(*link, options, hello_by);
+    }
+    if (why.empty()) return link;
+    ++refused;
+    if (options.log) {
+      options.log(absl::StrCat(where, ": refused the connection from ", peer,
+                               ": ", why));
+    }
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "rank ", left_rank,
+      " never connected with its certificate and the job's token"));
+}
+
+std::string TlsRingCollective::AnswerHello(Link& link, const Options& options,
+                                           absl::Time hello_by) {
+  const int left_rank = (options.rank + options.size - 1) % options.size;
+  const std::string& peer = link.peer();
+  char fixed[kHelloFixedBytes];
+  if (absl::Status s =
+          ReadExactly(link.socket(), absl::MakeSpan(fixed), hello_by, peer);
+      !s.ok()) {
+    return absl::StrCat("no hello: ", s.message());
+  }
+  const uint32_t token_bytes = GetU32(fixed + 12);
+  const uint32_t prefix_bytes = GetU32(fixed + 16);
+  if (std::memcmp(fixed, kHelloMagic, 4) != 0 ||
+      GetU32(fixed + 4) != kWireVersion || token_bytes > kMaxHelloFieldBytes ||
+      prefix_bytes > kMaxHelloFieldBytes) {
+    return "not a TLS ring hello of this version";
+  }
+  std::string token(token_bytes, '\0'), prefix(prefix_bytes, '\0');
+  absl::Status s =
+      ReadExactly(link.socket(), absl::MakeSpan(token), hello_by, peer);
+  if (s.ok()) {
+    s = ReadExactly(link.socket(), absl::MakeSpan(prefix), hello_by, peer);
+  }
+  if (!s.ok()) return absl::StrCat("a cut hello: ", s.message());
+  std::string why;
+  if (absl::Status allowed = options.tls->CheckToken(token); !allowed.ok()) {
+    why = std::string(allowed.message());
+  } else if (prefix != options.prefix) {
+    why = absl::StrCat("its hello is for group \"", prefix, "\"");
+  } else if (GetU32(fixed + 8) != static_cast<uint32_t>(left_rank)) {
+    why = absl::StrCat("it says it is rank ", GetU32(fixed + 8),
+                       ", not this rank's left-hand neighbour ", left_rank);
+  }
+  char answer[kAnswerBytes];
+  PutU32(answer, why.empty() ? 0 : 1);
+  s = WriteAll(link.socket(), {{answer, sizeof(answer)}}, hello_by, peer);
+  if (!why.empty()) return why;
+  if (!s.ok()) return std::string(s.message());
+  return "";
 }
 
 TlsRingCollective::TlsRingCollective(const Options& options,

@@ -118,6 +118,22 @@ class TlsRingCollective : public CrossWorkerCollective {
   TlsRingCollective(const Options& options, std::unique_ptr<Link> left,
                     std::unique_ptr<Link> right);
 
+  // Create's phases. The right-hand link: the neighbour's published address
+  // read from `store`, a TLS session to it, and its answer to this rank's
+  // hello.
+  static absl::StatusOr<std::unique_ptr<Link>> ConnectToRight(
+      KvStore* store, const Options& options, absl::Time deadline);
+  // The left-hand link: connections on `listen_fd` until one completes the
+  // left-hand rank's hello with the job's token; every other one is closed,
+  // logged and counted in `refused`.
+  static absl::StatusOr<std::unique_ptr<Link>> AcceptFromLeft(
+      int listen_fd, const Options& options, absl::string_view where,
+      absl::Time deadline, int& refused);
+  // Reads the hello on a newly accepted `link` and answers it: empty when it
+  // is the left-hand rank's, else why it is refused.
+  static std::string AnswerHello(Link& link, const Options& options,
+                                 absl::Time hello_by);
+
   template <typename T>
   absl::Status RingAllReduce(absl::Span<T> values);
   template <typename T>

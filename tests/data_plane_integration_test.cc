@@ -19,14 +19,17 @@
 #include "tests/util/log_lines.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/refusing_proxy.h"
+#include "tests/util/step_requests.h"
 
 namespace distrt {
 namespace {
 
 using ::distrt::testing::PsProcess;
+using ::distrt::testing::ReadStep;
 using ::distrt::testing::RefusingProxy;
 using ::distrt::testing::StartPsProcess;
 using ::distrt::testing::StartPsProcesses;
+using ::distrt::testing::UpdateStep;
 using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -103,14 +106,12 @@ TEST(DataPlaneIntegrationTest, EveryTensorRpcGoesOverTheDataPlane) {
 
   // A step's round: small dense and rows by id, bundled per task.
   const std::vector<int64_t> ids = {9, 2, 9};
-  ASSERT_TRUE(client
-                  ->PushStep({{&b, std::vector<float>{0.5f, -0.5f}}},
-                             {{&emb, ids, std::vector<float>{1, 2, 4}}}, {})
+  ASSERT_TRUE(UpdateStep(*client, {{&b, std::vector<float>{0.5f, -0.5f}}},
+                         {{&emb, ids, std::vector<float>{1, 2, 4}}}, {})
                   .ok());
   std::vector<float> b_now(2), rows(3);
-  ASSERT_TRUE(client
-                  ->PullStep({{&b, absl::MakeSpan(b_now)}},
-                             {{&emb, ids, absl::MakeSpan(rows)}})
+  ASSERT_TRUE(ReadStep(*client, {{&b, absl::MakeSpan(b_now)}},
+                       {{&emb, ids, absl::MakeSpan(rows)}})
                   .ok());
   EXPECT_THAT(b_now, ElementsAre(0.5f, 1.5f));
   EXPECT_THAT(rows, ElementsAre(-5.0f, -2.0f, -5.0f));

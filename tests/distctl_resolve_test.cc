@@ -2,6 +2,8 @@
 // operator writes it for each replica type, and with invalid configs.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -127,6 +129,100 @@ TEST(DistctlResolveTest, SlurmStepWithoutTfConfig) {
   EXPECT_THAT(result->stderr_text,
               ::testing::HasSubstr("Slurm: --slurm_jobs=ps:2,worker:2 asks "
                                    "for 4 tasks but the step has 5"));
+}
+
+// The step of `srun -n 2` on one host, without TF_CONFIG.
+SubprocessOptions SlurmStep(std::vector<std::string> flags) {
+  SubprocessOptions options;
+  options.argv = {kDistctl, "resolve"};
+  for (std::string& flag : flags) options.argv.push_back(std::move(flag));
+  options.env["TF_CONFIG"] = std::nullopt;
+  options.env["SLURM_PROCID"] = "1";
+  options.env["SLURM_STEP_NUM_TASKS"] = "2";
+  options.env["SLURM_STEP_NODELIST"] = "node01";
+  options.env["SLURM_STEP_TASKS_PER_NODE"] = "2";
+  return options;
+}
+
+// distctl uses no GPU: a host whose GPUs cannot be shared among its tasks is
+// reported with the tasks, not an error (a worker there would stop with it).
+TEST(DistctlResolveTest, GpuShortfallIsReportedNotFatal) {
+  SubprocessOptions options = SlurmStep({});
+  options.env["CUDA_VISIBLE_DEVICES"] = "0";
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << result->stderr_text;
+  EXPECT_EQ(result->stderr_text, "");
+  Json out = Json::parse(result->stdout_text, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << result->stdout_text;
+  EXPECT_EQ(out["source"], "Slurm");
+  EXPECT_EQ(out["task_type"], "worker");
+  EXPECT_EQ(out["task_index"], 1);
+  EXPECT_EQ(out["cluster"],
+            Json::parse(R"({"worker":["node01:8888","node01:8889"]})"));
+  EXPECT_FALSE(out.contains("cuda_visible_devices"));
+  EXPECT_EQ(out["cuda_visible_devices_error"],
+            "Slurm: node01 has 1 GPUs (CUDA_VISIBLE_DEVICES=0) for its 2 "
+            "tasks that are not ps tasks");
+}
+
+// A user who passes --slurm_jobs expects Slurm: outside a step (and without
+// TF_CONFIG) resolve refuses instead of answering in local mode.
+TEST(DistctlResolveTest, SlurmJobsOutsideASlurmStepIsRefused) {
+  SubprocessOptions options;
+  options.argv = {kDistctl, "resolve", "--slurm_jobs=ps:1,worker:1"};
+  options.env["TF_CONFIG"] = std::nullopt;
+  for (const char* name :
+       {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_STEP_NODELIST",
+        "SLURM_STEP_TASKS_PER_NODE"}) {
+    options.env[name] = std::nullopt;
+  }
+  absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 2);
+  EXPECT_EQ(result->stdout_text, "");
+  EXPECT_THAT(result->stderr_text,
+              ::testing::StartsWith(
+                  "Slurm: --slurm_jobs=ps:1,worker:1 is given, but this "
+                  "process is not in a Slurm job step"));
+
+  // TF_CONFIG, when set, wins as documented, --slurm_jobs or not.
+  options.env["TF_CONFIG"] = KubeflowTfConfig("ps", 0);
+  result = RunSubprocess(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 0) << result->stderr_text;
+}
+
+// Every Slurm error starts "Slurm: " (docs/tf_config.md), those of the flags
+// and of the step's variables alike.
+TEST(DistctlResolveTest, SlurmErrorsSaySlurm) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string node_list;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"--slurm_jobs=chief:2"},
+       "node01",
+       "Slurm: --slurm_jobs: \"chief:2\" asks for 2 chief tasks; a job has "
+       "one chief at most\n"},
+      {{"--slurm_port_base=0"},
+       "node01",
+       "Slurm: --slurm_port_base=0 is not a port (1 to 65535)\n"},
+      {{},
+       "node[5-3]",
+       "Slurm: SLURM_STEP_NODELIST=\"node[5-3]\": the range \"5-3\" "
+       "descends\n"},
+  };
+  for (const Case& c : cases) {
+    SubprocessOptions options = SlurmStep(c.flags);
+    options.env["SLURM_STEP_NODELIST"] = c.node_list;
+    absl::StatusOr<SubprocessResult> result = RunSubprocess(options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->exit_code, 2) << c.message;
+    EXPECT_EQ(result->stdout_text, "") << c.message;
+    EXPECT_EQ(result->stderr_text, c.message);
+  }
 }
 
 TEST(DistctlResolveTest, KeysInDocumentedOrder) {

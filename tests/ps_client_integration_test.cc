@@ -28,14 +28,18 @@
 #include "tests/util/constant_variable_spec.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/refusing_proxy.h"
+#include "tests/util/step_requests.h"
 
 namespace distrt {
 namespace {
 
 using ::distrt::testing::AddressesOf;
 using ::distrt::testing::PsProcess;
+using ::distrt::testing::ReadStep;
 using ::distrt::testing::RefusingProxy;
 using ::distrt::testing::StartPsProcesses;
+using ::distrt::testing::UpdateStep;
+using ::distrt::testing::UpdateThenRead;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -185,7 +189,7 @@ TEST_F(PsClientIntegrationTest, SparseRowsByIdWithDuplicatesSummed) {
 // partitioned one) and rows by id of two variables (ids on both tasks, one
 // repeated) come back as Pull and PullSparse give them; a bad buffer or id
 // is refused naming the variable.
-TEST_F(PsClientIntegrationTest, PullStepReadsDenseAndSparseTogether) {
+TEST_F(PsClientIntegrationTest, AReadOfDenseAndSparseGoesInOneRound) {
   const VariablePlacement a =
       *client_->CreateVariable(ConstantVariableSpec("a", {3}, 1.0f));
   const VariablePlacement b =
@@ -216,7 +220,7 @@ TEST_F(PsClientIntegrationTest, PullStepReadsDenseAndSparseTogether) {
   const std::vector<SparseVariablePull> sparse = {
       {&emb, emb_ids, absl::MakeSpan(emb_out)},
       {&wide, wide_ids, absl::MakeSpan(wide_out)}};
-  ASSERT_TRUE(client_->PullStep(dense, sparse).ok());
+  ASSERT_TRUE(ReadStep(*client_, dense, sparse).ok());
   EXPECT_THAT(a_out, ::testing::Each(1.0f));
   EXPECT_THAT(b_out, ElementsAre(2.0f));
   EXPECT_THAT(big_out, ::testing::Each(3.0f));
@@ -226,16 +230,17 @@ TEST_F(PsClientIntegrationTest, PullStepReadsDenseAndSparseTogether) {
 
   // Only sparse reads, too.
   std::fill(emb_out.begin(), emb_out.end(), 0.0f);
-  ASSERT_TRUE(client_->PullStep({}, {sparse.data(), 1}).ok());
+  ASSERT_TRUE(ReadStep(*client_, {}, {sparse.data(), 1}).ok());
   EXPECT_EQ(emb_out[0], 27);
 
   std::vector<float> short_out(2);
   absl::Status s =
-      client_->PullStep(dense, {{&emb, emb_ids, absl::MakeSpan(short_out)}});
+      ReadStep(*client_, dense, {{&emb, emb_ids, absl::MakeSpan(short_out)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
-  s = client_->PullStep(dense, {{&wide, std::vector<int64_t>{8},
-                                 absl::MakeSpan(wide_out).first(1)}});
+  s = ReadStep(
+      *client_, dense,
+      {{&wide, std::vector<int64_t>{8}, absl::MakeSpan(wide_out).first(1)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("id 8 is not one of its rows"));
 }
@@ -266,9 +271,8 @@ TEST_F(PsClientIntegrationTest, AStepsSmallRequestsToATaskGoAsOneBundle) {
   const std::vector<int64_t> ids = {9, 2, 9};
   std::vector<float> b_out(2), emb_out(3);
   std::map<std::string, int64_t> before = RequestsServed(*client_);
-  ASSERT_TRUE(client_
-                  ->PullStep({{&b, absl::MakeSpan(b_out)}},
-                             {{&emb, ids, absl::MakeSpan(emb_out)}})
+  ASSERT_TRUE(ReadStep(*client_, {{&b, absl::MakeSpan(b_out)}},
+                       {{&emb, ids, absl::MakeSpan(emb_out)}})
                   .ok());
   std::map<std::string, int64_t> after = RequestsServed(*client_);
   EXPECT_EQ(after["Bundle"] - before["Bundle"], 1);
@@ -278,7 +282,8 @@ TEST_F(PsClientIntegrationTest, AStepsSmallRequestsToATaskGoAsOneBundle) {
 
   before = after;
   const std::vector<float> b_grad = {0.5f, -0.5f}, grads = {1, 2, 4};
-  ASSERT_TRUE(client_->PushStep({{&b, b_grad}}, {{&emb, ids, grads}}, {}).ok());
+  ASSERT_TRUE(
+      UpdateStep(*client_, {{&b, b_grad}}, {{&emb, ids, grads}}, {}).ok());
   after = RequestsServed(*client_);
   EXPECT_EQ(after["Bundle"] - before["Bundle"], 1);
   EXPECT_EQ(after["PushSparse"] - before["PushSparse"], 2);
@@ -291,7 +296,8 @@ TEST_F(PsClientIntegrationTest, AStepsSmallRequestsToATaskGoAsOneBundle) {
   VariablePlacement missing = b;
   missing.spec.name = "missing";
   std::vector<float> missing_out(2);
-  absl::Status s = client_->PullStep(
+  absl::Status s = ReadStep(
+      *client_,
       {{&b, absl::MakeSpan(b_out)}, {&missing, absl::MakeSpan(missing_out)}},
       {{&emb, ids, absl::MakeSpan(emb_out)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
@@ -303,9 +309,8 @@ TEST_F(PsClientIntegrationTest, AStepsSmallRequestsToATaskGoAsOneBundle) {
   std::unique_ptr<PsClient> other = NewClient(alone);
   ASSERT_NE(other, nullptr);
   before = RequestsServed(*client_);
-  ASSERT_TRUE(other
-                  ->PullStep({{&b, absl::MakeSpan(b_out)}},
-                             {{&emb, ids, absl::MakeSpan(emb_out)}})
+  ASSERT_TRUE(ReadStep(*other, {{&b, absl::MakeSpan(b_out)}},
+                       {{&emb, ids, absl::MakeSpan(emb_out)}})
                   .ok());
   after = RequestsServed(*client_);
   EXPECT_EQ(after["Bundle"], before["Bundle"]);
@@ -394,9 +399,8 @@ TEST(PsClientBundleFallbackTest, ATaskWithoutBundleGetsTheCallsAlone) {
   const std::vector<int64_t> ids = {9, 2};
   for (int step = 0; step < 2; ++step) {
     std::vector<float> b_out(2), emb_out(2);
-    ASSERT_TRUE((*client)
-                    ->PullStep({{&b, absl::MakeSpan(b_out)}},
-                               {{&emb, ids, absl::MakeSpan(emb_out)}})
+    ASSERT_TRUE(ReadStep(**client, {{&b, absl::MakeSpan(b_out)}},
+                         {{&emb, ids, absl::MakeSpan(emb_out)}})
                     .ok());
     EXPECT_THAT(b_out, ::testing::Each(1.0f));
     EXPECT_THAT(emb_out, ::testing::Each(3.0f));
@@ -412,7 +416,7 @@ TEST(PsClientBundleFallbackTest, ATaskWithoutBundleGetsTheCallsAlone) {
 
 // A step's updates in one round: a dense variable and rows by id (on both
 // tasks, one repeated: summed) land as Push and PushSparse apply them.
-TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
+TEST_F(PsClientIntegrationTest, AnUpdateOfDenseAndSparseGoesInOneRound) {
   const VariablePlacement b =
       *client_->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
   const VariablePlacement emb =
@@ -421,7 +425,8 @@ TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
   const std::vector<float> b_grad = {0.5f, -0.5f};
   const std::vector<int64_t> ids = {9, 2, 9};
   const std::vector<float> grads = {1.0f, 2.0f, 4.0f};
-  ASSERT_TRUE(client_->PushStep({{&b, b_grad}}, {{&emb, ids, grads}}, {}).ok());
+  ASSERT_TRUE(
+      UpdateStep(*client_, {{&b, b_grad}}, {{&emb, ids, grads}}, {}).ok());
   std::vector<float> b_now(2), emb_now(10);
   ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());
   ASSERT_TRUE(client_->Pull(emb, absl::MakeSpan(emb_now)).ok());
@@ -429,7 +434,7 @@ TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
   EXPECT_THAT(emb_now, ElementsAre(0, 0, -2, 0, 0, 0, 0, 0, 0, -5));
 
   const std::vector<float> short_grads = {1.0f};
-  absl::Status s = client_->PushStep({}, {{&emb, ids, short_grads}}, {});
+  absl::Status s = UpdateStep(*client_, {}, {{&emb, ids, short_grads}}, {});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
 }
@@ -437,7 +442,7 @@ TEST_F(PsClientIntegrationTest, PushStepUpdatesDenseAndSparseTogether) {
 // A step's updates and the next step's reads in one round: one Bundle per
 // ps task, served in order, so the reads see the updates; the counter's
 // add brings its value back beside them.
-TEST_F(PsClientIntegrationTest, PushPullStepReadsWhatItsUpdatesLeft) {
+TEST_F(PsClientIntegrationTest, UpdateThenReadReadsWhatItsUpdatesLeft) {
   const VariablePlacement b =
       *client_->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
   const VariablePlacement emb =
@@ -450,11 +455,10 @@ TEST_F(PsClientIntegrationTest, PushPullStepReadsWhatItsUpdatesLeft) {
   std::vector<int64_t> after(1);
   std::vector<float> b_out(2), emb_out(3);
   std::map<std::string, int64_t> before = RequestsServed(*client_);
-  ASSERT_TRUE(client_
-                  ->PushPullStep({{&b, b_grad}}, {{&emb, ids, grads}},
-                                 {{&step, one, absl::MakeSpan(after)}},
-                                 {{&b, absl::MakeSpan(b_out)}},
-                                 {{&emb, ids, absl::MakeSpan(emb_out)}})
+  ASSERT_TRUE(UpdateThenRead(*client_, {{&b, b_grad}}, {{&emb, ids, grads}},
+                             {{&step, one, absl::MakeSpan(after)}},
+                             {{&b, absl::MakeSpan(b_out)}},
+                             {{&emb, ids, absl::MakeSpan(emb_out)}})
                   .ok());
   std::map<std::string, int64_t> after_served = RequestsServed(*client_);
   // emb's rows are on both tasks: one bundle to each, nothing alone.
@@ -467,8 +471,8 @@ TEST_F(PsClientIntegrationTest, PushPullStepReadsWhatItsUpdatesLeft) {
 
   // Sizes are checked before anything is sent.
   std::vector<float> short_out(1);
-  absl::Status s = client_->PushPullStep(
-      {{&b, b_grad}}, {}, {}, {}, {{&emb, ids, absl::MakeSpan(short_out)}});
+  absl::Status s = UpdateThenRead(*client_, {{&b, b_grad}}, {}, {}, {},
+                                  {{&emb, ids, absl::MakeSpan(short_out)}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"emb\""));
   std::vector<float> b_now(2);
@@ -478,7 +482,7 @@ TEST_F(PsClientIntegrationTest, PushPullStepReadsWhatItsUpdatesLeft) {
 
 // The global step's fetch-and-add goes in a step's round of updates: it
 // is applied once with them and brings back the value it left.
-TEST_F(PsClientIntegrationTest, PushStepAddsToACounterAndReturnsItsValue) {
+TEST_F(PsClientIntegrationTest, AnUpdatesAddToACounterReturnsItsValue) {
   const VariablePlacement b =
       *client_->CreateVariable(ConstantVariableSpec("b", {2}, 1.0f));
   const VariablePlacement emb =
@@ -492,13 +496,12 @@ TEST_F(PsClientIntegrationTest, PushStepAddsToACounterAndReturnsItsValue) {
   const std::vector<float> grads = {1.0f, 2.0f};
   const std::vector<int64_t> one = {1};
   int64_t after = 0;
-  ASSERT_TRUE(client_
-                  ->PushStep({{&b, b_grad}}, {{&emb, ids, grads}},
-                             {{&step, one, absl::MakeSpan(&after, 1)}})
+  ASSERT_TRUE(UpdateStep(*client_, {{&b, b_grad}}, {{&emb, ids, grads}},
+                         {{&step, one, absl::MakeSpan(&after, 1)}})
                   .ok());
   EXPECT_EQ(after, 41);
   // Without the values after: added all the same.
-  ASSERT_TRUE(client_->PushStep({}, {}, {{&step, one, {}}}).ok());
+  ASSERT_TRUE(UpdateStep(*client_, {}, {}, {{&step, one, {}}}).ok());
   int64_t now = 0;
   ASSERT_TRUE(client_->PullInt64(step, absl::MakeSpan(&now, 1)).ok());
   EXPECT_EQ(now, 42);
@@ -517,19 +520,17 @@ TEST_F(PsClientIntegrationTest, PushStepAddsToACounterAndReturnsItsValue) {
   const std::vector<int64_t> deltas = {1, 2, 3, 4};
   std::vector<int64_t> counts_after(4);
   for (int round = 1; round <= 2; ++round) {
-    ASSERT_TRUE(
-        client_
-            ->PushStep({{&b, b_grad}}, {},
-                       {{&step, one, {}},
-                        {&counts, deltas, absl::MakeSpan(counts_after)}})
-            .ok());
+    ASSERT_TRUE(UpdateStep(*client_, {{&b, b_grad}}, {},
+                           {{&step, one, {}},
+                            {&counts, deltas, absl::MakeSpan(counts_after)}})
+                    .ok());
     EXPECT_THAT(counts_after,
                 ElementsAre(round, 2 * round, 3 * round, 4 * round));
   }
 
   // An add to a float32 variable is refused before anything is sent.
   const std::vector<int64_t> two = {1, 1};
-  absl::Status s = client_->PushStep({{&b, b_grad}}, {}, {{&b, two, {}}});
+  absl::Status s = UpdateStep(*client_, {{&b, b_grad}}, {}, {{&b, two, {}}});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("\"b\""));
   ASSERT_TRUE(client_->Pull(b, absl::MakeSpan(b_now)).ok());

@@ -10,7 +10,7 @@
 #include "absl/time/clock.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/distribute/parameter_server_strategy.h"
-#include "runtime/ps/in_memory_parameter_servers.h"
+#include "runtime/in_memory_ps/in_memory_parameter_servers.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/util/file_system.h"

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/input/example.h"
 #include "runtime/input/input_files.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/models/model.h"
 #include "runtime/models/model_config.h"
 #include "worker/worker_options.h"

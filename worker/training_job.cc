@@ -12,20 +12,19 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/ps_client.h"
-#include "distribute/checkpoint_manager.h"
-#include "distribute/job_variables.h"
-#include "distribute/make_strategy.h"
-#include "distribute/ps_coordination.h"
-#include "distribute/worker_group.h"
-#include "runtime/cluster/cluster_resolver.h"
+#include "job/checkpoint_manager.h"
+#include "job/job_variables.h"
+#include "job/make_strategy.h"
+#include "job/ps_coordination.h"
+#include "job/resolved_task.h"
+#include "job/worker_group.h"
+#include "runtime/cluster/cluster_source.h"
 #include "runtime/cluster/cluster_spec.h"
-#include "runtime/cluster/simple_cluster_resolver.h"
-#include "runtime/cluster/task_role.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/distributed_dataset.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
@@ -43,7 +42,10 @@ absl::Duration Secs(double seconds) { return absl::Seconds(seconds); }
 struct Job {
   const WorkerOptions& options;
   const LogFn& log;
-  TaskRole role;
+  // What this task is; its strategy kind is set (a training task).
+  const ResolvedTask& task;
+  // From `task`: whether the cluster has ps tasks, and this task's input
+  // pipeline among the training tasks'.
   bool has_ps = false;
   int num_pipelines = 1;
   int pipeline_id = 0;
@@ -99,9 +101,9 @@ absl::Status CheckMultiWorkerBatch(const Job& job, int replicas) {
 
 // The strategy the flags ask for, made by the library's factory
 // (distribute/make_strategy.h) on this task's devices.
-absl::Status SetUpStrategy(Job& job, const TfConfig& config) {
+absl::Status SetUpStrategy(Job& job) {
   const WorkerOptions& o = job.options;
-  ASSIGN_OR_RETURN(StrategyKind kind, ChooseStrategyKind(config, o.strategy));
+  const StrategyKind kind = *job.task.strategy;
   ASSIGN_OR_RETURN(LocalDevices devices, CreateTaskDevices(o));
   job.devices = std::move(devices);
   job.log(absl::StrCat("devices: ", job.devices.description));
@@ -129,10 +131,8 @@ absl::Status SetUpStrategy(Job& job, const TfConfig& config) {
     options.strategy.collective_timeout =
         2 * Secs(o.collective_timeout_secs) + absl::Minutes(1);
   }
-  const SimpleClusterResolver resolver(config.cluster, config.task,
-                                       config.rpc_layer);
   ASSIGN_OR_RETURN(ResolvedStrategy resolved,
-                   MakeStrategy(resolver, pointers, options));
+                   MakeStrategy(job.task, pointers, options));
   job.client = std::move(resolved.ps_client);
   job.workers = std::move(resolved.workers);
   job.strategy = std::move(resolved.strategy);
@@ -335,30 +335,29 @@ absl::Status WaitForOtherWorkers(Job& job) {
       absl::StrCat(all_done.message(), "; not stopping the ps tasks"));
 }
 
-// The training job of RunTrainingJob, in `job`.
-absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
-  const WorkerOptions& options = job.options;
-  const LogFn& log = job.log;
-  job.role = ResolveTaskRole(tf_config);
-  if (tf_config.task.has_value() && tf_config.task->type != kChiefJob &&
-      tf_config.task->type != kWorkerJob) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TF_CONFIG's task is ", tf_config.task->type, " ",
-                     tf_config.task->index,
-                     "; training runs on chief and worker tasks (ps tasks run "
-                     "ps_server)"));
+// Checks that `job.task` is a training task with a strategy kind, and takes
+// its place among the training tasks from it.
+absl::Status TakeTrainingTask(Job& job) {
+  if (!job.task.is_training_task()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TF_CONFIG's task is ", job.task.type(), " ", job.task.index(),
+        "; training runs on chief and worker tasks (ps tasks run "
+        "ps_server)"));
   }
-  if (tf_config.is_local()) job.role.is_chief = true;
-  job.has_ps = tf_config.cluster.NumTasks(kPsJob) > 0;
-  job.num_pipelines = std::max(1, tf_config.cluster.NumTasks(kChiefJob) +
-                                      tf_config.cluster.NumTasks(kWorkerJob));
-  job.pipeline_id = job.role.id_in_cluster.value_or(0);
+  if (!job.task.strategy.has_value()) {
+    return absl::InvalidArgumentError(
+        "the task has no strategy kind: resolve it with ResolveTask");
+  }
+  job.has_ps = job.task.has_ps();
+  job.num_pipelines = job.task.num_training_tasks();
+  job.pipeline_id = job.task.role.id_in_cluster.value_or(0);
+  return absl::OkStatus();
+}
 
-  // The model, from all of the data; this task's shard of it.
-  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(options));
-  job.model = std::move(built.model);
-  const ModelConfig& config = built.config;
-
+// This task's shard of the training examples, fitted to the model (taken
+// from `built` when it read them all already), and a line saying so.
+absl::StatusOr<std::vector<Example>> ReadTrainingShard(Job& job,
+                                                       JobModel& built) {
   InputContext context;
   context.num_input_pipelines = job.num_pipelines;
   context.input_pipeline_id = job.pipeline_id;
@@ -373,35 +372,37 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     RETURN_IF_ERROR(FitExamplesToModel(built.config, *job.model, "--train_data",
                                        shard.files, &examples));
   }
-  log(absl::StrCat("model ", options.model, " with ", config.num_features,
-                   " features; input pipeline ", job.pipeline_id + 1, " of ",
-                   job.num_pipelines, ": ", examples.size(), " examples from ",
-                   shard.files.size(), " file(s)",
-                   shard.by_record ? " (sharded by record)" : ""));
+  job.log(absl::StrCat("model ", job.options.model, " with ",
+                       built.config.num_features, " features; input pipeline ",
+                       job.pipeline_id + 1, " of ", job.num_pipelines, ": ",
+                       examples.size(), " examples from ", shard.files.size(),
+                       " file(s)",
+                       shard.by_record ? " (sharded by record)" : ""));
+  return examples;
+}
 
-  RETURN_IF_ERROR(SetUpStrategy(job, tf_config));
+// The strategy, the variables (the chief's, in a multi-worker job) and, on
+// the task that writes them, the summaries.
+absl::Status SetUp(Job& job) {
+  RETURN_IF_ERROR(SetUpStrategy(job));
   RETURN_IF_ERROR(SetUpVariables(job));
   if (IsMultiWorker(job)) {
     RETURN_IF_ERROR(BroadcastFromChief(job));
   }
-  if (job.strategy->should_save_summary() && !options.log_dir.empty()) {
+  if (job.strategy->should_save_summary() && !job.options.log_dir.empty()) {
     ASSIGN_OR_RETURN(std::unique_ptr<EventFileWriter> writer,
-                     EventFileWriter::Create(options.log_dir, "chief"));
+                     EventFileWriter::Create(job.options.log_dir, "chief"));
     job.summaries = std::move(writer);
-    log(absl::StrCat("summaries: ", job.summaries->path()));
+    job.log(absl::StrCat("summaries: ", job.summaries->path()));
   }
-  // The chief's evaluation data, read before training so that a mistake in
-  // it is found now rather than at the end; after the set-up, so that the
-  // other tasks are not kept waiting for it, and a failure frees them.
-  std::vector<Example> eval_examples;
-  if (job.strategy->should_init() && !options.eval_data.empty()) {
-    ASSIGN_OR_RETURN(
-        std::vector<Example> read,
-        ReadEvalData(options, built.config, built.format, *job.model));
-    eval_examples = std::move(read);
-  }
-  FinalMetrics metrics;
-  RETURN_IF_ERROR(Train(job, std::move(examples), &metrics));
+  return absl::OkStatus();
+}
+
+// After the last step, in order: the workers say they are done and wait for
+// each other, the chief saves the last checkpoint, evaluates
+// `eval_examples` and stops the ps tasks.
+absl::Status FinishJob(Job& job, const std::vector<Example>& eval_examples,
+                       FinalMetrics* metrics) {
   if (job.has_ps && !job.strategy->should_init()) {
     RETURN_IF_ERROR(Coordination(job).ReportWorkerDone());
   }
@@ -416,33 +417,66 @@ absl::StatusOr<FinalMetrics> RunJob(Job& job, const TfConfig& tf_config) {
     RETURN_IF_ERROR(WaitForOtherWorkers(job));
   }
   if (job.checkpoints != nullptr) {
-    RETURN_IF_ERROR(SaveFinalCheckpoint(job, &metrics));
+    RETURN_IF_ERROR(SaveFinalCheckpoint(job, metrics));
   }
-  if (job.strategy->should_init() && !options.eval_data.empty()) {
-    RETURN_IF_ERROR(EvaluateAtEnd(job, eval_examples, &metrics));
+  if (job.strategy->should_init() && !job.options.eval_data.empty()) {
+    RETURN_IF_ERROR(EvaluateAtEnd(job, eval_examples, metrics));
   }
   if (job.has_ps && job.strategy->should_init()) {
     job.log("stopping the ps tasks");
     RETURN_IF_ERROR(job.client->Shutdown("training finished"));
   }
-  RETURN_IF_ERROR(job.strategy->Finalize());
+  return job.strategy->Finalize();
+}
+
+// The training job of RunTrainingJob, in `job`.
+absl::StatusOr<FinalMetrics> RunJob(Job& job) {
+  RETURN_IF_ERROR(TakeTrainingTask(job));
+  // The model, from all of the data; this task's shard of it.
+  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(job.options));
+  job.model = std::move(built.model);
+  ASSIGN_OR_RETURN(std::vector<Example> examples,
+                   ReadTrainingShard(job, built));
+  RETURN_IF_ERROR(SetUp(job));
+  // The chief's evaluation data, read before training so that a mistake in
+  // it is found now rather than at the end; after the set-up, so that the
+  // other tasks are not kept waiting for it, and a failure frees them.
+  std::vector<Example> eval_examples;
+  if (job.strategy->should_init() && !job.options.eval_data.empty()) {
+    ASSIGN_OR_RETURN(
+        std::vector<Example> read,
+        ReadEvalData(job.options, built.config, built.format, *job.model));
+    eval_examples = std::move(read);
+  }
+  FinalMetrics metrics;
+  RETURN_IF_ERROR(Train(job, std::move(examples), &metrics));
+  RETURN_IF_ERROR(FinishJob(job, eval_examples, &metrics));
   return metrics;
 }
 
 }  // namespace
 
 absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
-                                            const TfConfig& tf_config,
+                                            const ResolvedTask& task,
                                             const LogFn& log) {
   RETURN_IF_ERROR(ValidateWorkerOptions(options));
-  Job job{options, log};
-  absl::StatusOr<FinalMetrics> metrics = RunJob(job, tf_config);
+  Job job{options, log, task};
+  absl::StatusOr<FinalMetrics> metrics = RunJob(job);
   // A multi-worker task that fails by itself tells the others why and
   // frees them at once (after a failed collective it already has).
   if (!metrics.ok() && IsMultiWorker(job)) {
     return job.workers->Abandon(metrics.status());
   }
   return metrics;
+}
+
+absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
+                                            const TfConfig& tf_config,
+                                            const LogFn& log) {
+  ASSIGN_OR_RETURN(
+      ResolvedTask task,
+      ResolveTask(tf_config, ClusterSource::kProgram, options.strategy));
+  return RunTrainingJob(options, task, log);
 }
 
 }  // namespace distrt

@@ -3,10 +3,12 @@
 
 // RunTrainingJob: what a chief or worker task does from start to finish.
 //
-//   1. Works out its place in the cluster (TF_CONFIG) and its input shard,
-//      reads its share of the training data, builds the model.
-//   2. Creates its local devices and the strategy: ParameterServerStrategy
-//      when the cluster has ps tasks, MirroredStrategy otherwise (or what
+//   1. Takes its place in the cluster from the ResolvedTask it is given
+//      (distribute/resolved_task.h: its role, input pipeline and strategy
+//      kind, decided where the cluster was resolved), reads its share of
+//      the training data, builds the model.
+//   2. Creates its local devices and the strategy of the task's kind
+//      (ParameterServerStrategy when the cluster has ps tasks, ... or what
 //      --strategy says).
 //   3. The chief creates the variables, restores the latest checkpoint in
 //      --checkpoint_dir (so a restarted job resumes), then marks the
@@ -25,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "job/resolved_task.h"
 #include "runtime/cluster/tf_config.h"
 #include "worker/final_metrics.h"
 #include "worker/worker_options.h"
@@ -34,7 +37,14 @@ namespace distrt {
 using LogFn = std::function<void(absl::string_view)>;
 
 // Errors name what failed: bad data (file:line), an unreachable ps task, a
-// chief that never marked the variables ready, ...
+// chief that never marked the variables ready, ... INVALID_ARGUMENT for a
+// task that does not train (a ps task, the evaluator).
+absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
+                                            const ResolvedTask& task,
+                                            const LogFn& log);
+
+// The same for a cluster given in code: `tf_config` resolved (ResolveTask,
+// source kProgram) with options.strategy.
 absl::StatusOr<FinalMetrics> RunTrainingJob(const WorkerOptions& options,
                                             const TfConfig& tf_config,
                                             const LogFn& log);

@@ -1,6 +1,8 @@
 // worker: a chief, worker or evaluator task of a training job (see
 // worker/training_job.h and worker/evaluator_job.h for what they do). Reads
-// TF_CONFIG; without one it trains alone, mirrored over its local devices.
+// TF_CONFIG (or Slurm's step); without one it trains alone, mirrored over
+// its local devices. This file reads the flags; RunWorker
+// (worker/worker_run.h) does the rest.
 //
 // Exit status: 0 when training finished, 1 when it failed (the error on
 // stderr), 2 for bad input: flags (an unwritable --metrics_out included),
@@ -15,28 +17,18 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "job/strategy_kind.h"
 #include "rpc/grpc_logging.h"
 #include "rpc/transport_security_flags.h"
-#include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/environment_cluster.h"
-#include "runtime/cluster/task_role.h"
-#include "runtime/cluster/tf_config.h"
 #include "runtime/distribute/multi_worker_all_reduce.h"
-#include "runtime/metrics/metrics_http_server.h"
-#include "runtime/metrics/metrics_listen_host.h"
-#include "runtime/metrics/metrics_registry.h"
-#include "runtime/metrics/process_metrics.h"
-#include "runtime/util/file_system.h"
 #include "runtime/util/malloc_tuning.h"
 #include "runtime/util/mutex_checks.h"
-#include "worker/evaluator_job.h"
-#include "worker/final_metrics.h"
-#include "worker/training_job.h"
-#include "worker/training_metrics.h"
 #include "worker/worker_options.h"
+#include "worker/worker_run.h"
 
 ABSL_FLAG(std::string, model, "logreg",
           "linear, logreg, mlp, wide_deep, torchscript (a PyTorch module "
@@ -151,8 +143,11 @@ ABSL_FLAG(double, eval_timeout_secs, 3600,
 namespace distrt {
 namespace {
 
-WorkerOptions OptionsFromFlags() {
-  WorkerOptions o;
+// Every flag but --strategy (parsed by Main, which names the flag in its
+// error) into the options RunWorker takes.
+WorkerRunOptions OptionsFromFlags() {
+  WorkerRunOptions run;
+  WorkerOptions& o = run.job;
   o.model = absl::GetFlag(FLAGS_model);
   o.torchscript_file = absl::GetFlag(FLAGS_torchscript_file);
   o.loss = absl::GetFlag(FLAGS_loss);
@@ -189,12 +184,12 @@ WorkerOptions OptionsFromFlags() {
   o.ps_failure_timeout_secs =
       absl::ToDoubleSeconds(absl::GetFlag(FLAGS_ps_failure_timeout));
   o.eval_timeout_secs = absl::GetFlag(FLAGS_eval_timeout_secs);
-  return o;
-}
-
-void Log(absl::string_view line) {
-  std::fprintf(stdout, "%.*s\n", static_cast<int>(line.size()), line.data());
-  std::fflush(stdout);
+  run.security = rpc::TransportSecurityOptionsFromFlags();
+  run.slurm_jobs = absl::GetFlag(FLAGS_slurm_jobs);
+  run.slurm_port_base = absl::GetFlag(FLAGS_slurm_port_base);
+  run.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  run.metrics_host = absl::GetFlag(FLAGS_metrics_host);
+  return run;
 }
 
 int Main(int argc, char** argv) {
@@ -213,7 +208,8 @@ int Main(int argc, char** argv) {
                  args[1]);
     return 2;
   }
-  WorkerOptions options = OptionsFromFlags();
+  WorkerRunOptions options = OptionsFromFlags();
+  options.start_time = start_time;
   absl::StatusOr<StrategyKind> kind =
       ParseStrategyKind(absl::GetFlag(FLAGS_strategy));
   if (!kind.ok()) {
@@ -221,129 +217,8 @@ int Main(int argc, char** argv) {
                  std::string(kind.status().message()).c_str());
     return 2;
   }
-  options.strategy = *kind;
-  if (absl::Status s = ValidateWorkerOptions(options); !s.ok()) {
-    std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
-    return 2;
-  }
-  absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> security =
-      rpc::TransportSecurityFromFlags();
-  if (!security.ok()) {
-    std::fprintf(stderr, "worker: %s\n",
-                 std::string(security.status().message()).c_str());
-    return 2;
-  }
-  options.security = *std::move(security);
-  absl::StatusOr<EnvironmentCluster> resolved =
-      ResolveClusterFromFlagsAndEnvironment();
-  if (!resolved.ok()) {
-    std::fprintf(stderr, "worker: %s\n",
-                 std::string(resolved.status().message()).c_str());
-    return 2;
-  }
-  // As TF's SlurmClusterResolver does (auto_set_gpu), before any CUDA call.
-  absl::StatusOr<std::optional<std::string>> task_gpus =
-      TaskGpusFromFlagsAndEnvironment(*resolved);
-  if (!task_gpus.ok()) {
-    std::fprintf(stderr, "worker: %s\n",
-                 std::string(task_gpus.status().message()).c_str());
-    return 2;
-  }
-  if (task_gpus->has_value()) {
-    setenv("CUDA_VISIBLE_DEVICES", (*task_gpus)->c_str(), 1);
-  }
-  if (resolved->source == "Slurm") {
-    std::fprintf(stderr, "worker: cluster from Slurm's step: task %s:%d\n",
-                 resolved->config.task->type.c_str(),
-                 resolved->config.task->index);
-  }
-  const TfConfig* config = &resolved->config;
-  const bool evaluator =
-      config->task.has_value() && config->task->type == kEvaluatorJob;
-  const bool chief =
-      !evaluator && (config->is_local() || ResolveTaskRole(*config).is_chief);
-  if (!options.metrics_out.empty() && (chief || evaluator)) {
-    const std::string path = evaluator
-                                 ? EvaluatorMetricsPath(options.metrics_out)
-                                 : options.metrics_out;
-    if (absl::Status s = CheckCanCreateFile(path); !s.ok()) {
-      std::fprintf(stderr, "worker: --metrics_out: %s\n",
-                   std::string(s.message()).c_str());
-      return 2;
-    }
-  }
-  // Metrics: served from here until the task ends.
-  MetricsRegistry registry;
-  std::unique_ptr<TrainingMetrics> training_metrics;
-  std::unique_ptr<MetricsHttpServer> metrics_server;
-  if (const int port = absl::GetFlag(FLAGS_metrics_port); port >= 0) {
-    absl::StatusOr<std::unique_ptr<TrainingMetrics>> made =
-        TrainingMetrics::Create(&registry);
-    if (!made.ok()) {
-      std::fprintf(stderr, "worker: %s\n", made.status().ToString().c_str());
-      return 1;
-    }
-    training_metrics = *std::move(made);
-    if (absl::Status s = AddProcessMetrics(&registry, start_time); !s.ok()) {
-      std::fprintf(stderr, "worker: %s\n", s.ToString().c_str());
-      return 1;
-    }
-    options.metrics = training_metrics.get();
-    MetricsHttpServer::Options server_options;
-    server_options.registry = &registry;
-    server_options.port = port;
-    std::string task_host = server_options.bind_host;  // loopback
-    if (config->task.has_value()) {
-      absl::StatusOr<std::string> address =
-          config->cluster.TaskAddress(config->task->type, config->task->index);
-      absl::StatusOr<HostPort> host =
-          address.ok() ? ParseTaskAddress(*address)
-                       : absl::StatusOr<HostPort>(address.status());
-      if (host.ok()) task_host = host->host;
-    }
-    absl::StatusOr<std::string> metrics_host =
-        MetricsListenHost(absl::GetFlag(FLAGS_metrics_host), task_host,
-                          options.security->uses_tls());
-    if (!metrics_host.ok()) {
-      std::fprintf(stderr, "worker: %s\n",
-                   std::string(metrics_host.status().message()).c_str());
-      return 2;
-    }
-    server_options.bind_host = *metrics_host;
-    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
-        MetricsHttpServer::Start(server_options);
-    if (!started.ok()) {
-      std::fprintf(stderr, "worker: --metrics_port: %s\n",
-                   std::string(started.status().message()).c_str());
-      return 2;
-    }
-    metrics_server = *std::move(started);
-    Log(absl::StrCat("metrics at ", metrics_server->url()));
-  }
-  absl::StatusOr<FinalMetrics> metrics =
-      evaluator ? RunEvaluatorJob(options, *config, Log)
-                : RunTrainingJob(options, *config, Log);
-  if (!metrics.ok()) {
-    std::fprintf(stderr, "worker: %s\n", metrics.status().ToString().c_str());
-    return absl::IsInvalidArgument(metrics.status()) ? 2 : 1;
-  }
-  if (evaluator) {
-    // Its metrics file was written after each checkpoint.
-    for (const std::string& line : SummaryLines(*metrics)) Log(line);
-    return 0;
-  }
-  if (chief) {
-    for (const std::string& line : SummaryLines(*metrics)) Log(line);
-    if (!options.metrics_out.empty()) {
-      if (absl::Status s = WriteFinalMetrics(options.metrics_out, *metrics);
-          !s.ok()) {
-        std::fprintf(stderr, "worker: %s\n", s.ToString().c_str());
-        return 1;
-      }
-      Log(absl::StrCat("wrote ", options.metrics_out));
-    }
-  }
-  return 0;
+  options.job.strategy = *kind;
+  return RunWorker(options);
 }
 
 }  // namespace

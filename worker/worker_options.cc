@@ -5,13 +5,53 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "runtime/device/local_devices.h"
+#include "runtime/local_devices/local_devices.h"
 
 namespace distrt {
 namespace {
 
 absl::Status Bad(absl::string_view flag, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", problem));
+}
+
+// --devices, and whether the model computes on them.
+absl::Status CheckDevices(const WorkerOptions& o) {
+  LocalDevicesOptions devices;
+  if (absl::Status s = ParseDeviceSelection(o.devices, &devices); !s.ok()) {
+    return Bad("devices", s.message());
+  }
+  if (o.model == "torchscript" && devices.require_gpus) {
+    return Bad("devices",
+               absl::StrCat("\"", o.devices,
+                            "\" with --model=torchscript: TorchScript models "
+                            "compute on CPU devices (Debian's LibTorch is "
+                            "built without CUDA); use --devices=cpu or auto"));
+  }
+  return absl::OkStatus();
+}
+
+// The flags only parameter servers use. With --strategy=auto the strategy
+// is known only once the cluster is read; the training loop (read-ahead) and
+// MakeStrategy (pushes in the background) refuse them then, before any step.
+absl::Status CheckParameterServerFlags(const WorkerOptions& o) {
+  const bool may_have_ps = o.strategy == StrategyKind::kAuto ||
+                           o.strategy == StrategyKind::kParameterServer;
+  const struct {
+    bool set;
+    const char* flag;
+    const char* overlapped;
+  } ps_only[] = {{o.read_ahead, "read_ahead", "round trips"},
+                 {o.push_in_background, "push_in_background", "pushes"}};
+  for (const auto& f : ps_only) {
+    if (f.set && !may_have_ps) {
+      return Bad(f.flag, absl::StrCat("needs parameter servers "
+                                      "(--strategy=parameter_server, or auto "
+                                      "with ps tasks): other strategies have "
+                                      "no ",
+                                      f.overlapped, " to overlap"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -48,17 +88,7 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (o.num_cpu_replicas < 1 || o.num_cpu_replicas > 256) {
     return Bad("num_cpu_replicas", "must be in 1..256");
   }
-  LocalDevicesOptions devices;
-  if (absl::Status s = ParseDeviceSelection(o.devices, &devices); !s.ok()) {
-    return Bad("devices", s.message());
-  }
-  if (o.model == "torchscript" && devices.require_gpus) {
-    return Bad("devices",
-               absl::StrCat("\"", o.devices,
-                            "\" with --model=torchscript: TorchScript models "
-                            "compute on CPU devices (Debian's LibTorch is "
-                            "built without CUDA); use --devices=cpu or auto"));
-  }
+  if (absl::Status s = CheckDevices(o); !s.ok()) return s;
   if (o.num_features < 0) return Bad("num_features", "must not be negative");
   if (o.num_classes < 0) return Bad("num_classes", "must not be negative");
   if (!o.data_format.empty() && o.data_format != "libsvm" &&
@@ -86,27 +116,7 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (o.all_reduce_bucket_bytes < static_cast<int64_t>(sizeof(float))) {
     return Bad("all_reduce_bucket_bytes", "must be at least 4 (one float)");
   }
-  // Flags only parameter servers use. With --strategy=auto the strategy is
-  // known only once the cluster is read; the training loop (read-ahead) and
-  // MakeStrategy (pushes in the background) refuse them then, before any
-  // step.
-  const bool may_have_ps = o.strategy == StrategyKind::kAuto ||
-                           o.strategy == StrategyKind::kParameterServer;
-  const struct {
-    bool set;
-    const char* flag;
-    const char* overlapped;
-  } ps_only[] = {{o.read_ahead, "read_ahead", "round trips"},
-                 {o.push_in_background, "push_in_background", "pushes"}};
-  for (const auto& f : ps_only) {
-    if (f.set && !may_have_ps) {
-      return Bad(f.flag, absl::StrCat("needs parameter servers "
-                                      "(--strategy=parameter_server, or auto "
-                                      "with ps tasks): other strategies have "
-                                      "no ",
-                                      f.overlapped, " to overlap"));
-    }
-  }
+  if (absl::Status s = CheckParameterServerFlags(o); !s.ok()) return s;
   if (absl::StatusOr<std::vector<int>> units = ParseHiddenUnits(o.hidden_units);
       !units.ok()) {
     return units.status();

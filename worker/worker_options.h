@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "distribute/strategy_kind.h"
+#include "job/strategy_kind.h"
 #include "runtime/distribute/multi_worker_all_reduce.h"
 #include "runtime/optimizer/optimizer.h"
 
@@ -60,7 +60,7 @@ struct WorkerOptions {
 
   StrategyKind strategy = StrategyKind::kAuto;
   int num_cpu_replicas = 1;
-  // As ParseDeviceSelection (runtime/device/local_devices.h) reads it:
+  // As ParseDeviceSelection (runtime/local_devices/local_devices.h) reads it:
   // "auto", "cpu", "gpu" or "gpu:<ids>".
   std::string devices = "auto";
   std::string cross_device_ops = "auto";

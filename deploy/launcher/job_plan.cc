@@ -1,6 +1,7 @@
 #include "deploy/launcher/job_plan.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -40,6 +41,92 @@ absl::StatusOr<std::vector<JobSpec>> JobsFromCounts(const JobCounts& counts) {
   return jobs;
 }
 
+// The jobs of the cluster spec or of the counts, whichever was given (not
+// yet checked as a cluster, and without addresses from counts).
+absl::StatusOr<std::vector<JobSpec>> JobsOf(const JobPlanOptions& options) {
+  if (options.cluster_spec_text.has_value()) {
+    // Parsed as given first, so that an invalid spec is reported as written
+    // (two chiefs, a bad task type) rather than after its ports change.
+    ASSIGN_OR_RETURN(ClusterSpec shape,
+                     ParseClusterSpecText(*options.cluster_spec_text));
+    return shape.jobs();
+  }
+  return JobsFromCounts(*options.counts);
+}
+
+int NumTasks(const std::vector<JobSpec>& jobs) {
+  int num_tasks = 0;
+  for (const JobSpec& job : jobs) {
+    num_tasks += static_cast<int>(job.tasks.size());
+  }
+  return num_tasks;
+}
+
+absl::Status CheckSomethingTrains(const std::vector<JobSpec>& jobs) {
+  int num_trainers = 0;
+  for (const JobSpec& job : jobs) {
+    if (job.name == kChiefJob || job.name == kWorkerJob) {
+      num_trainers += static_cast<int>(job.tasks.size());
+    }
+  }
+  if (num_trainers == 0) {
+    return absl::InvalidArgumentError(
+        "the job has no chief and no worker task; nothing would train");
+  }
+  return absl::OkStatus();
+}
+
+// Gives every task of `jobs` a free port on options.bind_host; returns the
+// ps tasks' data plane ports. With the TCP data plane, each ps task's data
+// plane port is picked with the others, so that no task's port is taken by
+// a data plane that the OS gave it while the later tasks were not listening
+// yet.
+absl::StatusOr<std::vector<int>> AssignFreePorts(const JobPlanOptions& options,
+                                                 std::vector<JobSpec>& jobs) {
+  const int num_tasks = NumTasks(jobs);
+  int num_ps = 0;
+  for (const JobSpec& job : jobs) {
+    if (job.name == kPsJob) num_ps = static_cast<int>(job.tasks.size());
+  }
+  const int num_data_planes = options.rpc_layer == "grpc+tcp" ? num_ps : 0;
+  ASSIGN_OR_RETURN(
+      std::vector<int> ports,
+      PickFreePorts(options.bind_host, num_tasks + num_data_planes));
+  size_t next_port = 0;
+  for (JobSpec& job : jobs) {
+    for (auto& [index, address] : job.tasks) {
+      address = TaskAddressOn(options.bind_host, (ports)[next_port++]);
+    }
+  }
+  return std::vector<int>(ports.begin() + num_tasks, ports.end());
+}
+
+// The cluster's tasks, grouped by type (ps, chief, worker, evaluator) and
+// by index within a type.
+std::vector<LaunchTask> LaunchTasks(const ClusterSpec& cluster) {
+  std::vector<LaunchTask> tasks;
+  for (absl::string_view type :
+       {kPsJob, kChiefJob, kWorkerJob, kEvaluatorJob}) {
+    const JobSpec* job = cluster.FindJob(type);
+    if (job == nullptr) continue;
+    for (const auto& [index, address] : job->tasks) {
+      tasks.push_back(LaunchTask{std::string(type), index, address});
+    }
+  }
+  return tasks;
+}
+
+// The index in plan.tasks of the first chief, else of the first worker:
+// the job's primary task (JobPlan::primary).
+int PrimaryTask(const JobPlan& plan) {
+  const absl::string_view primary_type =
+      plan.cluster.NumTasks(kChiefJob) > 0 ? kChiefJob : kWorkerJob;
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    if (plan.tasks[i].type == primary_type) return static_cast<int>(i);
+  }
+  return 0;  // not reached: the job has a chief or a worker
+}
+
 }  // namespace
 
 std::string LaunchTask::label() const { return absl::StrCat(type, ":", index); }
@@ -63,57 +150,16 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
     return layer.status();
   }
 
-  std::vector<JobSpec> jobs;
-  if (have_spec) {
-    // Parsed as given first, so that an invalid spec is reported as written
-    // (two chiefs, a bad task type) rather than after its ports change.
-    ASSIGN_OR_RETURN(ClusterSpec shape,
-                     ParseClusterSpecText(*options.cluster_spec_text));
-    jobs = shape.jobs();
-  } else {
-    ASSIGN_OR_RETURN(std::vector<JobSpec> from_counts,
-                     JobsFromCounts(*options.counts));
-    jobs = std::move(from_counts);
-  }
-
-  int num_tasks = 0;
-  int num_trainers = 0;
-  for (const JobSpec& job : jobs) {
-    num_tasks += static_cast<int>(job.tasks.size());
-    if (job.name == kChiefJob || job.name == kWorkerJob) {
-      num_trainers += static_cast<int>(job.tasks.size());
-    }
-  }
-  if (num_trainers == 0) {
-    return absl::InvalidArgumentError(
-        "the job has no chief and no worker task; nothing would train");
-  }
-
+  ASSIGN_OR_RETURN(std::vector<JobSpec> jobs, JobsOf(options));
+  RETURN_IF_ERROR(CheckSomethingTrains(jobs));
   if (options.keep_addresses && !have_spec) {
     return absl::InvalidArgumentError(
         "--keep_addresses keeps a cluster spec's addresses; give "
         "--cluster_spec");
   }
-  // With the TCP data plane, each ps task's data plane port is picked with
-  // the others, so that no task's port is taken by a data plane that the OS
-  // gave it while the later tasks were not listening yet.
   std::vector<int> data_plane_ports;
   if (!options.keep_addresses) {
-    int num_ps = 0;
-    for (const JobSpec& job : jobs) {
-      if (job.name == kPsJob) num_ps = static_cast<int>(job.tasks.size());
-    }
-    const int num_data_planes = options.rpc_layer == "grpc+tcp" ? num_ps : 0;
-    ASSIGN_OR_RETURN(
-        std::vector<int> ports,
-        PickFreePorts(options.bind_host, num_tasks + num_data_planes));
-    size_t next_port = 0;
-    for (JobSpec& job : jobs) {
-      for (auto& [index, address] : job.tasks) {
-        address = TaskAddressOn(options.bind_host, (ports)[next_port++]);
-      }
-    }
-    data_plane_ports.assign(ports.begin() + num_tasks, ports.end());
+    ASSIGN_OR_RETURN(data_plane_ports, AssignFreePorts(options, jobs));
   }
 
   ASSIGN_OR_RETURN(ClusterSpec cluster, ClusterSpec::Create(std::move(jobs)));
@@ -122,24 +168,8 @@ absl::StatusOr<JobPlan> MakeJobPlan(const JobPlanOptions& options) {
   plan.cluster = std::move(cluster);
   plan.rpc_layer = options.rpc_layer;
   plan.data_plane_ports = std::move(data_plane_ports);
-  for (absl::string_view type :
-       {kPsJob, kChiefJob, kWorkerJob, kEvaluatorJob}) {
-    const JobSpec* job = plan.cluster.FindJob(type);
-    if (job == nullptr) continue;
-    for (const auto& [index, address] : job->tasks) {
-      plan.tasks.push_back(LaunchTask{std::string(type), index, address});
-    }
-  }
-  // Tasks are grouped by type in the order above and by index within a
-  // type, so the first chief, else the first worker, is the primary.
-  const absl::string_view primary_type =
-      plan.cluster.NumTasks(kChiefJob) > 0 ? kChiefJob : kWorkerJob;
-  for (size_t i = 0; i < plan.tasks.size(); ++i) {
-    if (plan.tasks[i].type == primary_type) {
-      plan.primary = static_cast<int>(i);
-      break;
-    }
-  }
+  plan.tasks = LaunchTasks(plan.cluster);
+  plan.primary = PrimaryTask(plan);
   return plan;
 }
 

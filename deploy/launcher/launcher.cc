@@ -228,46 +228,133 @@ std::vector<TaskCommand> MakeTaskCommands(const JobPlan& plan,
   return commands;
 }
 
-int Launch(const LaunchOptions& options) {
-  // The user's own TLS files and token, checked here once rather than by
-  // every task.
-  const std::vector<std::string> user_security_args =
-      rpc::TransportSecurityArgs(options.user_security);
-  if (!user_security_args.empty()) {
-    if (options.secure) {
-      return BadInput(
-          "--secure makes its own certificates and token; give either it or "
-          "--tls_cert/--tls_key/--tls_ca/--cluster_token_file");
-    }
-    absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> loaded =
-        rpc::TransportSecurity::Load(options.user_security);
-    if (!loaded.ok()) return BadInput(loaded.status().message());
-  }
+namespace {
 
-  absl::StatusOr<JobPlan> plan = MakeJobPlan(options.plan);
-  if (!plan.ok()) {
-    if (options.plan.cluster_spec_text.has_value() &&
-        !options.plan.counts.has_value()) {
-      return BadInput(absl::StrCat("cluster spec ", options.cluster_spec_path,
-                                   ": ", plan.status().message()));
-    }
-    return BadInput(plan.status().message());
+// The user's own TLS files and token (--tls_cert ...), checked here once
+// rather than by every task; their flags for the tasks.
+absl::StatusOr<std::vector<std::string>> CheckUserSecurity(
+    const LaunchOptions& options) {
+  std::vector<std::string> args =
+      rpc::TransportSecurityArgs(options.user_security);
+  if (args.empty()) return args;
+  if (options.secure) {
+    return absl::InvalidArgumentError(
+        "--secure makes its own certificates and token; give either it or "
+        "--tls_cert/--tls_key/--tls_ca/--cluster_token_file");
   }
+  absl::StatusOr<std::shared_ptr<const rpc::TransportSecurity>> loaded =
+      rpc::TransportSecurity::Load(options.user_security);
+  if (!loaded.ok()) return loaded.status();
+  return args;
+}
+
+// The job's plan; an error in a cluster spec file names the file.
+absl::StatusOr<JobPlan> PlanJob(const LaunchOptions& options) {
+  absl::StatusOr<JobPlan> plan = MakeJobPlan(options.plan);
+  if (!plan.ok() && options.plan.cluster_spec_text.has_value() &&
+      !options.plan.counts.has_value()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat("cluster spec ", options.cluster_spec_path,
+                                     ": ", plan.status().message()));
+  }
+  return plan;
+}
+
+// The worker binary and, when the job has ps tasks, the ps_server binary,
+// into `commands`.
+absl::Status FindTaskBinaries(const LaunchOptions& options, const JobPlan& plan,
+                              TaskCommandOptions& commands) {
+  ASSIGN_OR_RETURN(
+      commands.worker_bin,
+      FindTaskBinary("worker_bin", options.worker_bin, "worker/worker"));
+  if (plan.cluster.NumTasks(kPsJob) > 0) {
+    ASSIGN_OR_RETURN(commands.ps_server_bin,
+                     FindTaskBinary("ps_server_bin", options.ps_server_bin,
+                                    "ps_server/ps_server"));
+  }
+  return absl::OkStatus();
+}
+
+// --secure: a throwaway CA, certificates and token under `job_dir`, and each
+// task's flags for them in commands.security_args.
+absl::Status MakeSecureJobArgs(const std::string& job_dir, const JobPlan& plan,
+                               TaskCommandOptions& commands) {
+  const std::string security_dir = JoinPath(job_dir, "security");
+  ASSIGN_OR_RETURN(std::vector<rpc::TransportSecurityOptions> made,
+                   MakeLocalJobSecurity(security_dir, plan.tasks));
+  for (size_t i = 0; i < made.size(); ++i) {
+    commands.security_args[i] = rpc::TransportSecurityArgs(made[i]);
+  }
+  std::printf(
+      "launch: every task uses mutual TLS and a cluster token (a "
+      "throwaway CA, certificates and token in %s)\n",
+      security_dir.c_str());
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+// Starts every task of `plan`, and lists them in the job dir's tasks.json.
+absl::StatusOr<std::unique_ptr<JobRunner>> StartJob(
+    const LaunchOptions& options, const JobPlan& plan,
+    const TaskCommandOptions& commands, const std::string& job_dir,
+    int signal_fd) {
+  JobRunnerOptions runner_options;
+  runner_options.finish_grace = options.finish_grace;
+  runner_options.stop_timeout = options.stop_timeout;
+  runner_options.log_dir = JoinPath(job_dir, "logs");
+  runner_options.out = stdout;
+  runner_options.interrupt_fd = signal_fd;
+  runner_options.max_restarts = options.max_restarts;
+  ASSIGN_OR_RETURN(std::unique_ptr<JobRunner> runner,
+                   JobRunner::Start(MakeTaskCommands(plan, commands),
+                                    plan.primary, runner_options));
+  if (absl::Status s = WriteTasksJson(job_dir, plan.cluster, runner->started());
+      !s.ok()) {
+    // The job itself is unaffected; only tools that read the file are.
+    std::printf("launch: warning: %s\n", std::string(s.message()).c_str());
+  }
+  return runner;
+}
+
+// Says how the job ended; the launcher's exit code.
+int ReportResult(const JobResult& result, const std::string& job_dir) {
+  switch (result.outcome) {
+    case JobResult::Outcome::kSucceeded:
+      std::printf("launch: job finished: %s; job dir %s\n",
+                  result.summary.c_str(), job_dir.c_str());
+      std::fflush(stdout);
+      return 0;
+    case JobResult::Outcome::kFailed:
+      std::printf("launch: job failed: %s\n", result.summary.c_str());
+      std::fflush(stdout);
+      return kExitFailed;
+    case JobResult::Outcome::kInterrupted:
+      std::printf("launch: job %s; job dir %s\n", result.summary.c_str(),
+                  job_dir.c_str());
+      std::fflush(stdout);
+      return 128 + result.signal;
+  }
+  return kExitFailed;
+}
+
+}  // namespace
+
+int Launch(const LaunchOptions& options) {
+  absl::StatusOr<std::vector<std::string>> user_security_args =
+      CheckUserSecurity(options);
+  if (!user_security_args.ok()) {
+    return BadInput(user_security_args.status().message());
+  }
+  absl::StatusOr<JobPlan> plan = PlanJob(options);
+  if (!plan.ok()) return BadInput(plan.status().message());
 
   TaskCommandOptions commands;
   // Kept addresses: each task listens on its own address's host.
   const std::string bind_host =
       options.plan.keep_addresses ? "" : options.plan.bind_host;
   commands.bind_host = bind_host;
-  absl::StatusOr<std::string> worker_bin =
-      FindTaskBinary("worker_bin", options.worker_bin, "worker/worker");
-  if (!worker_bin.ok()) return BadInput(worker_bin.status().message());
-  commands.worker_bin = *std::move(worker_bin);
-  if (plan->cluster.NumTasks(kPsJob) > 0) {
-    absl::StatusOr<std::string> found = FindTaskBinary(
-        "ps_server_bin", options.ps_server_bin, "ps_server/ps_server");
-    if (!found.ok()) return BadInput(found.status().message());
-    commands.ps_server_bin = *std::move(found);
+  if (absl::Status s = FindTaskBinaries(options, *plan, commands); !s.ok()) {
+    return BadInput(s.message());
   }
 
   absl::StatusOr<std::string> job_dir =
@@ -288,61 +375,22 @@ int Launch(const LaunchOptions& options) {
   commands.training_flags =
       TrainingFlags(options.task_flags, *job_dir, bind_host);
   // Each task's security flags: the user's, or --secure's own.
-  commands.security_args.assign(plan->tasks.size(), user_security_args);
+  commands.security_args.assign(plan->tasks.size(), *user_security_args);
   if (options.secure) {
-    const std::string security_dir = JoinPath(*job_dir, "security");
-    absl::StatusOr<std::vector<rpc::TransportSecurityOptions>> made =
-        MakeLocalJobSecurity(security_dir, plan->tasks);
-    if (!made.ok()) return BadInput(made.status().message());
-    for (size_t i = 0; i < made->size(); ++i) {
-      commands.security_args[i] = rpc::TransportSecurityArgs((*made)[i]);
+    if (absl::Status s = MakeSecureJobArgs(*job_dir, *plan, commands);
+        !s.ok()) {
+      return BadInput(s.message());
     }
-    std::printf(
-        "launch: every task uses mutual TLS and a cluster token (a "
-        "throwaway CA, certificates and token in %s)\n",
-        security_dir.c_str());
-    std::fflush(stdout);
   }
 
-  JobRunnerOptions runner_options;
-  runner_options.finish_grace = options.finish_grace;
-  runner_options.stop_timeout = options.stop_timeout;
-  runner_options.log_dir = JoinPath(*job_dir, "logs");
-  runner_options.out = stdout;
-  runner_options.interrupt_fd = *signal_fd;
-  runner_options.max_restarts = options.max_restarts;
-  absl::StatusOr<std::unique_ptr<JobRunner>> runner = JobRunner::Start(
-      MakeTaskCommands(*plan, commands), plan->primary, runner_options);
+  absl::StatusOr<std::unique_ptr<JobRunner>> runner =
+      StartJob(options, *plan, commands, *job_dir, *signal_fd);
   if (!runner.ok()) {
     std::fprintf(stderr, "launch: %s\n",
                  std::string(runner.status().message()).c_str());
     return kExitFailed;
   }
-  if (absl::Status s =
-          WriteTasksJson(*job_dir, plan->cluster, (*runner)->started());
-      !s.ok()) {
-    // The job itself is unaffected; only tools that read the file are.
-    std::printf("launch: warning: %s\n", std::string(s.message()).c_str());
-  }
-
-  const JobResult result = (*runner)->Wait();
-  switch (result.outcome) {
-    case JobResult::Outcome::kSucceeded:
-      std::printf("launch: job finished: %s; job dir %s\n",
-                  result.summary.c_str(), job_dir->c_str());
-      std::fflush(stdout);
-      return 0;
-    case JobResult::Outcome::kFailed:
-      std::printf("launch: job failed: %s\n", result.summary.c_str());
-      std::fflush(stdout);
-      return kExitFailed;
-    case JobResult::Outcome::kInterrupted:
-      std::printf("launch: job %s; job dir %s\n", result.summary.c_str(),
-                  job_dir->c_str());
-      std::fflush(stdout);
-      return 128 + result.signal;
-  }
-  return kExitFailed;
+  return ReportResult((*runner)->Wait(), *job_dir);
 }
 
 }  // namespace distrt::launcher

@@ -8,6 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -87,6 +90,100 @@ void CloseIfOpen(int& fd) {
   _exit(127);  // not reached; fail() does not return
 }
 
+// The child's argv and environment (the launcher's, with the task's
+// TF_CONFIG instead of any of its own), built before fork: the child may
+// not allocate. Not copyable: `argv` and `envp` point into the storage.
+struct ChildCommand {
+  explicit ChildCommand(const TaskProcessOptions& options) {
+    arg_storage.push_back(options.binary);
+    arg_storage.insert(arg_storage.end(), options.args.begin(),
+                       options.args.end());
+    for (std::string& arg : arg_storage) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+
+    for (char** var = environ; var != nullptr && *var != nullptr; ++var) {
+      if (!absl::StartsWith(*var, "TF_CONFIG=")) env_storage.push_back(*var);
+    }
+    env_storage.push_back(absl::StrCat("TF_CONFIG=", options.tf_config));
+    for (std::string& var : env_storage) envp.push_back(var.data());
+    envp.push_back(nullptr);
+  }
+  ChildCommand(const ChildCommand&) = delete;
+  ChildCommand& operator=(const ChildCommand&) = delete;
+
+  std::vector<std::string> arg_storage;
+  std::vector<char*> argv;
+  std::vector<std::string> env_storage;
+  std::vector<char*> envp;
+};
+
+// The descriptors a child is started with: the pipe of its output, the pipe
+// it reports a failed exec on, and /dev/null for its stdin. -1: not open.
+struct ChildPipes {
+  void CloseAll() {
+    CloseIfOpen(output[0]);
+    CloseIfOpen(output[1]);
+    CloseIfOpen(exec_error[0]);
+    CloseIfOpen(exec_error[1]);
+    CloseIfOpen(dev_null);
+  }
+
+  int output[2] = {-1, -1};
+  int exec_error[2] = {-1, -1};
+  int dev_null = -1;
+};
+
+// Opens `pipes` for a child running `binary`; on an error, closes what it
+// opened.
+absl::Status OpenChildPipes(const std::string& binary, ChildPipes& pipes) {
+  // All close-on-exec: the child's dup2 copies onto 0-2 are not, and no
+  // other task inherits this task's pipe (its EOF would never come).
+  if (pipe2(pipes.output, O_CLOEXEC) != 0 ||
+      pipe2(pipes.exec_error, O_CLOEXEC) != 0) {
+    const int error = errno;
+    pipes.CloseAll();
+    return ErrnoError("cannot create a pipe for", binary, error);
+  }
+  // Only the launcher's end: the child's writes must block when the pipe
+  // is full rather than fail.
+  const int flags = fcntl(pipes.output[0], F_GETFL);
+  if (flags < 0 || fcntl(pipes.output[0], F_SETFL, flags | O_NONBLOCK) != 0) {
+    const int error = errno;
+    pipes.CloseAll();
+    return ErrnoError("cannot set up the output pipe for", binary, error);
+  }
+  pipes.dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (pipes.dev_null < 0) {
+    const int error = errno;
+    pipes.CloseAll();
+    return ErrnoError("cannot open", "/dev/null", error);
+  }
+  return absl::OkStatus();
+}
+
+// Waits for the child `pid` to exec `binary`. EOF on the exec error pipe:
+// exec succeeded (close-on-exec closed the write end). An int: the errno of
+// the step that failed; then the child is reaped and its output closed.
+absl::Status AwaitExec(pid_t pid, const std::string& binary,
+                       ChildPipes& pipes) {
+  int child_error = 0;
+  ssize_t got;
+  do {
+    got = read(pipes.exec_error[0], &child_error, sizeof(child_error));
+  } while (got < 0 && errno == EINTR);
+  CloseIfOpen(pipes.exec_error[0]);
+  if (got == 0) return absl::OkStatus();
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  CloseIfOpen(pipes.output[0]);
+  if (got == static_cast<ssize_t>(sizeof(child_error))) {
+    return ErrnoError("cannot run", binary, child_error);
+  }
+  return absl::InternalError(
+      absl::StrCat("cannot run ", binary, ": the child failed before exec"));
+}
+
 }  // namespace
 
 std::string ExitStatus::ToString() const {
@@ -99,68 +196,23 @@ std::string ExitStatus::ToString() const {
 
 absl::StatusOr<std::unique_ptr<TaskProcess>> TaskProcess::Start(
     const TaskProcessOptions& options) {
-  // Everything the child needs is built before fork: the child may not
-  // allocate.
-  std::vector<std::string> arg_storage;
-  arg_storage.push_back(options.binary);
-  arg_storage.insert(arg_storage.end(), options.args.begin(),
-                     options.args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : arg_storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  std::vector<std::string> env_storage;
-  for (char** var = environ; var != nullptr && *var != nullptr; ++var) {
-    if (!absl::StartsWith(*var, "TF_CONFIG=")) env_storage.push_back(*var);
-  }
-  env_storage.push_back(absl::StrCat("TF_CONFIG=", options.tf_config));
-  std::vector<char*> envp;
-  for (std::string& var : env_storage) envp.push_back(var.data());
-  envp.push_back(nullptr);
-
-  int output[2] = {-1, -1};
-  int exec_error[2] = {-1, -1};
-  int dev_null = -1;
-  auto close_all = [&] {
-    CloseIfOpen(output[0]);
-    CloseIfOpen(output[1]);
-    CloseIfOpen(exec_error[0]);
-    CloseIfOpen(exec_error[1]);
-    CloseIfOpen(dev_null);
-  };
-  // All close-on-exec: the child's dup2 copies onto 0-2 are not, and no
-  // other task inherits this task's pipe (its EOF would never come).
-  if (pipe2(output, O_CLOEXEC) != 0 || pipe2(exec_error, O_CLOEXEC) != 0) {
-    const int error = errno;
-    close_all();
-    return ErrnoError("cannot create a pipe for", options.binary, error);
-  }
-  // Only the launcher's end: the child's writes must block when the pipe
-  // is full rather than fail.
-  const int flags = fcntl(output[0], F_GETFL);
-  if (flags < 0 || fcntl(output[0], F_SETFL, flags | O_NONBLOCK) != 0) {
-    const int error = errno;
-    close_all();
-    return ErrnoError("cannot set up the output pipe for", options.binary,
-                      error);
-  }
-  dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (dev_null < 0) {
-    const int error = errno;
-    close_all();
-    return ErrnoError("cannot open", "/dev/null", error);
+  ChildCommand command(options);
+  ChildPipes pipes;
+  if (absl::Status s = OpenChildPipes(options.binary, pipes); !s.ok()) {
+    return s;
   }
 
   const pid_t launcher_pid = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     const int error = errno;
-    close_all();
+    pipes.CloseAll();
     return ErrnoError("cannot fork to run", options.binary, error);
   }
   if (pid == 0) {
-    ExecChild(launcher_pid, dev_null, output[1], exec_error[1],
-              arg_storage[0].c_str(), argv.data(), envp.data());
+    ExecChild(launcher_pid, pipes.dev_null, pipes.output[1],
+              pipes.exec_error[1], command.arg_storage[0].c_str(),
+              command.argv.data(), command.envp.data());
   }
 
   // Also here, so that the group exists when Start returns whichever of
@@ -168,31 +220,13 @@ absl::StatusOr<std::unique_ptr<TaskProcess>> TaskProcess::Start(
   // already exec'd (after its own setpgid), and a child whose setpgid
   // failed reports that below.
   (void)setpgid(pid, pid);
-  CloseIfOpen(output[1]);
-  CloseIfOpen(exec_error[1]);
-  CloseIfOpen(dev_null);
-
-  // EOF: exec succeeded (close-on-exec closed the write end). An int: the
-  // errno of the step that failed.
-  int child_error = 0;
-  ssize_t got;
-  do {
-    got = read(exec_error[0], &child_error, sizeof(child_error));
-  } while (got < 0 && errno == EINTR);
-  CloseIfOpen(exec_error[0]);
-  if (got != 0) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    CloseIfOpen(output[0]);
-    if (got == static_cast<ssize_t>(sizeof(child_error))) {
-      return ErrnoError("cannot run", options.binary, child_error);
-    }
-    return absl::InternalError(absl::StrCat("cannot run ", options.binary,
-                                            ": the child failed before exec"));
+  CloseIfOpen(pipes.output[1]);
+  CloseIfOpen(pipes.exec_error[1]);
+  CloseIfOpen(pipes.dev_null);
+  if (absl::Status s = AwaitExec(pid, options.binary, pipes); !s.ok()) {
+    return s;
   }
-
-  return std::unique_ptr<TaskProcess>(new TaskProcess(pid, output[0]));
+  return std::unique_ptr<TaskProcess>(new TaskProcess(pid, pipes.output[0]));
 }
 
 TaskProcess::~TaskProcess() {

@@ -29,16 +29,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "distribute/job_variables.h"
-#include "distribute/make_strategy.h"
-#include "distribute/ps_coordination.h"
 #include "examples/custom_training_loop/line_model.h"
+#include "job/job_variables.h"
+#include "job/make_strategy.h"
+#include "job/ps_coordination.h"
 #include "runtime/cluster/cluster_resolver.h"
 #include "runtime/cluster/tf_config_cluster_resolver.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
 #include "runtime/distribute/strategy.h"
 #include "runtime/input/batch.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/util/atomic_file_writer.h"
@@ -91,7 +91,8 @@ absl::Status Train() {
   ASSIGN_OR_RETURN(ResolvedStrategy resolved,
                    MakeStrategy(resolver, devices.pointers(), options));
   Strategy& strategy = *resolved.strategy;
-  Strategy::Scope scope = strategy.scope();  // with strategy.scope():
+  // with strategy.scope():
+  ASSIGN_OR_RETURN(Strategy::Scope scope, strategy.scope());
   if (&GetStrategy() != &strategy || !InCrossReplicaContext()) {
     return absl::InternalError("the scope did not set the strategy");
   }
@@ -166,7 +167,8 @@ absl::Status Train() {
               RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, grad));
               const auto g = grad.flat<float>();
               RETURN_IF_ERROR(context.ApplyGradients(
-                  {w, b}, {g.subspan(0, 2), g.subspan(2, 1)}));
+                  {w, b}, {g.subspan(0, 2), g.subspan(2, 1)}, {}, nullptr,
+                  GradientAggregation::kAlreadyAggregated));
               // Every replica's example count, merged in cross-replica context.
               ASSIGN_OR_RETURN(int64_t examples,
                                context.MergeCall<int64_t>(

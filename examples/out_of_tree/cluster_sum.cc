@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <string>
 
-#include "distribute/make_strategy.h"
+#include "job/make_strategy.h"
 #include "runtime/cluster/cluster_resolver.h"
 #include "runtime/cluster/tf_config_cluster_resolver.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/util/status_macros.h"
 
 namespace {
@@ -32,7 +32,7 @@ absl::Status Run() {
   ASSIGN_OR_RETURN(ResolvedStrategy resolved,
                    MakeStrategy(resolver, devices.pointers(), options));
   Strategy& strategy = *resolved.strategy;
-  Strategy::Scope scope = strategy.scope();
+  ASSIGN_OR_RETURN(Strategy::Scope scope, strategy.scope());
 
   VariableOptions variable;
   variable.spec.name = "w";
@@ -44,7 +44,8 @@ absl::Status Run() {
     const float id = static_cast<float>(context.replica_id_in_sync_group());
     ASSIGN_OR_RETURN(Tensor grad, Tensor::FromFloats({id, 1.0f}, {2}));
     RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, grad));
-    return context.ApplyGradient(*w, grad.flat<float>());
+    return context.ApplyGradient(*w, grad.flat<float>(),
+                                 GradientAggregation::kAlreadyAggregated);
   }));
   ASSIGN_OR_RETURN(Tensor value, strategy.ReadVar(*w));
   const auto v = value.flat<float>();

@@ -8,9 +8,9 @@
 
 #include "runtime/cluster/cluster_resolver.h"
 #include "runtime/cluster/simple_cluster_resolver.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/distribution_context.h"
 #include "runtime/distribute/mirrored_strategy.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/util/status_macros.h"
 
 namespace {
@@ -27,7 +27,7 @@ absl::Status Run() {
   options.is_chief = role.is_chief;
   ASSIGN_OR_RETURN(std::unique_ptr<MirroredStrategy> strategy,
                    MirroredStrategy::Create(devices.pointers(), options));
-  Strategy::Scope scope = strategy->scope();
+  ASSIGN_OR_RETURN(Strategy::Scope scope, strategy->scope());
 
   VariableOptions variable;
   variable.spec.name = "w";
@@ -39,7 +39,8 @@ absl::Status Run() {
     const float id = static_cast<float>(context.replica_id_in_sync_group());
     ASSIGN_OR_RETURN(Tensor grad, Tensor::FromFloats({id, 1.0f}, {2}));
     RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, grad));
-    return context.ApplyGradient(*w, grad.flat<float>());
+    return context.ApplyGradient(*w, grad.flat<float>(),
+                                 GradientAggregation::kAlreadyAggregated);
   }));
   ASSIGN_OR_RETURN(Tensor value, strategy->ReadVar(*w));
   const auto v = value.flat<float>();

@@ -17,18 +17,24 @@ ABSL_FLAG(int, slurm_port_base, 8888,
 
 namespace distrt {
 
-absl::StatusOr<SlurmClusterOptions> SlurmClusterOptionsFromFlags() {
+absl::StatusOr<SlurmClusterOptions> MakeSlurmClusterOptions(
+    absl::string_view jobs, int port_base) {
   SlurmClusterOptions options;
-  const std::string jobs = absl::GetFlag(FLAGS_slurm_jobs);
   if (!jobs.empty()) {
     ASSIGN_OR_RETURN(options.jobs, ParseSlurmJobs(jobs));
   }
-  options.port_base = absl::GetFlag(FLAGS_slurm_port_base);
+  options.port_base = port_base;
   if (options.port_base < 1 || options.port_base > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--slurm_port_base=", options.port_base, " is not a port (1..65535)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Slurm: --slurm_port_base=", options.port_base,
+                     " is not a port (1 to 65535)"));
   }
   return options;
+}
+
+absl::StatusOr<SlurmClusterOptions> SlurmClusterOptionsFromFlags() {
+  return MakeSlurmClusterOptions(absl::GetFlag(FLAGS_slurm_jobs),
+                                 absl::GetFlag(FLAGS_slurm_port_base));
 }
 
 absl::StatusOr<EnvironmentCluster> ResolveClusterFromEnvironment(
@@ -37,16 +43,16 @@ absl::StatusOr<EnvironmentCluster> ResolveClusterFromEnvironment(
   if (std::optional<std::string> tf_config = env("TF_CONFIG");
       tf_config.has_value()) {
     ASSIGN_OR_RETURN(cluster.config, ParseTfConfig(*tf_config));
-    cluster.source = "TF_CONFIG";
+    cluster.source = ClusterSource::kTfConfig;
     return cluster;
   }
   if (SlurmClusterResolver::InSlurmStep(env)) {
     const SlurmClusterResolver resolver(slurm, env);
     ASSIGN_OR_RETURN(cluster.config, resolver.Resolve());
-    cluster.source = "Slurm";
+    cluster.source = ClusterSource::kSlurm;
     return cluster;
   }
-  cluster.source = "local";
+  cluster.source = ClusterSource::kLocal;
   return cluster;
 }
 
@@ -58,14 +64,8 @@ absl::StatusOr<EnvironmentCluster> ResolveClusterFromFlagsAndEnvironment() {
 absl::StatusOr<std::optional<std::string>> TaskGpusFromEnvironment(
     const EnvironmentCluster& cluster, const SlurmClusterOptions& slurm,
     const EnvironmentLookup& env) {
-  if (cluster.source != "Slurm") return std::nullopt;
+  if (cluster.source != ClusterSource::kSlurm) return std::nullopt;
   return SlurmClusterResolver(slurm, env).TaskGpus();
-}
-
-absl::StatusOr<std::optional<std::string>> TaskGpusFromFlagsAndEnvironment(
-    const EnvironmentCluster& cluster) {
-  ASSIGN_OR_RETURN(SlurmClusterOptions slurm, SlurmClusterOptionsFromFlags());
-  return TaskGpusFromEnvironment(cluster, slurm);
 }
 
 }  // namespace distrt

@@ -9,24 +9,38 @@
 //      (SlurmClusterResolver, with --slurm_jobs and --slurm_port_base);
 //   3. otherwise local mode: one task, no cluster.
 //
-// The flags are defined here so that every binary takes the same ones.
+// The flags are defined here so that every binary takes the same ones; only
+// a main() reads them (the *FromFlags functions), and passes the values on.
 
 #include <optional>
 #include <string>
 
+#include "absl/flags/declare.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/cluster/cluster_source.h"
 #include "runtime/cluster/slurm_cluster_resolver.h"
 #include "runtime/cluster/tf_config.h"
+
+// --slurm_jobs and --slurm_port_base, for a main() to read and pass on
+// (MakeSlurmClusterOptions).
+ABSL_DECLARE_FLAG(std::string, slurm_jobs);
+ABSL_DECLARE_FLAG(int, slurm_port_base);
 
 namespace distrt {
 
 struct EnvironmentCluster {
   TfConfig config;
-  // "TF_CONFIG", "Slurm" or "local".
-  std::string source;
+  // kTfConfig, kSlurm or kLocal.
+  ClusterSource source = ClusterSource::kLocal;
 };
 
-// --slurm_jobs and --slurm_port_base. INVALID_ARGUMENT naming the flag.
+// The values of --slurm_jobs ("ps:2,worker:3"; empty: every task is a
+// worker) and --slurm_port_base. INVALID_ARGUMENT starting "Slurm: " and
+// naming the flag.
+absl::StatusOr<SlurmClusterOptions> MakeSlurmClusterOptions(
+    absl::string_view jobs, int port_base);
+// The same, of the flags themselves; for a main().
 absl::StatusOr<SlurmClusterOptions> SlurmClusterOptionsFromFlags();
 
 // The rules above; errors name their source ("TF_CONFIG: ...",
@@ -38,7 +52,7 @@ absl::StatusOr<EnvironmentCluster> ResolveClusterFromEnvironment(
 // Both of the above, for a main(): the flags, then the environment.
 absl::StatusOr<EnvironmentCluster> ResolveClusterFromFlagsAndEnvironment();
 
-// Under Slurm (`cluster.source` "Slurm"), this task's GPUs for
+// Under Slurm (`cluster.source` kSlurm), this task's GPUs for
 // CUDA_VISIBLE_DEVICES, as TF's resolver sets them
 // (SlurmClusterResolver::TaskGpus); absent elsewhere or when the step names
 // no GPUs. Asked only by what uses GPUs (the worker, distctl resolve), so
@@ -46,9 +60,6 @@ absl::StatusOr<EnvironmentCluster> ResolveClusterFromFlagsAndEnvironment();
 absl::StatusOr<std::optional<std::string>> TaskGpusFromEnvironment(
     const EnvironmentCluster& cluster, const SlurmClusterOptions& slurm,
     const EnvironmentLookup& env = ProcessEnvironment);
-// The same with --slurm_jobs and --slurm_port_base.
-absl::StatusOr<std::optional<std::string>> TaskGpusFromFlagsAndEnvironment(
-    const EnvironmentCluster& cluster);
 
 }  // namespace distrt
 

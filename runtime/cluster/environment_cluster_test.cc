@@ -10,6 +10,7 @@ namespace distrt {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 EnvironmentLookup Lookup(std::map<std::string, std::string> env) {
   return [env = std::move(env)](
@@ -34,7 +35,7 @@ TEST(EnvironmentClusterTest, TfConfigFirstThenSlurmThenLocal) {
   absl::StatusOr<EnvironmentCluster> tf =
       ResolveClusterFromEnvironment(SlurmClusterOptions{}, Lookup(both));
   ASSERT_TRUE(tf.ok()) << tf.status();
-  EXPECT_EQ(tf->source, "TF_CONFIG");
+  EXPECT_EQ(tf->source, ClusterSource::kTfConfig);
   EXPECT_EQ(tf->config.cluster.NumTasks(), 1);
   EXPECT_FALSE(TaskGpusFromEnvironment(*tf, SlurmClusterOptions{}, Lookup(both))
                    ->has_value());
@@ -44,7 +45,7 @@ TEST(EnvironmentClusterTest, TfConfigFirstThenSlurmThenLocal) {
   absl::StatusOr<EnvironmentCluster> slurm =
       ResolveClusterFromEnvironment(ps_and_worker, Lookup(kSlurmStep));
   ASSERT_TRUE(slurm.ok()) << slurm.status();
-  EXPECT_EQ(slurm->source, "Slurm");
+  EXPECT_EQ(slurm->source, ClusterSource::kSlurm);
   EXPECT_EQ(*slurm->config.task, (TaskId{"worker", 0}));
   EXPECT_EQ(*slurm->config.cluster.TaskAddress("ps", 0), "localhost:8888");
   EXPECT_EQ(*TaskGpusFromEnvironment(*slurm, ps_and_worker, Lookup(kSlurmStep)),
@@ -53,7 +54,7 @@ TEST(EnvironmentClusterTest, TfConfigFirstThenSlurmThenLocal) {
   absl::StatusOr<EnvironmentCluster> local =
       ResolveClusterFromEnvironment(SlurmClusterOptions{}, Lookup({}));
   ASSERT_TRUE(local.ok()) << local.status();
-  EXPECT_EQ(local->source, "local");
+  EXPECT_EQ(local->source, ClusterSource::kLocal);
   EXPECT_TRUE(local->config.is_local());
 }
 
@@ -69,6 +70,36 @@ TEST(EnvironmentClusterTest, ErrorsNameTheirSource) {
   ASSERT_FALSE(bad_slurm.ok());
   EXPECT_THAT(bad_slurm.status().message(),
               HasSubstr("Slurm: --slurm_jobs=worker:3 asks for 3 tasks"));
+}
+
+TEST(EnvironmentClusterTest, SourcesHaveTheirNames) {
+  EXPECT_EQ(ClusterSourceName(ClusterSource::kTfConfig), "TF_CONFIG");
+  EXPECT_EQ(ClusterSourceName(ClusterSource::kSlurm), "Slurm");
+  EXPECT_EQ(ClusterSourceName(ClusterSource::kLocal), "local");
+  EXPECT_EQ(ClusterSourceName(ClusterSource::kProgram), "program");
+}
+
+// The flags' values: errors start "Slurm: " as docs/tf_config.md promises.
+TEST(EnvironmentClusterTest, SlurmFlagErrorsSaySlurm) {
+  absl::StatusOr<SlurmClusterOptions> options =
+      MakeSlurmClusterOptions("ps:2,worker:3", 7000);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->port_base, 7000);
+  ASSERT_EQ(options->jobs.size(), 2u);
+  EXPECT_TRUE(MakeSlurmClusterOptions("", 8888)->jobs.empty());
+
+  absl::Status port = MakeSlurmClusterOptions("", 0).status();
+  EXPECT_EQ(port.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(port.message(),
+            "Slurm: --slurm_port_base=0 is not a port (1 to 65535)");
+  EXPECT_THAT(
+      std::string(MakeSlurmClusterOptions("", 65536).status().message()),
+      StartsWith("Slurm: --slurm_port_base=65536 "));
+  absl::Status chiefs = MakeSlurmClusterOptions("chief:2", 8888).status();
+  EXPECT_EQ(chiefs.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(chiefs.message(),
+            "Slurm: --slurm_jobs: \"chief:2\" asks for 2 chief tasks; a job "
+            "has one chief at most");
 }
 
 // A host with fewer GPUs than its tasks stops only what asks for GPUs: the

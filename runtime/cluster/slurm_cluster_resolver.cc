@@ -38,6 +38,14 @@ absl::Status BadSlurm(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("Slurm: ", what));
 }
 
+// A step variable that Slurm's rules cannot read: `why` (from
+// slurm_host_list.h) says what is wrong with its value.
+absl::Status BadVariable(absl::string_view name, absl::string_view value,
+                         const absl::Status& why) {
+  return absl::Status(why.code(), absl::StrCat("Slurm: ", name, "=\"", value,
+                                               "\": ", why.message()));
+}
+
 absl::StatusOr<std::string> Required(const EnvironmentLookup& env,
                                      absl::string_view name) {
   std::optional<std::string> value = env(name);
@@ -59,6 +67,133 @@ absl::StatusOr<int> NonNegative(absl::string_view name,
   return number;
 }
 
+// The step's hosts in the step's order, with the number of tasks on each.
+struct StepHosts {
+  std::vector<std::string> hosts;
+  std::vector<int> counts;  // one per host
+};
+
+// Reads SLURM_STEP_NODELIST and SLURM_STEP_TASKS_PER_NODE, which must name
+// distinct hosts with `num_tasks` tasks in all.
+absl::StatusOr<StepHosts> ReadStepHosts(const EnvironmentLookup& env,
+                                        int num_tasks) {
+  ASSIGN_OR_RETURN(std::string nodelist, Required(env, "SLURM_STEP_NODELIST"));
+  ASSIGN_OR_RETURN(std::string tasks_per_node,
+                   Required(env, "SLURM_STEP_TASKS_PER_NODE"));
+  StepHosts step;
+  absl::StatusOr<std::vector<std::string>> expanded_hosts =
+      ExpandSlurmHostList(nodelist);
+  if (!expanded_hosts.ok()) {
+    return BadVariable("SLURM_STEP_NODELIST", nodelist,
+                       expanded_hosts.status());
+  }
+  step.hosts = *std::move(expanded_hosts);
+  absl::StatusOr<std::vector<int>> expanded_counts =
+      ExpandSlurmTasksPerNode(tasks_per_node);
+  if (!expanded_counts.ok()) {
+    return BadVariable("SLURM_STEP_TASKS_PER_NODE", tasks_per_node,
+                       expanded_counts.status());
+  }
+  step.counts = *std::move(expanded_counts);
+  if (step.hosts.size() != step.counts.size()) {
+    return BadSlurm(absl::StrCat("SLURM_STEP_NODELIST=\"", nodelist,
+                                 "\" names ", step.hosts.size(),
+                                 " hosts but SLURM_STEP_TASKS_PER_NODE=\"",
+                                 tasks_per_node, "\" ", step.counts.size()));
+  }
+  // Hosts in the step's order, which is how Slurm numbers the ranks of a
+  // block distribution (node9 before node10). TF's resolver sorts them by
+  // name instead, which differs once names are not zero-padded.
+  std::set<std::string> seen_hosts;
+  for (const std::string& host : step.hosts) {
+    if (!seen_hosts.insert(host).second) {
+      return BadSlurm(absl::StrCat("SLURM_STEP_NODELIST=\"", nodelist,
+                                   "\" names ", host, " twice"));
+    }
+  }
+  const int listed = std::accumulate(step.counts.begin(), step.counts.end(), 0);
+  if (listed != num_tasks) {
+    return BadSlurm(absl::StrCat(
+        "SLURM_STEP_TASKS_PER_NODE=\"", tasks_per_node, "\" adds up to ",
+        listed, " tasks but SLURM_STEP_NUM_TASKS is ", num_tasks));
+  }
+  return step;
+}
+
+// The step's tasks by rank, placed block-wise on its hosts (job and index
+// still unset); each host's tasks take ports from `port_base` on.
+absl::StatusOr<std::vector<SlurmPlacedTask>> PlaceTasks(const StepHosts& step,
+                                                        int port_base) {
+  std::vector<SlurmPlacedTask> tasks;
+  for (size_t h = 0; h < step.hosts.size(); ++h) {
+    const std::string& host = step.hosts[h];
+    const int count = step.counts[h];
+    if (port_base + count - 1 > 65535) {
+      return BadSlurm(absl::StrCat("--slurm_port_base=", port_base,
+                                   " leaves no port for the ", count,
+                                   " tasks on ", host));
+    }
+    for (int local = 0; local < count; ++local) {
+      tasks.push_back(SlurmPlacedTask{host, local, "", 0});
+    }
+  }
+  return tasks;
+}
+
+// The jobs asked for (all `num_tasks` tasks workers when none is), sorted
+// by name; they take consecutive ranks of `tasks` in that order, which
+// this sets.
+absl::StatusOr<std::vector<SlurmJob>> AssignJobs(
+    std::vector<SlurmJob> jobs, int num_tasks,
+    std::vector<SlurmPlacedTask>& tasks) {
+  if (jobs.empty()) jobs.push_back({std::string(kWorkerJob), num_tasks});
+  std::sort(jobs.begin(), jobs.end(), [](const SlurmJob& a, const SlurmJob& b) {
+    return a.name < b.name;
+  });
+  int asked = 0;
+  for (const SlurmJob& job : jobs) asked += job.num_tasks;
+  if (asked != num_tasks) {
+    std::vector<std::string> items;
+    for (const SlurmJob& job : jobs) {
+      items.push_back(absl::StrCat(job.name, ":", job.num_tasks));
+    }
+    return BadSlurm(absl::StrCat(
+        "--slurm_jobs=", absl::StrJoin(items, ","), " asks for ", asked,
+        " tasks but the step has ", num_tasks, " (srun --ntasks)"));
+  }
+  int rank = 0;
+  for (const SlurmJob& job : jobs) {
+    for (int index = 0; index < job.num_tasks; ++index, ++rank) {
+      tasks[rank].job = job.name;
+      tasks[rank].index = index;
+    }
+  }
+  return jobs;
+}
+
+// A cyclic or arbitrary distribution numbers tasks differently; then the
+// addresses of the block layout would not be the tasks' own. Checks task
+// `rank`'s SLURM_LOCALID and SLURMD_NODENAME, where set, against `own`.
+absl::Status CheckBlockDistribution(const EnvironmentLookup& env, int rank,
+                                    const SlurmPlacedTask& own) {
+  if (std::optional<std::string> local = env("SLURM_LOCALID");
+      local.has_value() && *local != absl::StrCat(own.local_rank)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Slurm: task ", rank, " has SLURM_LOCALID=", *local,
+        " but the block layout that TF's rules assume puts it at rank ",
+        own.local_rank, " on ", own.host,
+        "; start the step with srun --distribution=block"));
+  }
+  if (std::optional<std::string> node = env("SLURMD_NODENAME");
+      node.has_value() && *node != own.host) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Slurm: task ", rank, " runs on ", *node,
+        " but the block layout that TF's rules assume puts it on ", own.host,
+        "; start the step with srun --distribution=block"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<SlurmJob>> ParseSlurmJobs(absl::string_view text) {
@@ -73,30 +208,28 @@ absl::StatusOr<std::vector<SlurmJob>> ParseSlurmJobs(absl::string_view text) {
     job.name = std::string(parts.first);
     if (item.find(':') == absl::string_view::npos ||
         !absl::SimpleAtoi(parts.second, &job.num_tasks) || job.num_tasks < 1) {
-      return absl::InvalidArgumentError(
+      return BadSlurm(
           absl::StrCat("--slurm_jobs: \"", item,
                        "\" is not JOB:COUNT with a count of at least 1 (e.g. "
                        "ps:2,worker:3)"));
     }
     if (absl::Status type = ValidateTaskType(job.name); !type.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--slurm_jobs: ", type.message()));
+      return BadSlurm(absl::StrCat("--slurm_jobs: ", type.message()));
     }
     if ((job.name == kChiefJob || job.name == kEvaluatorJob) &&
         job.num_tasks != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--slurm_jobs: a job has at most one ", job.name,
-                       ", not ", job.num_tasks));
+      return BadSlurm(absl::StrCat(
+          "--slurm_jobs: \"", item, "\" asks for ", job.num_tasks, " ",
+          job.name, " tasks; a job has one ", job.name, " at most"));
     }
     if (!seen.insert(job.name).second) {
-      return absl::InvalidArgumentError(
+      return BadSlurm(
           absl::StrCat("--slurm_jobs: \"", job.name, "\" is given twice"));
     }
     jobs.push_back(std::move(job));
   }
   if (jobs.empty()) {
-    return absl::InvalidArgumentError(
-        "--slurm_jobs: no jobs (e.g. ps:2,worker:3)");
+    return BadSlurm("--slurm_jobs: no jobs (e.g. ps:2,worker:3)");
   }
   return jobs;
 }
@@ -126,96 +259,17 @@ SlurmClusterResolver::ResolveLayout() const {
                    Required(env_, "SLURM_STEP_NUM_TASKS"));
   ASSIGN_OR_RETURN(int num_tasks,
                    NonNegative("SLURM_STEP_NUM_TASKS", num_tasks_text));
-  ASSIGN_OR_RETURN(std::string nodelist, Required(env_, "SLURM_STEP_NODELIST"));
-  ASSIGN_OR_RETURN(std::string tasks_per_node,
-                   Required(env_, "SLURM_STEP_TASKS_PER_NODE"));
-  ASSIGN_OR_RETURN(std::vector<std::string> hosts,
-                   ExpandSlurmHostList(nodelist));
-  ASSIGN_OR_RETURN(std::vector<int> counts,
-                   ExpandSlurmTasksPerNode(tasks_per_node));
-  if (hosts.size() != counts.size()) {
-    return BadSlurm(absl::StrCat("SLURM_STEP_NODELIST=\"", nodelist,
-                                 "\" names ", hosts.size(),
-                                 " hosts but SLURM_STEP_TASKS_PER_NODE=\"",
-                                 tasks_per_node, "\" ", counts.size()));
-  }
-  // Hosts in the step's order, which is how Slurm numbers the ranks of a
-  // block distribution (node9 before node10). TF's resolver sorts them by
-  // name instead, which differs once names are not zero-padded.
-  std::set<std::string> seen_hosts;
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!seen_hosts.insert(hosts[i]).second) {
-      return BadSlurm(absl::StrCat("SLURM_STEP_NODELIST=\"", nodelist,
-                                   "\" names ", hosts[i], " twice"));
-    }
-  }
-  const int listed = std::accumulate(counts.begin(), counts.end(), 0);
-  if (listed != num_tasks) {
-    return BadSlurm(absl::StrCat(
-        "SLURM_STEP_TASKS_PER_NODE=\"", tasks_per_node, "\" adds up to ",
-        listed, " tasks but SLURM_STEP_NUM_TASKS is ", num_tasks));
-  }
+  ASSIGN_OR_RETURN(const StepHosts step, ReadStepHosts(env_, num_tasks));
   if (layout.rank >= num_tasks) {
     return BadSlurm(
         absl::StrCat("SLURM_PROCID=", layout.rank,
                      " is not below SLURM_STEP_NUM_TASKS=", num_tasks));
   }
-  for (size_t h = 0; h < hosts.size(); ++h) {
-    const std::string& host = hosts[h];
-    const int count = counts[h];
-    if (options_.port_base + count - 1 > 65535) {
-      return BadSlurm(absl::StrCat("--slurm_port_base=", options_.port_base,
-                                   " leaves no port for the ", count,
-                                   " tasks on ", host));
-    }
-    for (int local = 0; local < count; ++local) {
-      layout.tasks.push_back(SlurmPlacedTask{host, local, "", 0});
-    }
-  }
-
-  layout.jobs = options_.jobs;
-  if (layout.jobs.empty())
-    layout.jobs.push_back({std::string(kWorkerJob), num_tasks});
-  std::sort(
-      layout.jobs.begin(), layout.jobs.end(),
-      [](const SlurmJob& a, const SlurmJob& b) { return a.name < b.name; });
-  int asked = 0;
-  for (const SlurmJob& job : layout.jobs) asked += job.num_tasks;
-  if (asked != num_tasks) {
-    std::vector<std::string> items;
-    for (const SlurmJob& job : layout.jobs) {
-      items.push_back(absl::StrCat(job.name, ":", job.num_tasks));
-    }
-    return BadSlurm(absl::StrCat(
-        "--slurm_jobs=", absl::StrJoin(items, ","), " asks for ", asked,
-        " tasks but the step has ", num_tasks, " (srun --ntasks)"));
-  }
-  int rank = 0;
-  for (const SlurmJob& job : layout.jobs) {
-    for (int index = 0; index < job.num_tasks; ++index, ++rank) {
-      layout.tasks[rank].job = job.name;
-      layout.tasks[rank].index = index;
-    }
-  }
-
-  // A cyclic or arbitrary distribution numbers tasks differently; then the
-  // addresses above would not be the tasks' own.
-  const SlurmPlacedTask& own = layout.tasks[layout.rank];
-  if (std::optional<std::string> local = env_("SLURM_LOCALID");
-      local.has_value() && *local != absl::StrCat(own.local_rank)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "Slurm: task ", layout.rank, " has SLURM_LOCALID=", *local,
-        " but the block layout that TF's rules assume puts it at rank ",
-        own.local_rank, " on ", own.host,
-        "; start the step with srun --distribution=block"));
-  }
-  if (std::optional<std::string> node = env_("SLURMD_NODENAME");
-      node.has_value() && *node != own.host) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "Slurm: task ", layout.rank, " runs on ", *node,
-        " but the block layout that TF's rules assume puts it on ", own.host,
-        "; start the step with srun --distribution=block"));
-  }
+  ASSIGN_OR_RETURN(layout.tasks, PlaceTasks(step, options_.port_base));
+  ASSIGN_OR_RETURN(layout.jobs,
+                   AssignJobs(options_.jobs, num_tasks, layout.tasks));
+  RETURN_IF_ERROR(
+      CheckBlockDistribution(env_, layout.rank, layout.tasks[layout.rank]));
   return layout;
 }
 

@@ -11,6 +11,7 @@ namespace distrt {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 using Environment = std::map<std::string, std::string>;
 
@@ -114,7 +115,7 @@ void ExpectRefused(const Environment& env, const SlurmClusterOptions& options,
       SlurmClusterResolver(options, Lookup(env)).Resolve();
   ASSERT_FALSE(config.ok()) << message;
   EXPECT_THAT(config.status().message(), HasSubstr(message));
-  EXPECT_THAT(config.status().message(), HasSubstr("Slurm: "));
+  EXPECT_THAT(std::string(config.status().message()), StartsWith("Slurm: "));
 }
 
 TEST(SlurmClusterResolverTest, BadStepsAreNamed) {
@@ -133,6 +134,17 @@ TEST(SlurmClusterResolverTest, BadStepsAreNamed) {
   env = Step(0);
   env["SLURM_STEP_NODELIST"] = "a,a";
   ExpectRefused(env, {}, "names a twice");
+  // What the host-list expansion refuses names the variable it came from.
+  env = Step(0);
+  env["SLURM_STEP_NODELIST"] = "node[5-3]";
+  ExpectRefused(env, {},
+                "Slurm: SLURM_STEP_NODELIST=\"node[5-3]\": the range \"5-3\" "
+                "descends");
+  env = Step(0);
+  env["SLURM_STEP_TASKS_PER_NODE"] = "3,2(x)";
+  ExpectRefused(env, {},
+                "Slurm: SLURM_STEP_TASKS_PER_NODE=\"3,2(x)\": \"2(x)\" is not "
+                "a task count");
   SlurmClusterOptions too_many;
   too_many.jobs = *ParseSlurmJobs("ps:2,worker:4");
   ExpectRefused(Step(0), too_many,
@@ -168,12 +180,20 @@ TEST(SlurmClusterResolverTest, JobsFlag) {
            {"ps:0", "\"ps:0\" is not JOB:COUNT"},
            {"ps:two", "is not JOB:COUNT"},
            {"master:1", "\"master\" is not a task type"},
-           {"chief:2", "at most one chief"},
+           {"chief:2",
+            "\"chief:2\" asks for 2 chief tasks; a job has one "
+            "chief at most"},
+           {"evaluator:3", "a job has one evaluator at most"},
            {"ps:1,ps:2", "\"ps\" is given twice"},
            {"", "no jobs"}}) {
     absl::StatusOr<std::vector<SlurmJob>> bad = ParseSlurmJobs(text);
     ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(bad.status().message(), HasSubstr(message)) << text;
+    // As docs/tf_config.md promises of every Slurm error.
+    EXPECT_THAT(std::string(bad.status().message()),
+                StartsWith("Slurm: --slurm_jobs: "))
+        << text;
   }
 }
 

@@ -18,9 +18,10 @@ namespace {
 // refused instead of filling memory.
 constexpr int64_t kMaxHosts = 1 << 20;
 
-absl::Status BadHostList(absl::string_view list, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("Slurm host list \"", list, "\": ", why));
+// What is wrong, naming the bad part; the caller names the list (the
+// resolver: "Slurm: SLURM_STEP_NODELIST=\"...\": ").
+absl::Status BadHostList(absl::string_view why) {
+  return absl::InvalidArgumentError(why);
 }
 
 bool AllDigits(absl::string_view text) {
@@ -32,8 +33,7 @@ bool AllDigits(absl::string_view text) {
 }
 
 // "01-04,07" -> 01 02 03 04 07.
-absl::StatusOr<std::vector<std::string>> ExpandRanges(absl::string_view list,
-                                                      absl::string_view group) {
+absl::StatusOr<std::vector<std::string>> ExpandRanges(absl::string_view group) {
   std::vector<std::string> numbers;
   for (absl::string_view part : absl::StrSplit(group, ',')) {
     std::pair<absl::string_view, absl::string_view> bounds =
@@ -46,17 +46,15 @@ absl::StatusOr<std::vector<std::string>> ExpandRanges(absl::string_view list,
     if (!AllDigits(low) || !AllDigits(high) || low.size() > 18 ||
         high.size() > 18 || !absl::SimpleAtoi(low, &first) ||
         !absl::SimpleAtoi(high, &last)) {
-      return BadHostList(list, absl::StrCat("\"", part,
-                                            "\" is not a number or a range "
-                                            "of numbers such as 01-04"));
+      return BadHostList(absl::StrCat("\"", part,
+                                      "\" is not a number or a range "
+                                      "of numbers such as 01-04"));
     }
     if (last < first) {
-      return BadHostList(list,
-                         absl::StrCat("the range \"", part, "\" descends"));
+      return BadHostList(absl::StrCat("the range \"", part, "\" descends"));
     }
     if (last - first >= static_cast<uint64_t>(kMaxHosts)) {
-      return BadHostList(list,
-                         absl::StrCat("the range \"", part, "\" has more than ",
+      return BadHostList(absl::StrCat("the range \"", part, "\" has more than ",
                                       kMaxHosts, " hosts"));
     }
     const int width = static_cast<int>(low.size());
@@ -68,7 +66,7 @@ absl::StatusOr<std::vector<std::string>> ExpandRanges(absl::string_view list,
 }
 
 // One host expression: text and bracket groups, e.g. "rack[1-2]-n[01-02]".
-absl::Status ExpandItem(absl::string_view list, absl::string_view item,
+absl::Status ExpandItem(absl::string_view item,
                         std::vector<std::string>& hosts) {
   std::vector<std::string> expanded = {""};
   size_t pos = 0;
@@ -78,33 +76,32 @@ absl::Status ExpandItem(absl::string_view list, absl::string_view item,
         pos,
         open == absl::string_view::npos ? absl::string_view::npos : open - pos);
     if (text.find(']') != absl::string_view::npos) {
-      return BadHostList(list, absl::StrCat("\"", item,
-                                            "\" has a ']' without "
-                                            "its '['"));
+      return BadHostList(absl::StrCat("\"", item,
+                                      "\" has a ']' without "
+                                      "its '['"));
     }
     if (open == absl::string_view::npos) {
       if (pos > 0) {
         // scontrol refuses "n[1-2]x": text may only come before a bracket.
-        return BadHostList(list, absl::StrCat("\"", item,
-                                              "\" has text after its last "
-                                              "bracket"));
+        return BadHostList(absl::StrCat("\"", item,
+                                        "\" has text after its last "
+                                        "bracket"));
       }
       for (std::string& host : expanded) absl::StrAppend(&host, text);
       break;
     }
     const size_t close = item.find(']', open);
     if (close == absl::string_view::npos) {
-      return BadHostList(list, absl::StrCat("\"", item,
-                                            "\" has a '[' without "
-                                            "its ']'"));
+      return BadHostList(absl::StrCat("\"", item,
+                                      "\" has a '[' without "
+                                      "its ']'"));
     }
-    ASSIGN_OR_RETURN(
-        std::vector<std::string> numbers,
-        ExpandRanges(list, item.substr(open + 1, close - open - 1)));
+    ASSIGN_OR_RETURN(std::vector<std::string> numbers,
+                     ExpandRanges(item.substr(open + 1, close - open - 1)));
     if (static_cast<int64_t>(expanded.size()) *
             static_cast<int64_t>(numbers.size()) >
         kMaxHosts) {
-      return BadHostList(list, absl::StrCat("more than ", kMaxHosts, " hosts"));
+      return BadHostList(absl::StrCat("more than ", kMaxHosts, " hosts"));
     }
     std::vector<std::string> next;
     next.reserve(expanded.size() * numbers.size());
@@ -117,7 +114,7 @@ absl::Status ExpandItem(absl::string_view list, absl::string_view item,
     pos = close + 1;
   }
   if (hosts.size() + expanded.size() > static_cast<size_t>(kMaxHosts)) {
-    return BadHostList(list, absl::StrCat("more than ", kMaxHosts, " hosts"));
+    return BadHostList(absl::StrCat("more than ", kMaxHosts, " hosts"));
   }
   for (std::string& host : expanded) hosts.push_back(std::move(host));
   return absl::OkStatus();
@@ -135,7 +132,7 @@ absl::StatusOr<std::vector<std::string>> ExpandSlurmHostList(
     if (i < list.size()) {
       const char c = list[i];
       if (c == '[') {
-        if (depth > 0) return BadHostList(list, "brackets inside brackets");
+        if (depth > 0) return BadHostList("brackets inside brackets");
         ++depth;
       } else if (c == ']') {
         depth = depth > 0 ? depth - 1 : depth;
@@ -143,14 +140,14 @@ absl::StatusOr<std::vector<std::string>> ExpandSlurmHostList(
       if (c != ',' || depth > 0) continue;
     }
     if (depth > 0) {
-      return BadHostList(list, "a '[' without its ']'");
+      return BadHostList("a '[' without its ']'");
     }
     const absl::string_view item = list.substr(start, i - start);
     if (item.empty()) {
       if (list.empty()) break;
-      return BadHostList(list, "an empty host name");
+      return BadHostList("an empty host name");
     }
-    RETURN_IF_ERROR(ExpandItem(list, item, hosts));
+    RETURN_IF_ERROR(ExpandItem(item, hosts));
     start = i + 1;
   }
   return hosts;
@@ -178,9 +175,8 @@ absl::StatusOr<std::vector<int>> ExpandSlurmTasksPerNode(
         !absl::SimpleAtoi(count, &tasks) || !absl::SimpleAtoi(repeat, &times) ||
         tasks < 1 || times < 1 || times > kMaxHosts ||
         counts.size() + times > static_cast<size_t>(kMaxHosts)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Slurm tasks per node \"", list, "\": \"", item,
-                       "\" is not a task count such as 2 or 2(x3)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"", item, "\" is not a task count such as 2 or 2(x3)"));
     }
     counts.insert(counts.end(), times, tasks);
   }

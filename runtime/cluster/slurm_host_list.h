@@ -21,14 +21,17 @@
 
 namespace distrt {
 
-// INVALID_ARGUMENT naming the list and the bad part, for what scontrol
-// refuses (a descending range, letters in a range, text after the last
-// bracket) and for unbalanced brackets.
+// INVALID_ARGUMENT naming the bad part, for what scontrol refuses (a
+// descending range, letters in a range, text after the last bracket) and for
+// unbalanced brackets. The message does not repeat the list: the caller
+// names where it came from (SlurmClusterResolver: "Slurm:
+// SLURM_STEP_NODELIST=\"node[5-3]\": the range \"5-3\" descends").
 absl::StatusOr<std::vector<std::string>> ExpandSlurmHostList(
     absl::string_view list);
 
 // SLURM_STEP_TASKS_PER_NODE's "count" and "count(xrepeat)" items.
-// INVALID_ARGUMENT naming the list for anything else, or a count below 1.
+// INVALID_ARGUMENT naming the bad item for anything else, or a count below
+// 1; as above, the caller names the list.
 absl::StatusOr<std::vector<int>> ExpandSlurmTasksPerNode(
     absl::string_view list);
 

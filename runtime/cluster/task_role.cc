@@ -18,6 +18,11 @@ int RankInJob(const ClusterSpec& cluster, absl::string_view job, int index) {
 
 }  // namespace
 
+int NumTrainingTasks(const ClusterSpec& cluster) {
+  return std::max(1,
+                  cluster.NumTasks(kChiefJob) + cluster.NumTasks(kWorkerJob));
+}
+
 TaskRole ResolveTaskRole(const TfConfig& config) {
   TaskRole role;
   if (config.is_local()) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "runtime/cluster/cluster_spec.h"
 #include "runtime/cluster/tf_config.h"
 
 namespace distrt {
@@ -39,6 +40,10 @@ struct TaskRole {
 };
 
 TaskRole ResolveTaskRole(const TfConfig& config);
+
+// The cluster's chief and worker tasks, at least 1 (local mode): the job's
+// training tasks, one input pipeline each.
+int NumTrainingTasks(const ClusterSpec& cluster);
 
 }  // namespace distrt
 

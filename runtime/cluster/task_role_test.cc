@@ -132,5 +132,15 @@ TEST(TaskRoleTest, SparseWorkersAreCountedAndRankedByIndicesPresent) {
   EXPECT_EQ(w3c.id_in_cluster, 2);
 }
 
+TEST(TaskRoleTest, TrainingTasksAreChiefsAndWorkersAtLeastOne) {
+  EXPECT_EQ(NumTrainingTasks(ClusterSpec()), 1);
+  EXPECT_EQ(
+      NumTrainingTasks(ParseTfConfig(WithTask(kFullCluster, "ps", 0))->cluster),
+      3);
+  EXPECT_EQ(
+      NumTrainingTasks(ParseTfConfig(R"({"cluster":{"ps":["p:1"]}})")->cluster),
+      1);
+}
+
 }  // namespace
 }  // namespace distrt

@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/cpu_chunked_all_reduce.h"
 #include "runtime/distribute/hierarchical_copy_all_reduce.h"
 #include "runtime/distribute/reduction_to_one_device.h"
 #include "runtime/distribute/replica_group.h"
+#include "runtime/local_devices/local_devices.h"
 
 namespace distrt {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/mirrored_strategy.h"
+#include "runtime/local_devices/local_devices.h"
 
 namespace distrt {
 namespace {

@@ -8,12 +8,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/device/cpu_device.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/cross_device_ops.h"
 #include "runtime/distribute/hierarchical_copy_all_reduce.h"
 #include "runtime/distribute/nccl_all_reduce.h"
 #include "runtime/distribute/replica_group.h"
 #include "runtime/gpu/gpu_probe.h"
+#include "runtime/local_devices/local_devices.h"
 
 namespace distrt {
 namespace {

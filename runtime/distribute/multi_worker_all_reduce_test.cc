@@ -10,9 +10,9 @@
 #include "gtest/gtest.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/cpu_chunked_all_reduce.h"
 #include "runtime/distribute/replica_group.h"
+#include "runtime/local_devices/local_devices.h"
 
 namespace distrt {
 namespace {

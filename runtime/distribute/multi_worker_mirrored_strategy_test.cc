@@ -18,7 +18,7 @@
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
 #include "runtime/collective/test_group_prefix.h"
-#include "runtime/device/local_devices.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -84,6 +84,36 @@ TEST(MultiWorkerMirroredStrategyTest, DescribesItsWorkerAndTheGlobalReplicas) {
   for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
   EXPECT_THAT(descriptions[1], HasSubstr("worker 1 of 2"));
   EXPECT_THAT(descriptions[1], HasSubstr("4 in sync over all workers"));
+}
+
+// TF's reduce(MEAN, per_example_losses, axis=0) over workers: divided by
+// every worker's examples, not by the replicas.
+TEST(MultiWorkerMirroredStrategyTest, ReduceAlongAnAxisCountsEveryWorker) {
+  // Worker 0's replicas have losses {1, 2} and {3}; worker 1's {4, 5, 6}
+  // and {9}: 30 over 7 examples.
+  const std::vector<std::vector<std::vector<float>>> losses = {
+      {{1, 2}, {3}}, {{4, 5, 6}, {9}}};
+  std::vector<float> means(2, -1);
+  std::vector<absl::Status> statuses =
+      RunWorkers({2, 2}, [&](MultiWorkerMirroredStrategy& strategy) {
+        RETURN_IF_ERROR(strategy.Initialize());
+        std::vector<Tensor> mine;
+        for (const std::vector<float>& replica :
+             losses[strategy.worker_rank()]) {
+          ASSIGN_OR_RETURN(
+              Tensor t, Tensor::FromFloats(
+                            replica, {static_cast<int64_t>(replica.size())}));
+          mine.push_back(std::move(t));
+        }
+        ASSIGN_OR_RETURN(Tensor mean,
+                         strategy.Reduce(ReduceOp::kMean,
+                                         PerReplica<Tensor>(std::move(mine)),
+                                         /*axis=*/0));
+        means[strategy.worker_rank()] = mean.flat<float>()[0];
+        return absl::OkStatus();
+      });
+  for (const absl::Status& s : statuses) EXPECT_TRUE(s.ok()) << s;
+  EXPECT_THAT(means, ::testing::Each(::testing::FloatEq(30.0f / 7)));
 }
 
 // As in TF: replica ids and counts span every worker; the local ones index

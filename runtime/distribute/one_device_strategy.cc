@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/local_variable.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {

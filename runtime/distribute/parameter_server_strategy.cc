@@ -9,7 +9,7 @@ namespace distrt {
 namespace {
 
 // `variable` as a float32 variable on `servers` whose copy
-// `copy` exists, which PullMany / PushMany can move; null for anything
+// `copy` exists, which a Read / Update request can carry; null for anything
 // else, which goes through the variable's own methods (and their errors).
 const PsVariable* BatchablePsVariable(const DistributedVariable* variable,
                                       int copy, const ParameterServers* servers,
@@ -23,7 +23,7 @@ const PsVariable* BatchablePsVariable(const DistributedVariable* variable,
 }
 
 // The ps variable that an add of `delta` to copy `copy` of `variable` goes
-// to, when it can go in a PushStep: an int64 variable of `servers` and a
+// to, when it can go in an Update: an int64 variable of `servers` and a
 // delta of its dtype and shape (any other goes through the variable, which
 // says what is wrong).
 const PsVariable* BatchableAdd(const DistributedVariable* variable, int copy,
@@ -38,7 +38,7 @@ const PsVariable* BatchableAdd(const DistributedVariable* variable, int copy,
   return ps;
 }
 
-// An add of `delta` to `added` as a PushStep takes it, with `after` (when
+// An add of `delta` to `added` as an Update takes it, with `after` (when
 // not null) made to receive the value it leaves.
 absl::StatusOr<Int64VariableAdd> StepAdd(const Tensor& delta, Tensor* after,
                                          const PsVariable& added) {
@@ -95,6 +95,23 @@ absl::Status ParameterServerStrategy::WaitForUpdates() {
 
 absl::Status ParameterServerStrategy::Finalize() { return WaitForUpdates(); }
 
+absl::Status ParameterServerStrategy::Update(
+    DistributedVariable& variable,
+    const std::function<absl::Status(Tensor&)>& fn) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("Update"));
+  if (dynamic_cast<const PsVariable*>(&variable) != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Update of variable \"", variable.name(),
+        "\", which lives on the ps "
+        "tasks (",
+        variable.DescribePlacement(),
+        "): a read, fn, then an assign would overwrite what other workers "
+        "push in between; use Assign, AssignAdd, AssignSub or ApplyGradient, "
+        "which the ps tasks apply atomically"));
+  }
+  return Strategy::Update(variable, fn);
+}
+
 struct ParameterServerStrategy::OwnedPush {
   // Copies too: the variables (and their placements) belong to the caller,
   // who may destroy them while a failed step's push is still in flight.
@@ -130,10 +147,12 @@ absl::Status ParameterServerStrategy::PushInBackground(
       // Nothing to count from yet: this push goes in the foreground and
       // learns the value.
       std::vector<int64_t> after(1);
-      RETURN_IF_ERROR(
-          servers_->PushStep({}, {},
-                             {{&added->placement(), add->delta->flat<int64_t>(),
-                               absl::MakeSpan(after)}}));
+      const Int64VariableAdd step_add = {&added->placement(),
+                                         add->delta->flat<int64_t>(),
+                                         absl::MakeSpan(after)};
+      UpdateRequest request;
+      request.int64_adds = {&step_add, 1};
+      RETURN_IF_ERROR(servers_->Update(request));
       last_added_value_ = after[0];
       RETURN_IF_ERROR(tell_after(after[0]));
       add = nullptr;  // done; the gradients still go in the background
@@ -173,8 +192,11 @@ absl::Status ParameterServerStrategy::PushInBackground(
     }
   }
   return background_->Start([this, push]() -> absl::Status {
-    RETURN_IF_ERROR(
-        servers_->PushStep(push->pushes, push->row_pushes, push->adds));
+    UpdateRequest request;
+    request.dense = push->pushes;
+    request.sparse = push->row_pushes;
+    request.int64_adds = push->adds;
+    RETURN_IF_ERROR(servers_->Update(request));
     if (!push->adds.empty()) last_added_value_ = push->after;
     return absl::OkStatus();
   });
@@ -236,17 +258,13 @@ absl::StatusOr<std::vector<Tensor>> ParameterServerStrategy::ReadCopies(
     }
     row_pulls.push_back({&ps->placement(), r.ids, r.out});
   }
-  if (!row_pulls.empty()) {
-    // Dense and sparse reads in one round of requests.
-    RETURN_IF_ERROR(servers_->PullStep(pulls, row_pulls));
-    return values;
-  }
-  if (pulls.empty()) return values;
-  // Without rows, one variable goes as PsVariable::ReadCopy sends it (and
-  // errs as it).
-  RETURN_IF_ERROR(pulls.size() == 1
-                      ? servers_->Pull(*pulls[0].variable, pulls[0].out)
-                      : servers_->PullMany(pulls));
+  // Nothing on ps tasks (or none at all: training locally): no round trip.
+  if (pulls.empty() && row_pulls.empty()) return values;
+  // The step's reads in one request: the servers send them together.
+  ReadRequest request;
+  request.dense = pulls;
+  request.sparse = row_pulls;
+  RETURN_IF_ERROR(servers_->Read(request));
   return values;
 }
 
@@ -255,7 +273,7 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
     absl::Span<const CopySparseGradient> sparse, const CopyAdd* add) {
   if (background_ != nullptr) {
     // In the background when everything goes to the ps tasks in one
-    // PushStep, and the add is one value (the global step's); anything
+    // Update, and the add is one value (the global step's); anything
     // else in the foreground, after the push before it.
     bool batchable = true;
     for (const CopyGradient& u : updates) {
@@ -299,27 +317,30 @@ absl::Status ParameterServerStrategy::ApplyGradientsToCopies(
       add == nullptr
           ? nullptr
           : BatchableAdd(add->variable, add->copy, *add->delta, servers_);
+  // The step's updates, with the add when it goes to the ps tasks, in one
+  // request: the servers send them together.
+  UpdateRequest request;
+  request.dense = pushes;
+  request.sparse = row_pushes;
+  Int64VariableAdd step_add{};
   if (added != nullptr) {
-    ASSIGN_OR_RETURN(Int64VariableAdd step_add,
-                     StepAdd(*add->delta, add->after, *added));
-    std::vector<Int64VariableAdd> adds = {step_add};
-    // Dense and sparse updates and the add in one round of requests.
-    absl::Status pushed = servers_->PushStep(pushes, row_pushes, adds);
-    if (!pushed.ok() && add->after != nullptr) *add->after = Tensor();
-    if (pushed.ok() && add->after != nullptr && adds[0].after.size() == 1) {
-      last_added_value_ = adds[0].after[0];
-    }
-    return pushed;
+    ASSIGN_OR_RETURN(step_add, StepAdd(*add->delta, add->after, *added));
+    request.int64_adds = {&step_add, 1};
   }
-  if (!row_pushes.empty()) {
-    RETURN_IF_ERROR(servers_->PushStep(pushes, row_pushes, {}));
-  } else if (pushes.size() == 1) {
-    // One variable goes as PsVariable::ApplyGradient sends it.
-    RETURN_IF_ERROR(servers_->Push(*pushes[0].variable, pushes[0].grad));
-  } else if (!pushes.empty()) {
-    RETURN_IF_ERROR(servers_->PushMany(pushes));
+  // Nothing on ps tasks (or none at all: training locally): no round trip.
+  const absl::Status pushed =
+      pushes.empty() && row_pushes.empty() && added == nullptr
+          ? absl::OkStatus()
+          : servers_->Update(request);
+  if (added == nullptr) {
+    RETURN_IF_ERROR(pushed);
+    return Strategy::ApplyGradientsToCopies({}, {}, add);
   }
-  return Strategy::ApplyGradientsToCopies({}, {}, add);
+  if (!pushed.ok() && add->after != nullptr) *add->after = Tensor();
+  if (pushed.ok() && add->after != nullptr && step_add.after.size() == 1) {
+    last_added_value_ = step_add.after[0];
+  }
+  return pushed;
 }
 
 absl::StatusOr<std::vector<Tensor>>
@@ -371,19 +392,26 @@ ParameterServerStrategy::ApplyGradientsToCopiesThenRead(
     // The buffer stays put when `values` grows: a Tensor owns it.
     pulls.push_back({&ps->placement(), values.back().flat<float>()});
   }
-  std::vector<Int64VariableAdd> adds;
+  // The updates and the reads after them in one request: the servers send
+  // them in one round.
+  ReadRequest then_read;
+  then_read.dense = pulls;
+  then_read.sparse = row_pulls;
+  UpdateRequest request;
+  request.dense = pushes;
+  request.sparse = row_pushes;
+  request.then_read = &then_read;
+  Int64VariableAdd step_add{};
   if (added != nullptr) {
-    ASSIGN_OR_RETURN(Int64VariableAdd step_add,
-                     StepAdd(*add->delta, add->after, *added));
-    adds.push_back(step_add);
+    ASSIGN_OR_RETURN(step_add, StepAdd(*add->delta, add->after, *added));
+    request.int64_adds = {&step_add, 1};
   }
-  const absl::Status done =
-      servers_->PushPullStep(pushes, row_pushes, adds, pulls, row_pulls);
+  const absl::Status done = servers_->Update(request);
   if (added != nullptr && add->after != nullptr) {
     if (!done.ok()) {
       *add->after = Tensor();
-    } else if (adds[0].after.size() == 1) {
-      last_added_value_ = adds[0].after[0];
+    } else if (step_add.after.size() == 1) {
+      last_added_value_ = step_add.after[0];
     }
   }
   RETURN_IF_ERROR(done);

@@ -17,6 +17,7 @@
 // runs unchanged on one machine.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -58,16 +59,25 @@ class ParameterServerStrategy : public Strategy {
     return background_ == nullptr ? 0 : background_->num_started();
   }
 
+  // Refused for a variable on the ps tasks: FAILED_PRECONDITION naming it
+  // and the atomic alternatives (Assign, AssignAdd, AssignSub,
+  // ApplyGradient), since a read, fn, then an assign would overwrite what
+  // other workers push in between. Sync-on-read variables, which live on
+  // the worker, and the local fallback's variables update as under any
+  // strategy.
+  absl::Status Update(DistributedVariable& variable,
+                      const std::function<absl::Status(Tensor&)>& fn) override;
+
  protected:
   absl::StatusOr<std::unique_ptr<DistributedVariable>> MakeSyncOnWriteVariable(
       const VariableOptions& options,
       const DistributedVariable* colocate_with) override;
   absl::StatusOr<std::unique_ptr<DistributedHashTable>> MakeHashTable(
       const HashEmbeddingSpec& spec) override;
-  // The float32 variables on this strategy's ps tasks go in one
-  // ParameterServers::PullMany / PushMany (small ones batched per ps task),
-  // with rows by id in one PullStep / PushStep together with them, and an
-  // int64 add (the global step's) in the PushStep; others (int64 reads,
+  // The float32 variables on this strategy's ps tasks, whole and rows by
+  // id, go in one ParameterServers::Read / Update (which PsClient sends in
+  // one round, small ones batched or bundled per ps task), with an int64
+  // add (the global step's) in the Update; others (int64 reads,
   // sync-on-read variables on the worker) one at a time.
   absl::StatusOr<std::vector<Tensor>> ReadCopies(
       absl::Span<const VariableCopy> copies,
@@ -76,8 +86,8 @@ class ParameterServerStrategy : public Strategy {
       absl::Span<const CopyGradient> updates,
       absl::Span<const CopySparseGradient> sparse, const CopyAdd* add) override;
   // With ps tasks and no push in the background, when every update, the
-  // add and every read go to the ps tasks: one
-  // ParameterServers::PushPullStep (a step's updates and the next step's
+  // add and every read go to the ps tasks: one ParameterServers::Update
+  // with the reads as its then_read (a step's updates and the next step's
   // reads in one round trip). Anything else: the two calls above.
   absl::StatusOr<std::vector<Tensor>> ApplyGradientsToCopiesThenRead(
       absl::Span<const CopyGradient> updates,

@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/concurrent_updates.h"
 #include "runtime/distribute/test_variable_options.h"
-#include "runtime/ps/in_memory_parameter_servers.h"
+#include "runtime/in_memory_ps/in_memory_parameter_servers.h"
+#include "runtime/local_devices/local_devices.h"
 
 namespace distrt {
 namespace {
@@ -108,19 +108,26 @@ TEST_F(ParameterServerStrategyTest, AssignAddIsExactUnderConcurrentPushes) {
   EXPECT_EQ(state->step, 200);
 }
 
-TEST_F(ParameterServerStrategyTest, AssignAndUpdateWriteThroughToTheServers) {
+absl::Status TimesTen(Tensor& value) {
+  for (float& v : value.flat<float>()) v *= 10;
+  return absl::OkStatus();
+}
+
+TEST_F(ParameterServerStrategyTest, AssignsWriteThroughAndUpdateIsRefused) {
   auto strategy = Worker();
   auto other = Worker();
   DistributedVariable* bias = *strategy->CreateVariable(SumVariable("b", {3}));
   ASSERT_TRUE(
       strategy->Assign(*bias, *Tensor::FromFloats({1, 2, 3}, {3})).ok());
-  ASSERT_TRUE(strategy
-                  ->Update(*bias,
-                           [](Tensor& value) {
-                             for (float& v : value.flat<float>()) v *= 10;
-                             return absl::OkStatus();
-                           })
-                  .ok());
+  // A read-modify-write would lose other workers' pushes in between.
+  absl::Status update = strategy->Update(*bias, TimesTen);
+  EXPECT_EQ(update.code(), absl::StatusCode::kFailedPrecondition) << update;
+  EXPECT_THAT(update.message(), HasSubstr("variable \"b\""));
+  EXPECT_THAT(update.message(),
+              HasSubstr("Assign, AssignAdd, AssignSub or ApplyGradient"));
+  EXPECT_EQ(strategy->ReadVar(*bias)->flat<float>()[2], 3);
+  ASSERT_TRUE(
+      strategy->AssignAdd(*bias, *Tensor::FromFloats({9, 18, 27}, {3})).ok());
   DistributedVariable* seen = *other->CreateVariable(SumVariable("b", {3}));
   Tensor value = *other->ReadVar(*seen);
   EXPECT_THAT(std::vector<float>(value.flat<float>().begin(),
@@ -159,7 +166,8 @@ TEST_F(ParameterServerStrategyTest, WithoutPsTasksTrainsLocally) {
     ASSERT_TRUE(strategy
                     ->Run([&](ReplicaContext& context) {
                       const float grad[] = {100.0f, 200.0f};
-                      return context.ApplyGradient(*w, grad);
+                      return context.ApplyGradient(
+                          *w, grad, GradientAggregation::kAlreadyAggregated);
                     })
                     .ok());
     EXPECT_EQ(strategy->ReadVar(*step)->flat<int64_t>()[0], 1);
@@ -200,7 +208,7 @@ TEST_F(ParameterServerStrategyTest, GlobalStepCountsWorkerStepsNotReplicas) {
   EXPECT_EQ(worker_a->ReadVar(*step_a)->flat<int64_t>()[0], 2 * kSteps);
 }
 
-// The step's add goes with its gradients (one PushStep on the servers): the
+// The step's add goes with its gradients (one Update on the servers): the
 // step counts once per worker step, and replica 0 learns each value it
 // left; a delta that does not fit goes through the variable and errs there.
 TEST_F(ParameterServerStrategyTest, AStepsAddGoesWithItsGradients) {
@@ -259,6 +267,25 @@ TEST_F(ParameterServerStrategyTest, SyncOnReadVariablesStayOnTheWorker) {
   for (int t = 0; t < servers_->num_ps_tasks(); ++t) {
     EXPECT_TRUE(servers_->store(t).List().empty());
   }
+}
+
+// What lives on the worker has no other writers: Update works there.
+TEST_F(ParameterServerStrategyTest, UpdateWorksForWhatIsNotOnPsTasks) {
+  auto local = *ParameterServerStrategy::Create(devices_.pointers(), nullptr);
+  ASSERT_TRUE(local->Initialize().ok());
+  DistributedVariable* w = *local->CreateVariable(SumVariable("w", {2}));
+  ASSERT_TRUE(local->Assign(*w, *Tensor::FromFloats({1, 2}, {2})).ok());
+  ASSERT_TRUE(local->Update(*w, TimesTen).ok());
+  EXPECT_EQ(local->ReadVar(*w)->flat<float>()[1], 20);
+
+  auto strategy = Worker();
+  VariableOptions metric = SumVariable("metric", {1});
+  metric.synchronization = VariableSynchronization::kOnRead;
+  metric.aggregation = VariableAggregation::kOnlyFirstReplica;
+  DistributedVariable* on_worker = *strategy->CreateVariable(metric);
+  ASSERT_TRUE(strategy->Assign(*on_worker, *Tensor::FromFloats({4}, {1})).ok());
+  ASSERT_TRUE(strategy->Update(*on_worker, TimesTen).ok());
+  EXPECT_EQ(strategy->ReadVar(*on_worker)->flat<float>()[0], 40);
 }
 
 TEST_F(ParameterServerStrategyTest, NeedsADevice) {

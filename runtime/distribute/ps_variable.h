@@ -27,7 +27,7 @@ class PsVariable : public DistributedVariable {
 
   const VariablePlacement& placement() const { return placement_; }
   // The servers it lives on, so that a strategy can read or update several
-  // variables of the same servers in one PullMany / PushMany.
+  // variables of the same servers in one Read / Update.
   ParameterServers* servers() const { return servers_; }
 
   int num_copies() const override { return 1; }

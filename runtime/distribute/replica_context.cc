@@ -5,9 +5,46 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/device/copy_into.h"
 #include "runtime/distribute/strategy.h"
+#include "runtime/ps/variable_spec.h"
+#include "runtime/tensor/host_floats.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
+namespace {
+
+// INVALID_ARGUMENT naming `variable` and both sizes unless a gradient of
+// `size` floats covers its every element.
+absl::Status CheckDenseGradient(const DistributedVariable& variable,
+                                size_t size) {
+  const int64_t elements = NumRows(variable.spec()) * RowWidth(variable.spec());
+  if (static_cast<int64_t>(size) == elements) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("the gradient of variable \"", variable.name(), "\" has ",
+                   size, " elements, the variable has ", elements));
+}
+
+// INVALID_ARGUMENT naming `variable` and both sizes unless `grad` holds one
+// row of the variable's width for each of its ids.
+absl::Status CheckSparseGradient(const DistributedVariable& variable,
+                                 const SparseGradient& grad) {
+  const int64_t width = RowWidth(variable.spec());
+  const int64_t want = static_cast<int64_t>(grad.ids.size()) * width;
+  if (static_cast<int64_t>(grad.rows.size()) == want) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the sparse gradient of variable \"", variable.name(), "\" has ",
+      grad.rows.size(), " values for ", grad.ids.size(), " ids, whose rows (",
+      width, " wide) are ", want, " values"));
+}
+
+// How the replicas' gradients of `variable` combine (GradientAggregation):
+// MEAN for a kMean variable, SUM for every other, as TF's optimizer sums.
+ReduceOp GradientReduceOp(const DistributedVariable& variable) {
+  return variable.options().aggregation == VariableAggregation::kMean
+             ? ReduceOp::kMean
+             : ReduceOp::kSum;
+}
+
+}  // namespace
 
 int ReplicaContext::replica_id_in_sync_group() const {
   return strategy_->worker_rank() * num_local_replicas() + replica_;
@@ -167,11 +204,115 @@ absl::StatusOr<bool> ReplicaContext::AggregateAdd(DistributedVariable& variable,
   return UpdatesItsCopy(variable);
 }
 
+// The gradients an Apply* call applies, the same on every replica: the
+// caller's own (kAlreadyAggregated, or one replica in sync) or their
+// aggregation, which points into `reduced` and `gathered`.
+struct ReplicaContext::AggregatedGradients {
+  std::vector<absl::Span<const float>> dense;
+  std::vector<SparseUpdate> sparse;
+  // One all-reduced buffer per ReduceOp used, and its values on the host.
+  std::vector<Tensor> reduced;
+  std::vector<HostFloats> reduced_values;
+  std::vector<std::shared_ptr<const SparseGradient>> gathered;
+};
+
+absl::StatusOr<ReplicaContext::AggregatedGradients>
+ReplicaContext::AggregateGradients(
+    absl::Span<DistributedVariable* const> variables,
+    absl::Span<const absl::Span<const float>> grads,
+    absl::Span<const SparseUpdate> sparse, GradientAggregation aggregation) {
+  // Every replica passes the same variables and counts, so all return these
+  // errors (unless a replica's gradient alone is wrong, whose error then
+  // fails the others' collectives at once) and nobody waits.
+  if (variables.size() != grads.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ApplyGradients: ", variables.size(), " variables but ",
+                     grads.size(), " gradients"));
+  }
+  for (size_t i = 0; i < variables.size(); ++i) {
+    RETURN_IF_ERROR(CheckDenseGradient(*variables[i], grads[i].size()));
+  }
+  for (const SparseUpdate& u : sparse) {
+    RETURN_IF_ERROR(CheckSparseGradient(*u.variable, *u.grad));
+  }
+  AggregatedGradients aggregated;
+  if (aggregation == GradientAggregation::kAlreadyAggregated ||
+      num_replicas_in_sync() == 1) {
+    aggregated.dense.assign(grads.begin(), grads.end());
+    aggregated.sparse.assign(sparse.begin(), sparse.end());
+    return aggregated;
+  }
+  RETURN_IF_ERROR(AllReduceDense(variables, grads, aggregated));
+  const float inverse_n = 1.0f / static_cast<float>(num_replicas_in_sync());
+  for (const SparseUpdate& u : sparse) {
+    SparseGradient mine = *u.grad;
+    if (GradientReduceOp(*u.variable) == ReduceOp::kMean) {
+      for (float& g : mine.rows) g *= inverse_n;
+    }
+    ASSIGN_OR_RETURN(std::shared_ptr<const SparseGradient> all,
+                     AllGather(std::move(mine)));
+    aggregated.sparse.push_back({u.variable, all.get()});
+    aggregated.gathered.push_back(std::move(all));
+  }
+  return aggregated;
+}
+
+absl::Status ReplicaContext::AllReduceDense(
+    absl::Span<DistributedVariable* const> variables,
+    absl::Span<const absl::Span<const float>> grads,
+    AggregatedGradients& aggregated) {
+  aggregated.dense.assign(grads.size(), {});
+  aggregated.reduced.reserve(2);
+  aggregated.reduced_values.reserve(2);
+  // One all-reduce for the SUM variables' gradients, packed in one buffer
+  // on this replica's device, and one for the MEAN ones: the same on every
+  // replica, which sees the same variables.
+  for (const ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean}) {
+    int64_t size = 0;
+    for (size_t i = 0; i < variables.size(); ++i) {
+      if (GradientReduceOp(*variables[i]) == op) size += grads[i].size();
+    }
+    if (size == 0) continue;
+    ASSIGN_OR_RETURN(Tensor packed, Tensor::Create(DType::kFloat32, {size},
+                                                   device()->allocator()));
+    float* const base = static_cast<float*>(packed.raw_data());
+    int64_t offset = 0;
+    for (size_t i = 0; i < variables.size(); ++i) {
+      if (GradientReduceOp(*variables[i]) != op) continue;
+      RETURN_IF_ERROR(packed.allocator()->CopyFromHost(
+          grads[i].data(), base + offset, grads[i].size() * sizeof(float)));
+      offset += grads[i].size();
+    }
+    if (absl::Status s = AllReduce(op, packed); !s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrCat("aggregating gradients: ", s.message()));
+    }
+    aggregated.reduced.push_back(std::move(packed));
+    ASSIGN_OR_RETURN(HostFloats values,
+                     HostFloats::Read(aggregated.reduced.back()));
+    aggregated.reduced_values.push_back(std::move(values));
+    const absl::Span<const float> reduced =
+        aggregated.reduced_values.back().values();
+    offset = 0;
+    for (size_t i = 0; i < variables.size(); ++i) {
+      if (GradientReduceOp(*variables[i]) != op) continue;
+      aggregated.dense[i] = reduced.subspan(offset, grads[i].size());
+      offset += grads[i].size();
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReplicaContext::ApplyGradient(DistributedVariable& variable,
-                                           absl::Span<const float> grad) {
+                                           absl::Span<const float> grad,
+                                           GradientAggregation aggregation) {
+  DistributedVariable* const variables[] = {&variable};
+  const absl::Span<const float> grads[] = {grad};
+  ASSIGN_OR_RETURN(AggregatedGradients aggregated,
+                   AggregateGradients(variables, grads, {}, aggregation));
   if (UpdatesItsCopy(variable)) {
-    RETURN_IF_ERROR(
-        variable.ApplyGradient(variable.CopyOfReplica(replica_), grad));
+    RETURN_IF_ERROR(variable.ApplyGradient(variable.CopyOfReplica(replica_),
+                                           aggregated.dense[0]));
   }
   return SharesCopies(variable) ? group_->barrier().Wait("ApplyGradient")
                                 : absl::OkStatus();
@@ -192,13 +333,6 @@ ReplicaContext::UpdatesOfThisReplica(
     absl::Span<DistributedVariable* const> variables,
     absl::Span<const absl::Span<const float>> grads,
     absl::Span<const SparseUpdate> sparse, AddUpdate* add) {
-  if (variables.size() != grads.size()) {
-    // Every replica passes the same counts, so all return this error and
-    // nobody waits in a collective.
-    return absl::InvalidArgumentError(
-        absl::StrCat("ApplyGradients: ", variables.size(), " variables but ",
-                     grads.size(), " gradients"));
-  }
   CopyUpdates updates;
   for (size_t i = 0; i < variables.size(); ++i) {
     DistributedVariable& variable = *variables[i];
@@ -232,9 +366,13 @@ ReplicaContext::UpdatesOfThisReplica(
 absl::Status ReplicaContext::ApplyGradients(
     absl::Span<DistributedVariable* const> variables,
     absl::Span<const absl::Span<const float>> grads,
-    absl::Span<const SparseUpdate> sparse, AddUpdate* add) {
+    absl::Span<const SparseUpdate> sparse, AddUpdate* add,
+    GradientAggregation aggregation) {
+  ASSIGN_OR_RETURN(AggregatedGradients aggregated,
+                   AggregateGradients(variables, grads, sparse, aggregation));
   ASSIGN_OR_RETURN(CopyUpdates updates,
-                   UpdatesOfThisReplica(variables, grads, sparse, add));
+                   UpdatesOfThisReplica(variables, aggregated.dense,
+                                        aggregated.sparse, add));
   return ApplyCopyUpdates(updates);
 }
 
@@ -254,9 +392,12 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::ApplyGradientsThenRead(
     absl::Span<const absl::Span<const float>> grads,
     absl::Span<const SparseUpdate> sparse, AddUpdate* add,
     absl::Span<const DistributedVariable* const> read,
-    absl::Span<const RowsToRead> rows) {
+    absl::Span<const RowsToRead> rows, GradientAggregation aggregation) {
+  ASSIGN_OR_RETURN(AggregatedGradients aggregated,
+                   AggregateGradients(variables, grads, sparse, aggregation));
   ASSIGN_OR_RETURN(CopyUpdates updates,
-                   UpdatesOfThisReplica(variables, grads, sparse, add));
+                   UpdatesOfThisReplica(variables, aggregated.dense,
+                                        aggregated.sparse, add));
   if (updates.shares_copies) {
     RETURN_IF_ERROR(ApplyCopyUpdates(updates));
     return ReadMany(read, rows);
@@ -267,11 +408,16 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::ApplyGradientsThenRead(
       reads.copies, reads.rows);
 }
 
-absl::Status ReplicaContext::ApplySparseGradient(DistributedVariable& variable,
-                                                 const SparseGradient& grad) {
+absl::Status ReplicaContext::ApplySparseGradient(
+    DistributedVariable& variable, const SparseGradient& grad,
+    GradientAggregation aggregation) {
+  const SparseUpdate updates[] = {{&variable, &grad}};
+  ASSIGN_OR_RETURN(AggregatedGradients aggregated,
+                   AggregateGradients({}, {}, updates, aggregation));
   if (UpdatesItsCopy(variable)) {
+    const SparseGradient& all = *aggregated.sparse[0].grad;
     RETURN_IF_ERROR(variable.ApplySparseGradient(
-        variable.CopyOfReplica(replica_), grad.ids, grad.rows));
+        variable.CopyOfReplica(replica_), all.ids, all.rows));
   }
   return SharesCopies(variable) ? group_->barrier().Wait("ApplyGradient")
                                 : absl::OkStatus();

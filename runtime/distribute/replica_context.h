@@ -6,10 +6,12 @@
 // other replicas, MergeCall into cross-replica context, and variable updates
 // that follow each variable's aggregation.
 //
-// Every collective (AllReduce, MergeCall, AssignAdd, and the Apply* calls
-// on variables shared by several replicas) must be made by every replica in
-// the same order. A replica that returns early, or errs, makes the others'
-// next collective fail at once (see ReplicaBarrier) rather than hang.
+// Every collective (AllReduce, MergeCall, AssignAdd, AllGather, and the
+// Apply* calls: they aggregate the gradients unless told the caller did,
+// and wait for each other on variables shared by several replicas) must be
+// made by every replica in the same order. A replica that returns early, or
+// errs, makes the others' next collective fail at once (see ReplicaBarrier)
+// rather than hang.
 
 #include <cstdint>
 #include <memory>
@@ -18,7 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "runtime/collective/reduce_op.h"
 #include "runtime/device/device.h"
@@ -54,6 +58,44 @@ struct SparseGradient {
   std::vector<float> rows;
 };
 
+// Whether ReplicaContext's Apply* calls combine the replicas' gradients
+// before applying them: TF's optimizer.apply_gradients(...,
+// experimental_aggregate_gradients=True / False).
+enum class GradientAggregation {
+  // The default, as in TF: each replica passes the gradient of its own part
+  // of the batch, and the call first combines them over every replica in
+  // sync (every worker's, under MultiWorkerMirroredStrategy). Dense
+  // gradients are all-reduced with MEAN for a variable whose aggregation is
+  // kMean and with SUM for every other (kSum, kNone, kOnlyFirstReplica: TF's
+  // optimizer sums every gradient, all_reduce_sum_gradients, whatever the
+  // variable's aggregation; kMean is honoured as the one that asks for
+  // something else). Sparse gradients are gathered (AllGather: repeated ids
+  // add up, so a sum), their rows first divided by num_replicas_in_sync()
+  // for a kMean variable. Nothing to exchange with one replica in sync.
+  kAggregate,
+  // The caller already made the gradients the same on every replica (its
+  // own AllReduce, e.g. fused with the loss into one collective, or
+  // AllGather): they are applied as given (experimental_aggregate_gradients
+  // = False).
+  kAlreadyAggregated,
+};
+
+// What MergeCall returns to each replica for a merge_fn that returns R: R
+// itself, copied, except that a per-replica result is unwrapped (below).
+template <typename R, typename = void>
+struct MergeCallResult {
+  using type = R;
+  static constexpr bool kUnwraps = false;
+};
+// absl::StatusOr<PerReplica<U>> or absl::StatusOr<Mirrored<U>>: replica r
+// gets absl::StatusOr<U> with component r.
+template <typename V>
+struct MergeCallResult<absl::StatusOr<V>,
+                       std::enable_if_t<IsDistributedValues<V>::value>> {
+  using type = absl::StatusOr<typename ComponentOf<V>::type>;
+  static constexpr bool kUnwraps = true;
+};
+
 class ReplicaContext {
  public:
   ReplicaContext(Strategy* strategy, ReplicaGroup* group, CrossDeviceOps* ops,
@@ -80,13 +122,20 @@ class ReplicaContext {
 
   // Every local replica pauses here; merge_fn(strategy, per_replica_values)
   // runs once, in cross-replica context, on one replica's thread, with this
-  // worker's replicas' values (as in TF); its result is copied to every
-  // local replica, which go on. merge_fn returns
-  // absl::StatusOr<R> with R copyable (a shared_ptr for big or move-only
-  // results); an error is returned to every replica.
+  // worker's replicas' values (as in TF), and the replicas go on with its
+  // result. merge_fn returns absl::StatusOr<R>; an error is returned to
+  // every replica. What each replica gets (MergeCallResult):
+  // - R = PerReplica<U> or Mirrored<U>: unwrapped, as TF does: replica r
+  //   gets absl::StatusOr<U> holding component r (moved out, so U may be
+  //   move-only, e.g. a Tensor). A result with other than
+  //   num_local_replicas() components is INVALID_ARGUMENT, on every
+  //   replica.
+  // - any other R: a copy on every replica, so R must be copyable (a
+  //   shared_ptr for big or move-only results).
   template <typename T, typename MergeFn>
-  std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&> MergeCall(
-      T value, MergeFn merge_fn);
+  typename MergeCallResult<
+      std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>>::type
+  MergeCall(T value, MergeFn merge_fn);
 
   // Waits for the other replicas, e.g. before reading what another replica
   // wrote.
@@ -129,13 +178,20 @@ class ReplicaContext {
   absl::Status AssignAdd(DistributedVariable& variable, Tensor delta,
                          Tensor* after = nullptr);
 
-  // Applies the variable's optimizer with a gradient that is already the
-  // same on every replica (after AllReduce or a MergeCall gather): each
-  // copy is updated once, by the first replica that computes with it.
-  absl::Status ApplyGradient(DistributedVariable& variable,
-                             absl::Span<const float> grad);
-  // A gradient of some rows of a float32 variable for ApplyGradients, the
-  // same on every replica (after AllGather).
+  // Applies the variable's optimizer with `grad`, a gradient for all of its
+  // elements: by default this replica's own, which the call first combines
+  // with every other replica's (GradientAggregation::kAggregate; each
+  // replica must call it); with kAlreadyAggregated, one that is already the
+  // same on every replica (after AllReduce). Each copy is then updated
+  // once, by the first replica that computes with it. INVALID_ARGUMENT
+  // naming the variable and both sizes, before any collective, when `grad`
+  // does not have the variable's element count.
+  absl::Status ApplyGradient(
+      DistributedVariable& variable, absl::Span<const float> grad,
+      GradientAggregation aggregation = GradientAggregation::kAggregate);
+  // A gradient of some rows of a float32 variable for ApplyGradients: this
+  // replica's own, or with kAlreadyAggregated, the same on every replica
+  // (after AllGather). `grad` must live until the call returns.
   struct SparseUpdate {
     DistributedVariable* variable;
     const SparseGradient* grad;
@@ -155,15 +211,24 @@ class ReplicaContext {
   // and every request sent together: one round trip for a step's updates
   // and its global step), waiting for the other replicas once at the end
   // instead of once per variable that replicas share. When an update fails,
-  // which of the other variables were updated is unspecified.
-  // INVALID_ARGUMENT, on every replica and before any update, when the
-  // counts differ.
-  absl::Status ApplyGradients(absl::Span<DistributedVariable* const> variables,
-                              absl::Span<const absl::Span<const float>> grads,
-                              absl::Span<const SparseUpdate> sparse = {},
-                              AddUpdate* add = nullptr);
-  absl::Status ApplySparseGradient(DistributedVariable& variable,
-                                   const SparseGradient& grad);
+  // which of the other variables were updated is unspecified. The
+  // gradients are aggregated as `aggregation` says, the dense ones in one
+  // all-reduce for each of SUM and MEAN. INVALID_ARGUMENT, on every
+  // replica and before any collective or update, when the counts differ or
+  // a gradient does not fit its variable (as ApplyGradient's, and
+  // ApplySparseGradient's).
+  absl::Status ApplyGradients(
+      absl::Span<DistributedVariable* const> variables,
+      absl::Span<const absl::Span<const float>> grads,
+      absl::Span<const SparseUpdate> sparse = {}, AddUpdate* add = nullptr,
+      GradientAggregation aggregation = GradientAggregation::kAggregate);
+  // ApplyGradient for rows `grad.ids` of a float32 variable; by default the
+  // replicas' gradients are first gathered into one (AllGather).
+  // INVALID_ARGUMENT naming the variable and both sizes when `grad.rows`
+  // does not hold ids.size() rows of the variable's row width.
+  absl::Status ApplySparseGradient(
+      DistributedVariable& variable, const SparseGradient& grad,
+      GradientAggregation aggregation = GradientAggregation::kAggregate);
   // ApplyGradients, then ReadMany of `read` and `rows`: a step's updates and
   // the next step's reads, in one round trip where the strategy can (on
   // parameter servers without push_in_background: one bundle per ps task,
@@ -171,13 +236,15 @@ class ReplicaContext {
   // replica's updates must be in before anyone reads: the two go one after
   // the other, as the separate calls would. With pushes in the background
   // (StrategyOptions::push_in_background) the reads follow the push's
-  // start, not its end, and may lack it.
+  // start, not its end, and may lack it. The gradients are aggregated (or
+  // not) and checked as ApplyGradients'.
   absl::StatusOr<std::vector<Tensor>> ApplyGradientsThenRead(
       absl::Span<DistributedVariable* const> variables,
       absl::Span<const absl::Span<const float>> grads,
       absl::Span<const SparseUpdate> sparse, AddUpdate* add,
       absl::Span<const DistributedVariable* const> read,
-      absl::Span<const RowsToRead> rows);
+      absl::Span<const RowsToRead> rows,
+      GradientAggregation aggregation = GradientAggregation::kAggregate);
 
   // Gathers every replica's sparse gradient into one (replica order; with
   // several workers, then worker order), the same on every replica: the
@@ -192,6 +259,20 @@ class ReplicaContext {
   struct CopyUpdates;
   // What ReadMany reads, as this replica's copies (defined there too).
   struct CopyReads;
+  // The gradients the Apply* calls apply, the same on every replica, and
+  // what they point into (defined there too).
+  struct AggregatedGradients;
+  // Checks the gradients against their variables, then aggregates them as
+  // `aggregation` says (the same collectives on every replica).
+  absl::StatusOr<AggregatedGradients> AggregateGradients(
+      absl::Span<DistributedVariable* const> variables,
+      absl::Span<const absl::Span<const float>> grads,
+      absl::Span<const SparseUpdate> sparse, GradientAggregation aggregation);
+  // The dense gradients in `aggregated`, each all-reduced with its
+  // variable's op.
+  absl::Status AllReduceDense(absl::Span<DistributedVariable* const> variables,
+                              absl::Span<const absl::Span<const float>> grads,
+                              AggregatedGradients& aggregated);
   CopyReads ReadsOfThisReplica(
       absl::Span<const DistributedVariable* const> variables,
       absl::Span<const RowsToRead> rows) const;
@@ -223,9 +304,11 @@ class ReplicaContext {
 };
 
 template <typename T, typename MergeFn>
-std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>
+typename MergeCallResult<
+    std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>>::type
 ReplicaContext::MergeCall(T value, MergeFn merge_fn) {
-  using Result = std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>;
+  using Merged = std::invoke_result_t<MergeFn, Strategy&, PerReplica<T>&>;
+  using Result = MergeCallResult<Merged>;
   ReplicaBarrier& barrier = group_->barrier();
   group_->Put(replica_, std::make_shared<T>(std::move(value)));
   RETURN_IF_ERROR(barrier.Wait("MergeCall"));
@@ -237,13 +320,30 @@ ReplicaContext::MergeCall(T value, MergeFn merge_fn) {
     }
     PerReplica<T> per_replica(std::move(values));
     CrossReplicaSection cross_replica;
-    group_->merge_result() =
-        std::make_shared<Result>(merge_fn(*strategy_, per_replica));
+    auto merged = std::make_shared<Merged>(merge_fn(*strategy_, per_replica));
+    if constexpr (Result::kUnwraps) {
+      if (merged->ok() && (*merged)->num_replicas() != num_local_replicas()) {
+        *merged = absl::InvalidArgumentError(
+            absl::StrCat("MergeCall: merge_fn returned ",
+                         (*merged)->num_replicas(), " per-replica values for ",
+                         num_local_replicas(), " local replicas"));
+      }
+    }
+    group_->merge_result() = std::move(merged);
   }
   RETURN_IF_ERROR(barrier.Wait("MergeCall"));
-  Result mine = *static_cast<const Result*>(group_->merge_result().get());
+  Merged& merged = *static_cast<Merged*>(group_->merge_result().get());
+  typename Result::type mine = [&]() -> typename Result::type {
+    if constexpr (Result::kUnwraps) {
+      if (!merged.ok()) return merged.status();
+      // Each replica moves out only its own component.
+      return std::move((*merged)[replica_]);
+    } else {
+      return merged;
+    }
+  }();
   // Nobody starts the next MergeCall (overwriting the result) before every
-  // replica has its copy.
+  // replica has its own.
   RETURN_IF_ERROR(barrier.Wait("MergeCall"));
   return mine;
 }

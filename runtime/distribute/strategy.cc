@@ -1,6 +1,7 @@
 #include "runtime/distribute/strategy.h"
 
 #include <limits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/distribute/local_variable.h"
@@ -117,6 +118,8 @@ thread_local Strategy* set_strategy = nullptr;
 
 // How many Runs the calling thread is inside (it runs replica 0 of each).
 thread_local int runs_on_this_thread = 0;
+// How many CrossReplicaSections (merge_fns) the calling thread is inside.
+thread_local int cross_replica_sections = 0;
 
 class RunOnThisThread {
  public:
@@ -148,11 +151,15 @@ ReplicaContext* CurrentReplicaContext() { return current_replica_context; }
 CrossReplicaSection::CrossReplicaSection()
     : previous_(current_replica_context) {
   current_replica_context = nullptr;
+  ++cross_replica_sections;
 }
 
 CrossReplicaSection::~CrossReplicaSection() {
+  --cross_replica_sections;
   current_replica_context = previous_;
 }
+
+bool InCrossReplicaSection() { return cross_replica_sections > 0; }
 
 Strategy* CurrentScopedStrategy() {
   return scoped_strategy != nullptr ? scoped_strategy : set_strategy;
@@ -164,7 +171,41 @@ Strategy::Scope::Scope(Strategy* strategy) : previous_(scoped_strategy) {
   scoped_strategy = strategy;
 }
 
-Strategy::Scope::~Scope() { scoped_strategy = previous_; }
+Strategy::Scope::~Scope() {
+  if (active_) scoped_strategy = previous_;
+}
+
+absl::StatusOr<Strategy::Scope> Strategy::scope() {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("scope"));
+  RETURN_IF_ERROR(RequireNoOtherStrategy("scope"));
+  return Scope(this);
+}
+
+absl::Status Strategy::RequireNoOtherStrategy(absl::string_view method) const {
+  const Strategy* current = CurrentScopedStrategy();
+  if (current == nullptr || current == this) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "mixing different strategies: ", name(), "::", method,
+      " called while this thread is in the scope of another strategy (",
+      current->Describe(), "; this one: ", Describe(),
+      "), as TF raises \"Mixing different tf.distribute.Strategy "
+      "objects\"; end that scope (or ExperimentalSetStrategy(nullptr)) "
+      "first"));
+}
+
+absl::Status Strategy::CheckRunArguments(
+    absl::Span<const strategy_internal::RunArgument> arguments) const {
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const strategy_internal::RunArgument& a = arguments[i];
+    if (a.kind == nullptr || a.components == num_local_replicas()) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        name(), "::Run: argument ", i, " after fn is a ", a.kind, " of ",
+        a.components, " values, but the strategy has ", num_local_replicas(),
+        " local replica", num_local_replicas() == 1 ? "" : "s",
+        " (one value each)"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status Strategy::RequireCrossReplicaContext(
     absl::string_view method) const {
@@ -181,6 +222,7 @@ absl::Status Strategy::RequireCrossReplicaContext(
 absl::Status Strategy::Run(
     const std::function<absl::Status(ReplicaContext&)>& fn) {
   RETURN_IF_ERROR(RequireCrossReplicaContext("Run"));
+  RETURN_IF_ERROR(RequireNoOtherStrategy("Run"));
   // A MergeCall's merge_fn runs on replica 0's thread, the one that called
   // Run: a Run from there would wait for itself.
   if (runs_on_this_thread > 0) {
@@ -198,8 +240,10 @@ absl::Status Strategy::Run(
   auto run_replica = [&](int replica) {
     ReplicaContext context(this, &group_, cross_device_ops_.get(), replica);
     InReplicaContext in_context(&context);
-    // The replica's threads are in this strategy's scope too.
-    Scope scope = this->scope();
+    // The replica's threads are in this strategy's scope too (entered
+    // unchecked: the caller's thread was checked above, the others are in
+    // none).
+    Scope scope(this);
     statuses[replica] = group_.device(replica)->MakeCurrent();
     if (statuses[replica].ok()) statuses[replica] = fn(context);
     group_.barrier().Leave(replica, statuses[replica]);
@@ -244,6 +288,56 @@ void AddInto(Tensor& sum, const Tensor& addend) {
 template <typename T>
 void DivideBy(Tensor& value, int64_t n) {
   for (T& v : value.flat<T>()) v /= static_cast<T>(n);
+}
+
+// A copy of `value` in host memory, wherever it lives: variables keep their
+// copies on the host and read what they are given there.
+absl::StatusOr<Tensor> HostCopy(const Tensor& value) {
+  if (value.is_null()) {
+    return absl::InvalidArgumentError("a null tensor has no values");
+  }
+  ASSIGN_OR_RETURN(Tensor host, Tensor::Create(value.dtype(), value.shape()));
+  RETURN_IF_ERROR(value.allocator()->CopyToHost(
+      value.raw_data(), host.raw_data(), value.bytes()));
+  return host;
+}
+
+// Adds `value` (host memory, of `outer` x `length` x `inner` elements)
+// summed along its middle dimension into `sums` (outer x inner).
+template <typename T, typename Sum>
+void AddSumAlongAxis(const Tensor& value, int64_t outer, int64_t length,
+                     int64_t inner, std::vector<Sum>& sums) {
+  const auto flat = value.flat<T>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < length; ++k) {
+      const T* row = flat.data() + (o * length + k) * inner;
+      Sum* sum = sums.data() + o * inner;
+      for (int64_t i = 0; i < inner; ++i) sum[i] += static_cast<Sum>(row[i]);
+    }
+  }
+}
+
+// The replicas' tensors summed along `axis` and over the replicas, in host
+// memory.
+template <typename T, typename Sum>
+absl::StatusOr<Tensor> SumAlongAxisAndReplicas(
+    const PerReplica<Tensor>& value, int axis,
+    const std::vector<int64_t>& reduced_shape) {
+  const std::vector<int64_t>& shape = value[0].shape();
+  int64_t outer = 1;
+  int64_t inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  std::vector<Sum> sums(outer * inner, Sum{0});
+  for (const Tensor& t : value.Unwrap()) {
+    ASSIGN_OR_RETURN(Tensor host, HostCopy(t));
+    AddSumAlongAxis<T>(host, outer, t.dim(axis), inner, sums);
+  }
+  ASSIGN_OR_RETURN(Tensor result,
+                   Tensor::Create(value[0].dtype(), reduced_shape));
+  auto out = result.flat<T>();
+  for (size_t i = 0; i < sums.size(); ++i) out[i] = static_cast<T>(sums[i]);
+  return result;
 }
 
 }  // namespace
@@ -299,6 +393,85 @@ absl::StatusOr<Tensor> Strategy::Reduce(ReduceOp op,
   for (const Tensor& t : value.Unwrap()) tensors.push_back(&t);
   if (AnyReducedOnHost(tensors)) return ReduceOnHost(op, tensors, destination);
   return cross_device_ops_->Reduce(op, tensors, destination);
+}
+
+absl::StatusOr<Tensor> Strategy::Reduce(ReduceOp op,
+                                        const PerReplica<Tensor>& value,
+                                        int axis, Device* destination) {
+  RETURN_IF_ERROR(RequireCrossReplicaContext("Reduce"));
+  if (value.num_replicas() == 0) {
+    return absl::InvalidArgumentError("reduce: no values");
+  }
+  const Tensor& first = value[0];
+  const DType dtype = first.dtype();
+  if (first.is_null() || (dtype != DType::kFloat32 && dtype != DType::kInt64 &&
+                          dtype != DType::kFloat64)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reduce along axis ", axis, ": replica 0 has ", DescribeTensor(first),
+        " (it reduces float32, int64 or float64)"));
+  }
+  const int rank = first.rank();
+  if (axis < -rank || axis >= rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reduce along axis ", axis, ": replica 0 has ", DescribeTensor(first),
+        ", whose axes are ", -rank, " to ", rank - 1));
+  }
+  if (axis < 0) axis += rank;
+  // Dimensions other than `axis` must match; `axis` may differ.
+  std::vector<int64_t> reduced_shape = first.shape();
+  reduced_shape.erase(reduced_shape.begin() + axis);
+  int64_t count = 0;
+  for (int r = 0; r < value.num_replicas(); ++r) {
+    const Tensor& t = value[r];
+    std::vector<int64_t> other;
+    if (!t.is_null() && t.rank() == rank) {
+      other = t.shape();
+      other.erase(other.begin() + axis);
+    }
+    if (t.is_null() || t.dtype() != dtype || t.rank() != rank ||
+        other != reduced_shape) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reduce along axis ", axis, ": replica ", r, " has ",
+          DescribeTensor(t), ", replica 0 has ", DescribeTensor(first),
+          " (all must be of one dtype and match but along the axis)"));
+    }
+    count += t.dim(axis);
+  }
+  absl::StatusOr<Tensor> reduced;
+  if (dtype == DType::kFloat32) {
+    reduced =
+        SumAlongAxisAndReplicas<float, double>(value, axis, reduced_shape);
+  } else if (dtype == DType::kInt64) {
+    reduced =
+        SumAlongAxisAndReplicas<int64_t, int64_t>(value, axis, reduced_shape);
+  } else {
+    reduced =
+        SumAlongAxisAndReplicas<double, double>(value, axis, reduced_shape);
+  }
+  RETURN_IF_ERROR(reduced.status());
+  Tensor sum = *std::move(reduced);
+  RETURN_IF_ERROR(SumOverWorkers(sum));
+  if (op == ReduceOp::kMean) {
+    // The number of elements along the axis over every worker.
+    ASSIGN_OR_RETURN(Tensor total, Tensor::FromValues<int64_t>({count}, {}));
+    RETURN_IF_ERROR(SumOverWorkers(total));
+    const int64_t n = total.flat<int64_t>()[0];
+    if (n == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reduce MEAN along axis ", axis,
+          ": no replica has any element along it, so there is no mean"));
+    }
+    if (dtype == DType::kFloat32) {
+      DivideBy<float>(sum, n);
+    } else if (dtype == DType::kInt64) {
+      DivideBy<int64_t>(sum, n);
+    } else {
+      DivideBy<double>(sum, n);
+    }
+  }
+  if (destination == nullptr) destination = devices_[0];
+  if (destination->type() == "CPU") return sum;
+  return destination->CopyFrom(sum);
 }
 
 absl::StatusOr<std::vector<Tensor>> Strategy::BatchReduce(
@@ -460,18 +633,6 @@ absl::Status Strategy::Update(DistributedVariable& variable,
 }
 
 namespace {
-
-// A copy of `value` in host memory, wherever it lives: variables keep their
-// copies on the host and read what they are given there.
-absl::StatusOr<Tensor> HostCopy(const Tensor& value) {
-  if (value.is_null()) {
-    return absl::InvalidArgumentError("a null tensor has no values");
-  }
-  ASSIGN_OR_RETURN(Tensor host, Tensor::Create(value.dtype(), value.shape()));
-  RETURN_IF_ERROR(value.allocator()->CopyToHost(
-      value.raw_data(), host.raw_data(), value.bytes()));
-  return host;
-}
 
 // Writing every copy of a SUM sync-on-read variable would multiply what
 // ReadVar (the sum of the copies) gives.

@@ -29,10 +29,12 @@
 // Sync-on-read variables have one copy per replica under every strategy.
 // Methods other than Run are cross-replica context: call them from the
 // thread that owns the strategy (or, except Run, a MergeCall's merge_fn).
-// Called from inside a replica function, Run, Reduce, BatchReduce,
+// Called from inside a replica function, Run, scope, Reduce, BatchReduce,
 // Broadcast, ReadVar, Update, Assign*, ApplyGradient and CreateVariable
 // return FAILED_PRECONDITION naming the method, as TF raises; so does Run
-// from a merge_fn.
+// from a merge_fn, and scope or Run while the thread is in another
+// strategy's scope (TF's "Mixing different tf.distribute.Strategy
+// objects").
 
 #include <functional>
 #include <map>
@@ -40,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -58,6 +61,7 @@
 #include "runtime/input/input_context.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/tensor/tensor.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt {
 
@@ -95,6 +99,69 @@ struct StrategyOptions {
   // it for them; made directly, they ignore it).
   bool push_in_background = false;
 };
+
+// Run's handling of its arguments (below).
+namespace strategy_internal {
+
+template <typename U>
+std::true_type IsDistributedValues(const DistributedValues<U>*);
+std::false_type IsDistributedValues(...);
+// Whether A is a PerReplica, a Mirrored or another DistributedValues.
+template <typename A>
+inline constexpr bool kIsDistributedValues = decltype(IsDistributedValues(
+    std::declval<const std::remove_reference_t<A>*>()))::value;
+
+template <typename U>
+constexpr const char* DistributedValuesKind(const PerReplica<U>*) {
+  return "PerReplica";
+}
+template <typename U>
+constexpr const char* DistributedValuesKind(const Mirrored<U>*) {
+  return "Mirrored";
+}
+template <typename U>
+constexpr const char* DistributedValuesKind(const DistributedValues<U>*) {
+  return "DistributedValues";
+}
+
+// What Strategy::CheckRunArguments checks of one argument: its kind and
+// number of components when it is a distributed value, else null and -1.
+struct RunArgument {
+  const char* kind = nullptr;
+  int components = -1;
+};
+template <typename A>
+RunArgument DescribeRunArgument(const A& arg) {
+  if constexpr (kIsDistributedValues<A>) {
+    return {DistributedValuesKind(&arg), arg.num_replicas()};
+  } else {
+    return {};
+  }
+}
+
+// What local replica `replica` gets of `arg`: its component, or `arg`.
+template <typename A>
+decltype(auto) ReplicaArgument(A& arg, int replica) {
+  if constexpr (kIsDistributedValues<A>) {
+    return (arg[replica]);
+  } else {
+    (void)replica;
+    return (arg);
+  }
+}
+
+// What fn returns when Run passes it arguments of types Args.
+template <typename Fn, typename... Args>
+using RunResult =
+    std::invoke_result_t<Fn&, ReplicaContext&,
+                         decltype(ReplicaArgument(
+                             std::declval<std::remove_reference_t<Args>&>(),
+                             0))...>;
+// T, where fn returns absl::StatusOr<T>.
+template <typename Fn, typename... Args>
+using RunValue = typename RunResult<Fn, Args...>::value_type;
+
+}  // namespace strategy_internal
 
 class Strategy {
  public:
@@ -162,12 +229,38 @@ class Strategy {
   // to the collective failures it caused in the others. One Run at a time.
   // Called from a replica function (of any strategy): FAILED_PRECONDITION,
   // as TF refuses it, instead of a deadlock.
+  // As TF's strategy.run enters the strategy's scope, Run under another
+  // strategy's scope (or ExperimentalSetStrategy) is FAILED_PRECONDITION
+  // ("mixing different strategies"), before any replica runs.
   absl::Status Run(const std::function<absl::Status(ReplicaContext&)>& fn);
-  // The same, for a fn returning absl::StatusOr<T>: every local replica's
-  // T, in local_replica_id order (TF's experimental_local_results).
-  template <typename Fn>
-  auto RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
-      typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>>;
+  // TF's strategy.run(fn, args): fn(context, args...) on every local
+  // replica, where an argument that is a PerReplica<T> or Mirrored<T>
+  // (values.h) is unwrapped, local replica r getting its component r (a
+  // T&, const when the argument is), and any other argument is passed to
+  // every replica as the same lvalue, concurrently (only read it, or make
+  // it thread-safe). A PerReplica or Mirrored with other than
+  // num_local_replicas() components is INVALID_ARGUMENT naming the
+  // argument, before any replica runs. fn returns absl::Status, and so does
+  // Run; or absl::StatusOr<T>, and Run returns every replica's T as
+  // RunWithResults does: a PerReplica<T>, since a strategy cannot tell
+  // equal values from per-replica ones (TF returns Mirrored only for the
+  // same object on every replica); RunMirrored says the values are the
+  // same. With no argument after fn, the Run above.
+  template <typename Fn, typename Arg, typename... Args>
+  auto Run(Fn fn, Arg&& arg, Args&&... args);
+  // Run for a fn returning absl::StatusOr<T>: every local replica's T, in
+  // local_replica_id order (TF's experimental_local_results). `args` as
+  // Run's.
+  template <typename Fn, typename... Args>
+  auto RunWithResults(Fn fn, Args&&... args)
+      -> absl::StatusOr<PerReplica<strategy_internal::RunValue<Fn, Args...>>>;
+  // RunWithResults for a fn whose T is the same on every replica (a value
+  // after AllReduce or a MergeCall, a mirrored variable's copy), as a
+  // Mirrored<T>. The caller vouches for that: it is not checked (the values
+  // may sit in several devices' memory).
+  template <typename Fn, typename... Args>
+  auto RunMirrored(Fn fn, Args&&... args)
+      -> absl::StatusOr<Mirrored<strategy_internal::RunValue<Fn, Args...>>>;
 
   // The sum or mean of the local replicas' tensors (float32, int64 or
   // float64, one dtype and shape) and, under MultiWorkerMirroredStrategy, of
@@ -176,6 +269,20 @@ class Strategy {
   // rounding toward zero).
   absl::StatusOr<Tensor> Reduce(ReduceOp op, const PerReplica<Tensor>& value,
                                 Device* destination = nullptr);
+  // TF's reduce(op, value, axis): each replica's tensor (float32, int64 or
+  // float64, one dtype) summed along `axis` (negative: from the end, as in
+  // TF), then summed across the replicas in sync (and workers, as above: a
+  // collective under MultiWorkerMirroredStrategy). MEAN divides by the
+  // number of elements along `axis` over all of them, so per-example losses
+  // of shape [batch] give the global batch's mean (GetLossReduction,
+  // distribution_context.h), also when replicas' batches differ in size;
+  // the other dimensions must match. Computed in host memory (float32
+  // summed in double), then put on `destination` (null: the first device).
+  // INVALID_ARGUMENT for an axis out of range, mismatched tensors, or a MEAN
+  // over no elements; Reduce(op, value, 0) is axis 0, not a null
+  // destination.
+  absl::StatusOr<Tensor> Reduce(ReduceOp op, const PerReplica<Tensor>& value,
+                                int axis, Device* destination = nullptr);
   // Several reductions at once (TF's batch_reduce_to).
   absl::StatusOr<std::vector<Tensor>> BatchReduce(
       ReduceOp op, absl::Span<const PerReplica<Tensor>* const> values,
@@ -209,11 +316,14 @@ class Strategy {
   // it in step, as in TF.
   absl::StatusOr<Tensor> ReadVar(const DistributedVariable& variable);
   // Calls fn on each copy of the variable in turn and stores the result
-  // (TF's strategy.extended.update). A read, fn, then an assign: on
-  // parameter servers an update another worker makes in between is
-  // overwritten; use AssignAdd there for increments.
-  absl::Status Update(DistributedVariable& variable,
-                      const std::function<absl::Status(Tensor&)>& fn);
+  // (TF's strategy.extended.update): a read, fn, then an assign. On
+  // parameter servers that would overwrite an update another worker pushes
+  // in between, so ParameterServerStrategy refuses it for variables on its
+  // ps tasks (FAILED_PRECONDITION naming the variable); use Assign,
+  // AssignAdd, AssignSub or ApplyGradient there, which the servers apply
+  // atomically.
+  virtual absl::Status Update(DistributedVariable& variable,
+                              const std::function<absl::Status(Tensor&)>& fn);
   // TF's variable.assign / assign_add / assign_sub in cross-replica
   // context: every copy set to `value`, or `delta` (the variable's dtype and
   // shape, in any device's memory) added to or subtracted from every copy,
@@ -252,21 +362,36 @@ class Strategy {
     return ColocationScope(this, &variable);
   }
 
-  // TF's `with strategy.scope():` on the calling thread: while the Scope
-  // lives, GetStrategy() (distribution_context.h) returns this strategy and
-  // the thread is in its cross-replica context. Scopes nest.
+  // TF's `with strategy.scope():` on the calling thread:
+  //
+  //   ASSIGN_OR_RETURN(Strategy::Scope scope, strategy.scope());
+  //
+  // While the Scope lives, GetStrategy() (distribution_context.h) returns
+  // this strategy, the thread is in its cross-replica context, and
+  // variables created without naming a strategy (distribution_context.h's
+  // CreateVariable) are this strategy's. The same strategy's scope nests.
+  // As TF raises "Mixing different tf.distribute.Strategy objects",
+  // entering it while the thread is in another strategy's (a scope,
+  // ExperimentalSetStrategy, a merge_fn) is FAILED_PRECONDITION naming
+  // both; and, as in TF, from a replica function too. A Scope ends on the
+  // thread that entered it, innermost first; moving one moves the duty to
+  // end it.
   class Scope {
    public:
+    Scope(Scope&& other) noexcept
+        : previous_(other.previous_), active_(other.active_) {
+      other.active_ = false;
+    }
+    Scope& operator=(Scope&&) = delete;
     ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
 
    private:
     friend class Strategy;
     explicit Scope(Strategy* strategy);
-    Strategy* const previous_;
+    Strategy* previous_;
+    bool active_ = true;
   };
-  [[nodiscard]] Scope scope() { return Scope(this); }
+  [[nodiscard]] absl::StatusOr<Scope> scope();
 
  protected:
   // `devices` (not owned, non-empty) must outlive the strategy.
@@ -295,6 +420,9 @@ class Strategy {
   // FAILED_PRECONDITION naming `method` when the calling thread is in a
   // replica context (inside a replica function of Run).
   absl::Status RequireCrossReplicaContext(absl::string_view method) const;
+  // FAILED_PRECONDITION naming `method` and both strategies when the
+  // calling thread is in another strategy's scope (or set strategy).
+  absl::Status RequireNoOtherStrategy(absl::string_view method) const;
 
   // Copy `copy` of `variable`, for the batched hooks below.
   struct VariableCopy {
@@ -354,7 +482,7 @@ class Strategy {
   // copies: ApplyGradientsToCopies (when there is anything to update), then
   // ReadCopies, which this default calls one after the other. A strategy
   // whose variables are remote may send both in one round trip; its reads
-  // then see the updates, or as ParameterServers::PushPullStep says. Where
+  // then see the updates, or as ParameterServers::Update says. Where
   // ApplyGradientsToCopies only starts the updates (pushes in the
   // background), the reads may lack them.
   virtual absl::StatusOr<std::vector<Tensor>> ApplyGradientsToCopiesThenRead(
@@ -375,6 +503,11 @@ class Strategy {
   // ReplicaContext reads and updates variables through the hooks above.
   friend class ReplicaContext;
 
+  // INVALID_ARGUMENT unless every PerReplica or Mirrored argument of Run
+  // has one component per local replica.
+  absl::Status CheckRunArguments(
+      absl::Span<const strategy_internal::RunArgument> arguments) const;
+
   const std::vector<Device*> devices_;
   const std::unique_ptr<CrossDeviceOps> cross_device_ops_;
   const StrategyOptions options_;
@@ -391,6 +524,8 @@ class Strategy {
 // which gives it TF's names. The replica context of the replica function
 // running on this thread (inside Strategy::Run), or null.
 ReplicaContext* CurrentReplicaContext();
+// Whether the thread runs a MergeCall's merge_fn (a CrossReplicaSection).
+bool InCrossReplicaSection();
 // The strategy of the innermost Strategy::Scope on this thread, else the one
 // ExperimentalSetStrategy set, else null.
 Strategy* CurrentScopedStrategy();
@@ -404,15 +539,36 @@ void SetThreadStrategy(Strategy* strategy);
 absl::StatusOr<std::unique_ptr<CrossDeviceOps>> CrossDeviceOpsFor(
     absl::Span<Device* const> devices, const StrategyOptions& options);
 
-template <typename Fn>
-auto Strategy::RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
-    typename std::invoke_result_t<Fn, ReplicaContext&>::value_type>> {
-  using T = typename std::invoke_result_t<Fn, ReplicaContext&>::value_type;
+template <typename Fn, typename Arg, typename... Args>
+auto Strategy::Run(Fn fn, Arg&& arg, Args&&... args) {
+  using Result = strategy_internal::RunResult<Fn, Arg, Args...>;
+  if constexpr (std::is_same_v<Result, absl::Status>) {
+    RETURN_IF_ERROR(
+        CheckRunArguments({strategy_internal::DescribeRunArgument(arg),
+                           strategy_internal::DescribeRunArgument(args)...}));
+    return Run([&](ReplicaContext& context) -> absl::Status {
+      const int r = context.local_replica_id();
+      return fn(context, strategy_internal::ReplicaArgument(arg, r),
+                strategy_internal::ReplicaArgument(args, r)...);
+    });
+  } else {
+    return RunWithResults(std::move(fn), std::forward<Arg>(arg),
+                          std::forward<Args>(args)...);
+  }
+}
+
+template <typename Fn, typename... Args>
+auto Strategy::RunWithResults(Fn fn, Args&&... args)
+    -> absl::StatusOr<PerReplica<strategy_internal::RunValue<Fn, Args...>>> {
+  using T = strategy_internal::RunValue<Fn, Args...>;
+  RETURN_IF_ERROR(
+      CheckRunArguments({strategy_internal::DescribeRunArgument(args)...}));
   std::vector<std::optional<T>> results(num_local_replicas());
   absl::Status s = Run([&](ReplicaContext& context) -> absl::Status {
-    auto result = fn(context);
+    const int r = context.local_replica_id();
+    auto result = fn(context, strategy_internal::ReplicaArgument(args, r)...);
     if (!result.ok()) return result.status();
-    results[context.local_replica_id()].emplace(*std::move(result));
+    results[r].emplace(*std::move(result));
     return absl::OkStatus();
   });
   if (!s.ok()) return s;
@@ -420,6 +576,15 @@ auto Strategy::RunWithResults(Fn fn) -> absl::StatusOr<PerReplica<
   values.reserve(results.size());
   for (std::optional<T>& result : results) values.push_back(*std::move(result));
   return PerReplica<T>(std::move(values));
+}
+
+template <typename Fn, typename... Args>
+auto Strategy::RunMirrored(Fn fn, Args&&... args)
+    -> absl::StatusOr<Mirrored<strategy_internal::RunValue<Fn, Args...>>> {
+  using T = strategy_internal::RunValue<Fn, Args...>;
+  ASSIGN_OR_RETURN(PerReplica<T> values,
+                   RunWithResults(std::move(fn), std::forward<Args>(args)...));
+  return Mirrored<T>(std::move(values.Unwrap()));
 }
 
 }  // namespace distrt

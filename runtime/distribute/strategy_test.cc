@@ -11,12 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/cpu_chunked_all_reduce.h"
 #include "runtime/distribute/mirrored_strategy.h"
 #include "runtime/distribute/one_device_strategy.h"
 #include "runtime/distribute/test_variable_options.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -317,7 +317,8 @@ TEST_F(StrategyTest, ApplyGradientKeepsMirrorsIdentical) {
     const float r = context.replica_id_in_sync_group();
     Tensor grad = *Tensor::FromFloats({r, 1, 0, -r}, {4});
     RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, grad));
-    return context.ApplyGradient(*w, grad.flat<float>());
+    return context.ApplyGradient(*w, grad.flat<float>(),
+                                 GradientAggregation::kAlreadyAggregated);
   });
   ASSERT_TRUE(s.ok()) << s;
   // SGD: w -= 0.5 * (sum of gradients) = 0.5 * {6, 4, 0, -6}.
@@ -416,9 +417,14 @@ TEST_F(StrategyTest, ReadManyAndApplyGradientsMatchOneAtATime) {
             // Under central storage the replicas share one copy: nobody
             // updates it while another still compares its reads.
             RETURN_IF_ERROR(context.Barrier());
-            RETURN_IF_ERROR(context.ApplyGradients(batched, grad_spans));
+            // The same gradients on every replica: already aggregated.
+            RETURN_IF_ERROR(context.ApplyGradients(
+                batched, grad_spans, {}, nullptr,
+                GradientAggregation::kAlreadyAggregated));
             for (size_t i = 0; i < single.size(); ++i) {
-              RETURN_IF_ERROR(context.ApplyGradient(*single[i], grad_spans[i]));
+              RETURN_IF_ERROR(context.ApplyGradient(
+                  *single[i], grad_spans[i],
+                  GradientAggregation::kAlreadyAggregated));
             }
             // After ApplyGradients every replica sees every update.
             return same_as_read(context,
@@ -846,6 +852,141 @@ TEST_F(StrategyTest, DescribesItselfAndTheChiefFlags) {
   EXPECT_EQ(fallback.name(), "OneDeviceStrategy");
   EXPECT_EQ(fallback.num_replicas_in_sync(), 1);
   EXPECT_EQ(&fallback, &DefaultStrategy());
+}
+
+// Tensors are move-only: a PerReplica of them cannot come from a braced
+// list.
+template <typename... Tensors>
+PerReplica<Tensor> PerReplicaOf(Tensors... tensors) {
+  std::vector<Tensor> values;
+  (values.push_back(std::move(tensors)), ...);
+  return PerReplica<Tensor>(std::move(values));
+}
+
+// TF's strategy.run(fn, args): replica r gets component r of a PerReplica or
+// Mirrored argument, the others as they are.
+TEST_F(StrategyTest, RunUnwrapsDistributedArguments) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(3);
+  PerReplica<Tensor> inputs = PerReplicaOf(*Tensor::FromFloats({1, 2}, {2}),
+                                           *Tensor::FromFloats({3, 4}, {2}),
+                                           *Tensor::FromFloats({5, 6}, {2}));
+  const Mirrored<int> scale({10, 10, 10});
+  const int offset = 7;
+  std::vector<float> seen(3, 0);
+  absl::Status s = strategy->Run(
+      [&](ReplicaContext& context, Tensor& input, const int& k,
+          const int& plus) -> absl::Status {
+        if (&plus != &offset) return absl::InternalError("offset was copied");
+        seen[context.local_replica_id()] = input.flat<float>()[1] * k + plus;
+        return absl::OkStatus();
+      },
+      inputs, scale, offset);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(seen, ::testing::ElementsAre(27, 47, 67));
+
+  // A fn returning values: every replica's, as a PerReplica.
+  absl::StatusOr<PerReplica<float>> sums = strategy->Run(
+      [](ReplicaContext& context,
+         const Tensor& input) -> absl::StatusOr<float> {
+        return input.flat<float>()[0] + input.flat<float>()[1];
+      },
+      inputs);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  EXPECT_THAT(sums->Unwrap(), ::testing::ElementsAre(3, 7, 11));
+
+  // Values that are the same on every replica, as a Mirrored.
+  absl::StatusOr<Mirrored<float>> total = strategy->RunMirrored(
+      [](ReplicaContext& context, Tensor& input) -> absl::StatusOr<float> {
+        RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, input));
+        return input.flat<float>()[0];
+      },
+      inputs);
+  ASSERT_TRUE(total.ok()) << total.status();
+  EXPECT_EQ(total->primary(), 9);
+  EXPECT_THAT(total->Unwrap(), ::testing::Each(9));
+}
+
+TEST_F(StrategyTest, RunRefusesDistributedArgumentsOfTheWrongSize) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(3);
+  std::atomic<int> calls{0};
+  auto count = [&](ReplicaContext&, int, int) {
+    ++calls;
+    return absl::OkStatus();
+  };
+  absl::Status s = strategy->Run(count, 1, PerReplica<int>({1, 2}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("argument 1"));
+  EXPECT_THAT(s.message(), HasSubstr("PerReplica of 2 values"));
+  EXPECT_THAT(s.message(), HasSubstr("3 local replicas"));
+  absl::StatusOr<PerReplica<int>> results = strategy->RunWithResults(
+      [](ReplicaContext&, int v) -> absl::StatusOr<int> { return v; },
+      Mirrored<int>({1, 2, 3, 4}));
+  EXPECT_EQ(results.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(results.status().message(), HasSubstr("Mirrored of 4 values"));
+  EXPECT_EQ(calls, 0);
+}
+
+std::vector<float> FloatsOf(const Tensor& t) {
+  auto flat = t.flat<float>();
+  return std::vector<float>(flat.begin(), flat.end());
+}
+
+// TF's reduce(op, value, axis): along the axis on each replica, then over
+// the replicas; MEAN divides by the global count along the axis.
+TEST_F(StrategyTest, ReduceAlongAnAxis) {
+  std::unique_ptr<Strategy> strategy = MakeMirrored(2);
+  // Per-example losses; replica 1's batch is short.
+  PerReplica<Tensor> losses = PerReplicaOf(*Tensor::FromFloats({1, 2, 3}, {3}),
+                                           *Tensor::FromFloats({4, 10}, {2}));
+  absl::StatusOr<Tensor> sum = strategy->Reduce(ReduceOp::kSum, losses, 0);
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(sum->rank(), 0);
+  EXPECT_EQ(sum->flat<float>()[0], 20);
+  absl::StatusOr<Tensor> mean = strategy->Reduce(
+      ReduceOp::kMean, losses, /*axis=*/0, strategy->devices()[1]);
+  ASSERT_TRUE(mean.ok()) << mean.status();
+  EXPECT_EQ(mean->flat<float>()[0], 4);  // 20 / 5 examples, not / 2 replicas
+
+  // A [2, 3] tensor per replica along axis 1 (or -1): a [2] result.
+  PerReplica<Tensor> rows =
+      PerReplicaOf(*Tensor::FromFloats({1, 2, 3, 4, 5, 6}, {2, 3}),
+                   *Tensor::FromFloats({1, 1, 1, 2, 2, 2}, {2, 3}));
+  for (int axis : {1, -1}) {
+    absl::StatusOr<Tensor> r = strategy->Reduce(ReduceOp::kMean, rows, axis);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->shape(), std::vector<int64_t>{2});
+    EXPECT_THAT(FloatsOf(*r), ::testing::ElementsAre(9.0f / 6, 21.0f / 6));
+  }
+  absl::StatusOr<Tensor> columns = strategy->Reduce(ReduceOp::kSum, rows, 0);
+  ASSERT_TRUE(columns.ok()) << columns.status();
+  EXPECT_THAT(FloatsOf(*columns), ::testing::ElementsAre(8, 10, 12));
+
+  // int64: exact, MEAN rounding toward zero.
+  PerReplica<Tensor> counts =
+      PerReplicaOf(*Tensor::FromValues<int64_t>({5, 6}, {2}),
+                   *Tensor::FromValues<int64_t>({-30}, {1}));
+  EXPECT_EQ(strategy->Reduce(ReduceOp::kSum, counts, 0)->flat<int64_t>()[0],
+            -19);
+  EXPECT_EQ(strategy->Reduce(ReduceOp::kMean, counts, 0)->flat<int64_t>()[0],
+            -6);
+
+  // Errors name the axis and the tensors.
+  absl::Status out_of_range =
+      strategy->Reduce(ReduceOp::kSum, losses, 1).status();
+  EXPECT_EQ(out_of_range.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out_of_range.message(), HasSubstr("axis 1"));
+  PerReplica<Tensor> mismatched =
+      PerReplicaOf(*Tensor::FromFloats({1, 2}, {1, 2}),
+                   *Tensor::FromFloats({1, 2, 3}, {1, 3}));
+  absl::Status mismatch =
+      strategy->Reduce(ReduceOp::kSum, mismatched, 0).status();
+  EXPECT_EQ(mismatch.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(mismatch.message(), HasSubstr("replica 1"));
+  PerReplica<Tensor> empty =
+      PerReplicaOf(*Tensor::FromFloats({}, {0}), *Tensor::FromFloats({}, {0}));
+  EXPECT_EQ(strategy->Reduce(ReduceOp::kSum, empty, 0)->flat<float>()[0], 0);
+  EXPECT_EQ(strategy->Reduce(ReduceOp::kMean, empty, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

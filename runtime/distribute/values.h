@@ -8,6 +8,7 @@
 // gives the components in replica order (TF's experimental_local_results).
 // Move-only when T is (tensors are).
 
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,26 @@ class Mirrored : public DistributedValues<T> {
   // The first replica's copy: the one cross-replica code reads.
   const T& primary() const { return (*this)[0]; }
 };
+
+// The component type of PerReplica<T> and Mirrored<T> (T), for templates
+// that unwrap them (ReplicaContext::MergeCall); no `type` for any other V.
+template <typename V>
+struct ComponentOf {};
+template <typename T>
+struct ComponentOf<PerReplica<T>> {
+  using type = T;
+};
+template <typename T>
+struct ComponentOf<Mirrored<T>> {
+  using type = T;
+};
+
+// Whether V is a PerReplica or a Mirrored.
+template <typename V, typename = void>
+struct IsDistributedValues : std::false_type {};
+template <typename V>
+struct IsDistributedValues<V, std::void_t<typename ComponentOf<V>::type>>
+    : std::true_type {};
 
 }  // namespace distrt
 

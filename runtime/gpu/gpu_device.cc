@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/gpu/cuda_math.h"
 #include "runtime/gpu/cuda_status.h"
-#include "runtime/kernels/cuda_math.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt::gpu {

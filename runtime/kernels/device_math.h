@@ -2,9 +2,10 @@
 #define DISTRT_RUNTIME_KERNELS_DEVICE_MATH_H_
 
 // DeviceMath: the arithmetic the models need, done where a device keeps its
-// tensors. CpuMath (Eigen, on the calling thread) and CudaMath (cuBLAS and
-// our kernels, queued on the device's compute stream) implement it, so one
-// model computes on either kind of device.
+// tensors. CpuMath (cpu_math.h: Eigen, on the calling thread) and CudaMath
+// (runtime/gpu/cuda_math.h: cuBLAS and our kernels, queued on the device's
+// compute stream) implement it, so one model computes on either kind of
+// device.
 //
 // Every pointer is to memory of the device the math belongs to (host memory
 // for CPUs). Matrices are row-major. On GPUs the calls only queue work: a

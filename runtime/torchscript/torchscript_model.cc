@@ -308,6 +308,63 @@ class TorchScriptModel : public Model {
   const int outputs_;
 };
 
+// The model's variables: the module's parameters, starting from the
+// file's values, then one hash embedding table per embedding input.
+absl::StatusOr<std::vector<ModelVariable>> VariablesOf(
+    const DistrtTorchScriptModuleInfo& info,
+    const TorchScriptModelConfig& config, absl::string_view where) {
+  std::vector<ModelVariable> variables;
+  for (int i = 0; i < info.num_parameters; ++i) {
+    const DistrtTorchScriptParameter& p = info.parameters[i];
+    if (!p.is_float32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": parameter ", p.name, " is ", p.dtype,
+                       "; parameters must be float32"));
+    }
+    ModelVariable v;
+    v.kind = ModelVariable::Kind::kDense;
+    v.spec.name = p.name;
+    v.spec.shape.assign(p.shape, p.shape + p.rank);
+    v.spec.optimizer = config.optimizer;
+    v.partition = config.partition;
+    v.initial_values.assign(p.values, p.values + p.numel);
+    variables.push_back(std::move(v));
+  }
+  ModelVariableOptions options;
+  options.optimizer = config.optimizer;
+  options.partition = config.partition;
+  for (int t = 0; t < info.num_embeddings; ++t) {
+    variables.push_back(HashEmbeddingVariable(
+        TorchScriptEmbeddingName(t), info.embedding_dims[t],
+        UniformInitializer(-0.05f, 0.05f), options));
+  }
+  // Seeds the tables' initializers (the parameters start from the file).
+  SeedInitializers(config.seed, &variables);
+  if (variables.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": the module has no parameters to train"));
+  }
+  return variables;
+}
+
+// Checks that forward's `outputs` per example suit `loss`.
+absl::Status CheckOutputsFitLoss(TorchScriptLoss loss, int outputs,
+                                 absl::string_view where) {
+  if (loss == TorchScriptLoss::kSoftmaxCrossEntropy && outputs < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where,
+        ": softmax_cross_entropy needs at least 2 outputs (one per class); "
+        "forward returns ",
+        outputs));
+  }
+  if (loss != TorchScriptLoss::kSoftmaxCrossEntropy && outputs != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", TorchScriptLossName(loss),
+                     " needs 1 output per example; forward returns ", outputs));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TorchScriptLoss> ParseTorchScriptLoss(absl::string_view name) {
@@ -372,52 +429,12 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
     }
   } owner{*api, module};
 
-  std::vector<ModelVariable> variables;
-  for (int i = 0; i < info.num_parameters; ++i) {
-    const DistrtTorchScriptParameter& p = info.parameters[i];
-    if (!p.is_float32) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": parameter ", p.name, " is ", p.dtype,
-                       "; parameters must be float32"));
-    }
-    ModelVariable v;
-    v.kind = ModelVariable::Kind::kDense;
-    v.spec.name = p.name;
-    v.spec.shape.assign(p.shape, p.shape + p.rank);
-    v.spec.optimizer = config.optimizer;
-    v.partition = config.partition;
-    v.initial_values.assign(p.values, p.values + p.numel);
-    variables.push_back(std::move(v));
-  }
+  ASSIGN_OR_RETURN(std::vector<ModelVariable> variables,
+                   VariablesOf(info, config, where));
   std::vector<int64_t> embedding_dims(
       info.embedding_dims, info.embedding_dims + info.num_embeddings);
-  ModelVariableOptions options;
-  options.optimizer = config.optimizer;
-  options.partition = config.partition;
-  for (int t = 0; t < info.num_embeddings; ++t) {
-    variables.push_back(
-        HashEmbeddingVariable(TorchScriptEmbeddingName(t), embedding_dims[t],
-                              UniformInitializer(-0.05f, 0.05f), options));
-  }
-  // Seeds the tables' initializers (the parameters start from the file).
-  SeedInitializers(config.seed, &variables);
-  if (variables.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": the module has no parameters to train"));
-  }
   const int outputs = info.outputs;
-  if (config.loss == TorchScriptLoss::kSoftmaxCrossEntropy && outputs < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where,
-        ": softmax_cross_entropy needs at least 2 outputs (one per class); "
-        "forward returns ",
-        outputs));
-  }
-  if (config.loss != TorchScriptLoss::kSoftmaxCrossEntropy && outputs != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", TorchScriptLossName(config.loss),
-                     " needs 1 output per example; forward returns ", outputs));
-  }
+  RETURN_IF_ERROR(CheckOutputsFitLoss(config.loss, outputs, where));
   auto model = std::make_unique<TorchScriptModel>(
       config, *api, module, std::move(variables), std::move(embedding_dims),
       outputs);

@@ -208,13 +208,13 @@ std::vector<std::string> BuffersForwardChanges(Module& module) {
   return changed;
 }
 
-// Load's work; throws what LibTorch throws only where Load says so.
-void* LoadOrThrow(const char* path, int64_t num_features, int threads,
-                  DistrtTorchScriptModuleInfo* info, char** error) {
-  auto module = std::make_unique<Module>();
-  module->num_features = num_features;
+// Reads the TorchScript file at `path` into `module.prototype`; on failure
+// sets `*error` (naming a file from a newer PyTorch as such) and returns
+// false.
+bool LoadPrototype(const char* path, Module& module, char** error) {
   try {
-    module->prototype = torch::jit::load(path);
+    module.prototype = torch::jit::load(path);
+    return true;
   } catch (const std::exception& e) {
     const std::string why = Describe(e);
     if (why.find("maximum supported version") != std::string::npos) {
@@ -224,107 +224,140 @@ void* LoadOrThrow(const char* path, int64_t num_features, int threads,
                      ") can read; save the module with that PyTorch "
                      "version (Debian's python3-torch): " +
                      why);
-      return nullptr;
+      return false;
     }
     *error = Error(
         "not a TorchScript file (torch.jit.script(model).save(path) writes "
         "one): " +
         why);
-    return nullptr;
+    return false;
   }
+}
+
+// Fills in `module`'s trainable parameters (names, dtypes, shapes, saved
+// values) and the DistrtTorchScriptParameter views of them. Throws what
+// LibTorch throws.
+void ListTrainableParameters(Module& module) {
+  size_t position = 0;
+  for (const auto& p : module.prototype.named_parameters(true)) {
+    if (!p.value.requires_grad()) {  // frozen: not a variable
+      ++position;
+      continue;
+    }
+    module.trainable.push_back(position++);
+    module.names.push_back(p.name);
+    module.shapes.emplace_back(p.value.sizes().begin(), p.value.sizes().end());
+    module.numels.push_back(p.value.numel());
+    module.dtypes.push_back(std::string(c10::toString(p.value.scalar_type())));
+    if (p.value.scalar_type() == torch::kFloat32) {
+      torch::Tensor values = p.value.detach().contiguous();
+      module.values.emplace_back(values.data_ptr<float>(),
+                                 values.data_ptr<float>() + values.numel());
+    } else {
+      module.values.emplace_back();
+    }
+  }
+  for (size_t i = 0; i < module.names.size(); ++i) {
+    DistrtTorchScriptParameter p{};
+    p.name = module.names[i].c_str();
+    p.rank = static_cast<int>(module.shapes[i].size());
+    p.shape = module.shapes[i].data();
+    p.numel = module.numels[i];
+    p.is_float32 = module.dtypes[i] == "Float";
+    p.values = p.is_float32 ? module.values[i].data() : nullptr;
+    p.dtype = module.dtypes[i].c_str();
+    module.parameters.push_back(p);
+  }
+}
+
+// Runs forward in evaluation mode on one example, which must give
+// [1, outputs] float32, and sets `module.outputs`; on failure sets `*error`
+// and returns false.
+bool ProbeOutputs(Module& module, char** error) {
   try {
-    size_t position = 0;
-    for (const auto& p : module->prototype.named_parameters(true)) {
-      if (!p.value.requires_grad()) {  // frozen: not a variable
-        ++position;
-        continue;
-      }
-      module->trainable.push_back(position++);
-      module->names.push_back(p.name);
-      module->shapes.emplace_back(p.value.sizes().begin(),
-                                  p.value.sizes().end());
-      module->numels.push_back(p.value.numel());
-      module->dtypes.push_back(
-          std::string(c10::toString(p.value.scalar_type())));
-      if (p.value.scalar_type() == torch::kFloat32) {
-        torch::Tensor values = p.value.detach().contiguous();
-        module->values.emplace_back(values.data_ptr<float>(),
-                                    values.data_ptr<float>() + values.numel());
-      } else {
-        module->values.emplace_back();
-      }
+    torch::NoGradGuard no_grad;
+    module.prototype.eval();
+    torch::Tensor out =
+        module.prototype
+            .forward(module.Inputs(ProbeX(module, 1), ProbeTables(module, 1)))
+            .toTensor();
+    if (out.dim() != 2 || out.size(0) != 1) {
+      *error = Error("forward of " + module.InputsDescription(1) +
+                     " returned shape " + ShapeString(out.sizes()) +
+                     "; it must return [batch, outputs]");
+      return false;
     }
-    for (size_t i = 0; i < module->names.size(); ++i) {
-      DistrtTorchScriptParameter p{};
-      p.name = module->names[i].c_str();
-      p.rank = static_cast<int>(module->shapes[i].size());
-      p.shape = module->shapes[i].data();
-      p.numel = module->numels[i];
-      p.is_float32 = module->dtypes[i] == "Float";
-      p.values = p.is_float32 ? module->values[i].data() : nullptr;
-      p.dtype = module->dtypes[i].c_str();
-      module->parameters.push_back(p);
+    if (out.scalar_type() != torch::kFloat32) {
+      *error =
+          Error("forward of " + module.InputsDescription(1) + " returned " +
+                std::string(c10::toString(out.scalar_type())) +
+                "; it must return float32");
+      return false;
     }
+    module.outputs = static_cast<int>(out.size(1));
+    return true;
+  } catch (const std::exception& e) {
+    *error = Error("forward of " + module.InputsDescription(1) +
+                   " failed: " + Describe(e));
+    return false;
+  }
+}
+
+// Refuses a module whose forward in training changes buffers
+// (BuffersForwardChanges): sets `*error` and returns false.
+bool CheckNoBufferChanges(Module& module, char** error) {
+  try {
+    std::vector<std::string> changed = BuffersForwardChanges(module);
+    if (changed.empty()) return true;
+    std::string names;
+    for (const std::string& name : changed) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    *error =
+        Error("forward changes the buffer(s) " + names +
+              " in training (batch norm's running statistics, say); distrt "
+              "trains parameters only, so such a module is refused: use "
+              "track_running_stats=False, or a layer without state such as "
+              "LayerNorm (docs/torchscript.md)");
+    return false;
+  } catch (const std::exception& e) {
+    *error =
+        Error("forward in training mode of " + module.InputsDescription(2) +
+              " (to check which buffers it changes) failed: " + Describe(e));
+    return false;
+  }
+}
+
+// Sets LibTorch's intra-op threads where `threads` >= 1; on failure sets
+// `*error` and returns false.
+bool SetIntraOpThreads(int threads, char** error) {
+  try {
+    if (threads >= 1) at::set_num_threads(threads);
+    return true;
+  } catch (const std::exception& e) {
+    *error = Error("setting LibTorch's intra-op threads to " +
+                   std::to_string(threads) + " failed: " + Describe(e));
+    return false;
+  }
+}
+
+// Load's work; throws what LibTorch throws only where Load says so.
+void* LoadOrThrow(const char* path, int64_t num_features, int threads,
+                  DistrtTorchScriptModuleInfo* info, char** error) {
+  auto module = std::make_unique<Module>();
+  module->num_features = num_features;
+  if (!LoadPrototype(path, *module, error)) return nullptr;
+  try {
+    ListTrainableParameters(*module);
     module->embedding_dims = EmbeddingDims(module->prototype);
   } catch (const std::exception& e) {
     *error = Error(Describe(e));
     return nullptr;
   }
-  try {
-    torch::NoGradGuard no_grad;
-    module->prototype.eval();
-    torch::Tensor out = module->prototype
-                            .forward(module->Inputs(ProbeX(*module, 1),
-                                                    ProbeTables(*module, 1)))
-                            .toTensor();
-    if (out.dim() != 2 || out.size(0) != 1) {
-      *error = Error("forward of " + module->InputsDescription(1) +
-                     " returned shape " + ShapeString(out.sizes()) +
-                     "; it must return [batch, outputs]");
-      return nullptr;
-    }
-    if (out.scalar_type() != torch::kFloat32) {
-      *error =
-          Error("forward of " + module->InputsDescription(1) + " returned " +
-                std::string(c10::toString(out.scalar_type())) +
-                "; it must return float32");
-      return nullptr;
-    }
-    module->outputs = static_cast<int>(out.size(1));
-  } catch (const std::exception& e) {
-    *error = Error("forward of " + module->InputsDescription(1) +
-                   " failed: " + Describe(e));
-    return nullptr;
-  }
-  try {
-    std::vector<std::string> changed = BuffersForwardChanges(*module);
-    if (!changed.empty()) {
-      std::string names;
-      for (const std::string& name : changed) {
-        names += (names.empty() ? "" : ", ") + name;
-      }
-      *error =
-          Error("forward changes the buffer(s) " + names +
-                " in training (batch norm's running statistics, say); distrt "
-                "trains parameters only, so such a module is refused: use "
-                "track_running_stats=False, or a layer without state such as "
-                "LayerNorm (docs/torchscript.md)");
-      return nullptr;
-    }
-  } catch (const std::exception& e) {
-    *error =
-        Error("forward in training mode of " + module->InputsDescription(2) +
-              " (to check which buffers it changes) failed: " + Describe(e));
-    return nullptr;
-  }
-  try {
-    // Process-wide, so only once the module is known to be good.
-    if (threads >= 1) at::set_num_threads(threads);
-  } catch (const std::exception& e) {
-    *error = Error("setting LibTorch's intra-op threads to " +
-                   std::to_string(threads) + " failed: " + Describe(e));
-    return nullptr;
-  }
+  if (!ProbeOutputs(*module, error)) return nullptr;
+  if (!CheckNoBufferChanges(*module, error)) return nullptr;
+  // Process-wide, so only once the module is known to be good.
+  if (!SetIntraOpThreads(threads, error)) return nullptr;
   info->num_parameters = static_cast<int>(module->parameters.size());
   info->parameters = module->parameters.data();
   info->num_embeddings = static_cast<int>(module->embedding_dims.size());
@@ -358,57 +391,59 @@ void* Load(const char* path, int64_t num_features, int threads,
   return nullptr;
 }
 
-// The step with a module instance of its own; throws what LibTorch throws.
-int Step(Module& module, Instance& instance, int loss_kind, const float* x,
-         int64_t batch, const float* labels, const float* const* parameters,
-         const float* const* embeddings, int with_gradients, double* loss_sum,
-         float* predictions_out, float* const* gradients,
-         float* const* embedding_gradients, char** error) {
-  torch::Tensor input;
+// The tables' inputs of a step: each caller's [batch, dim] rows as a leaf,
+// so that backward gives the loss's gradient for each pooled row, which
+// the caller scatters to the table's rows.
+std::vector<torch::Tensor> EmbeddingInputs(const Module& module,
+                                           const float* const* embeddings,
+                                           int64_t batch, bool with_gradients) {
   std::vector<torch::Tensor> tables;
-  if (module.embedding_dims.empty()) {
-    input = torch::from_blob(const_cast<float*>(x),
-                             {batch, module.num_features}, torch::kFloat32);
-  }
   for (size_t t = 0; t < module.embedding_dims.size(); ++t) {
-    // Leaves, so that backward gives the loss's gradient for each pooled
-    // row, which the caller scatters to the table's rows.
     tables.push_back(torch::from_blob(const_cast<float*>(embeddings[t]),
                                       {batch, module.embedding_dims[t]},
                                       torch::kFloat32)
-                         .requires_grad_(with_gradients != 0));
+                         .requires_grad_(with_gradients));
   }
-  torch::Tensor targets =
-      torch::from_blob(const_cast<float*>(labels), {batch}, torch::kFloat32);
-  {
-    torch::NoGradGuard no_grad;
-    for (size_t i = 0; i < instance.parameters.size(); ++i) {
-      torch::Tensor& p = instance.parameters[i];
-      p.copy_(torch::from_blob(const_cast<float*>(parameters[i]), p.sizes(),
-                               torch::kFloat32));
-      p.mutable_grad() = torch::Tensor();
-    }
+  return tables;
+}
+
+// Copies the caller's parameter values into the instance's parameters and
+// clears their gradients.
+void SetParameters(Instance& instance, const float* const* parameters) {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < instance.parameters.size(); ++i) {
+    torch::Tensor& p = instance.parameters[i];
+    p.copy_(torch::from_blob(const_cast<float*>(parameters[i]), p.sizes(),
+                             torch::kFloat32));
+    p.mutable_grad() = torch::Tensor();
   }
-  // Training or evaluation: dropout and batch norm behave accordingly.
-  instance.module.train(with_gradients != 0);
-  std::optional<torch::NoGradGuard> no_grad;
-  if (!with_gradients) no_grad.emplace();
-  torch::Tensor out =
-      instance.module.forward(module.Inputs(input, tables)).toTensor();
+}
+
+// Whether forward's `out` is [batch, outputs] float32; if not, sets
+// `*error`.
+bool CheckOutput(const Module& module, const torch::Tensor& out, int64_t batch,
+                 char** error) {
   if (out.dim() != 2 || out.size(0) != batch || out.size(1) != module.outputs) {
     *error = Error("forward returned shape " + ShapeString(out.sizes()) +
                    " for a batch of " + std::to_string(batch) + "; expected [" +
                    std::to_string(batch) + ", " +
                    std::to_string(module.outputs) + "]");
-    return -1;
+    return false;
   }
   if (out.scalar_type() != torch::kFloat32) {
     *error = Error("forward returned " +
                    std::string(c10::toString(out.scalar_type())) +
                    "; it must return float32");
-    return -1;
+    return false;
   }
-  torch::Tensor loss, predictions;
+  return true;
+}
+
+// The summed loss of `loss_kind` over forward's `out` against `targets`,
+// and the predictions; an unknown loss sets `*error` and returns false.
+bool ComputeLoss(int loss_kind, const torch::Tensor& out,
+                 const torch::Tensor& targets, torch::Tensor& loss,
+                 torch::Tensor& predictions, char** error) {
   switch (loss_kind) {
     case kDistrtSoftmaxCrossEntropy:
       loss = torch::nn::functional::cross_entropy(
@@ -416,21 +451,66 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
           torch::nn::functional::CrossEntropyFuncOptions().reduction(
               torch::kSum));
       predictions = torch::softmax(out, 1);
-      break;
+      return true;
     case kDistrtSigmoidCrossEntropy:
       loss = torch::nn::functional::binary_cross_entropy_with_logits(
           out.squeeze(1), targets,
           torch::nn::functional::BinaryCrossEntropyWithLogitsFuncOptions()
               .reduction(torch::kSum));
       predictions = torch::sigmoid(out.squeeze(1));
-      break;
+      return true;
     case kDistrtMeanSquaredError:
       loss = (out.squeeze(1) - targets).pow(2).sum();
       predictions = out.squeeze(1);
-      break;
+      return true;
     default:
       *error = Error("unknown loss " + std::to_string(loss_kind));
-      return -1;
+      return false;
+  }
+}
+
+// Copies each leaf's gradient after backward into `out`, zeros for one
+// that forward does not use.
+void CopyGradients(const std::vector<torch::Tensor>& leaves,
+                   float* const* out) {
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const torch::Tensor& grad = leaves[i].grad();
+    const int64_t n = leaves[i].numel();
+    if (!grad.defined()) {  // one forward does not use
+      std::memset(out[i], 0, n * sizeof(float));
+      continue;
+    }
+    torch::Tensor g = grad.contiguous();
+    std::memcpy(out[i], g.data_ptr<float>(), n * sizeof(float));
+  }
+}
+
+// The step with a module instance of its own; throws what LibTorch throws.
+int Step(Module& module, Instance& instance, int loss_kind, const float* x,
+         int64_t batch, const float* labels, const float* const* parameters,
+         const float* const* embeddings, int with_gradients, double* loss_sum,
+         float* predictions_out, float* const* gradients,
+         float* const* embedding_gradients, char** error) {
+  torch::Tensor input;
+  if (module.embedding_dims.empty()) {
+    input = torch::from_blob(const_cast<float*>(x),
+                             {batch, module.num_features}, torch::kFloat32);
+  }
+  const std::vector<torch::Tensor> tables =
+      EmbeddingInputs(module, embeddings, batch, with_gradients != 0);
+  torch::Tensor targets =
+      torch::from_blob(const_cast<float*>(labels), {batch}, torch::kFloat32);
+  SetParameters(instance, parameters);
+  // Training or evaluation: dropout and batch norm behave accordingly.
+  instance.module.train(with_gradients != 0);
+  std::optional<torch::NoGradGuard> no_grad;
+  if (!with_gradients) no_grad.emplace();
+  torch::Tensor out =
+      instance.module.forward(module.Inputs(input, tables)).toTensor();
+  if (!CheckOutput(module, out, batch, error)) return -1;
+  torch::Tensor loss, predictions;
+  if (!ComputeLoss(loss_kind, out, targets, loss, predictions, error)) {
+    return -1;
   }
   *loss_sum = loss.item<double>();
   predictions = predictions.detach().contiguous();
@@ -438,26 +518,8 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
               predictions.numel() * sizeof(float));
   if (!with_gradients) return 0;
   loss.backward();
-  for (size_t i = 0; i < instance.parameters.size(); ++i) {
-    const torch::Tensor& grad = instance.parameters[i].grad();
-    const int64_t n = instance.parameters[i].numel();
-    if (!grad.defined()) {  // a parameter forward does not use
-      std::memset(gradients[i], 0, n * sizeof(float));
-      continue;
-    }
-    torch::Tensor g = grad.contiguous();
-    std::memcpy(gradients[i], g.data_ptr<float>(), n * sizeof(float));
-  }
-  for (size_t t = 0; t < tables.size(); ++t) {
-    const torch::Tensor& grad = tables[t].grad();
-    const int64_t n = tables[t].numel();
-    if (!grad.defined()) {  // a table forward does not use
-      std::memset(embedding_gradients[t], 0, n * sizeof(float));
-      continue;
-    }
-    torch::Tensor g = grad.contiguous();
-    std::memcpy(embedding_gradients[t], g.data_ptr<float>(), n * sizeof(float));
-  }
+  CopyGradients(instance.parameters, gradients);
+  CopyGradients(tables, embedding_gradients);
   return 0;
 }
 

@@ -401,6 +401,89 @@ absl::Status Annotate(const absl::Status& status, absl::string_view what) {
                       absl::StrCat(what, ": ", status.message()));
 }
 
+// On the root: exports the state into `buffers` and fills in the header
+// that announces it. Where the export fails, the header carries its code
+// instead, so that the others stop with the root; returns the export's
+// status.
+absl::Status ExportWithHeader(const std::vector<Entry>& entries,
+                              std::vector<int64_t>& header,
+                              StateBuffers& buffers) {
+  const absl::Status exported = ExportAll(entries, buffers);
+  header[kVersion] = kStateFormatVersion;
+  if (!exported.ok()) {
+    // The header still goes out, so that the others stop with us.
+    header[kRootError] = static_cast<int64_t>(exported.code());
+    buffers = StateBuffers();
+  }
+  for (const Entry& e : entries) {
+    ++header[e.variable != nullptr ? kNumVariables : kNumTables];
+  }
+  header[kIntsSize] = static_cast<int64_t>(buffers.ints.size());
+  header[kFloatsSize] = static_cast<int64_t>(buffers.floats.size());
+  return exported;
+}
+
+// On every rank, once the header is broadcast: the root's export error
+// (the root's own, or its code on the others), or a header that announces
+// negative sizes.
+absl::Status CheckHeader(absl::Span<const int64_t> header,
+                         const absl::Status& exported, int rank, int root,
+                         absl::string_view what) {
+  if (header[kRootError] != 0) {
+    if (rank == root) return Annotate(exported, what);
+    int64_t code = header[kRootError];
+    if (code < 1 ||
+        code > static_cast<int64_t>(absl::StatusCode::kUnauthenticated)) {
+      code = static_cast<int64_t>(absl::StatusCode::kUnknown);
+    }
+    return absl::Status(
+        static_cast<absl::StatusCode>(code),
+        absl::StrCat(what, ": rank ", root,
+                     " could not export its model state, so nothing was "
+                     "broadcast (rank ",
+                     root, "'s error says why)"));
+  }
+  if (header[kIntsSize] < 0 || header[kFloatsSize] < 0) {
+    // Only a broken root sends this; nothing sensible can follow.
+    return absl::InternalError(
+        absl::StrCat(what, ": its header announces ", header[kIntsSize],
+                     " int64 and ", header[kFloatsSize], " float32 values"));
+  }
+  return absl::OkStatus();
+}
+
+// Every rank, the root included, says whether it can take the state
+// described by `header` and `ints`, so that all of them go on to the
+// float32 broadcast or none does. Returns this rank's refusal, or one that
+// names the ranks that refused.
+absl::Status AgreeOnState(CrossWorkerCollective& workers,
+                          const std::vector<Entry>& entries,
+                          absl::Span<const int64_t> header,
+                          absl::Span<const int64_t> ints, int root,
+                          absl::string_view what) {
+  const int rank = workers.rank();
+  const int size = workers.size();
+  const absl::Status agreed =
+      rank == root ? absl::OkStatus()
+                   : CheckAgainstRoot(entries, header, ints, rank, root);
+  std::vector<int64_t> refused(size, 0);
+  refused[rank] = agreed.ok() ? 0 : 1;
+  if (absl::Status s = workers.AllReduceSum(absl::MakeSpan(refused)); !s.ok()) {
+    return Annotate(s, what);
+  }
+  std::vector<int> refusing;
+  for (int r = 0; r < size; ++r) {
+    if (refused[r] != 0) refusing.push_back(r);
+  }
+  if (refusing.empty()) return absl::OkStatus();
+  if (!agreed.ok()) return Annotate(agreed, what);
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, ": ", refusing.size() == 1 ? "rank " : "ranks ",
+      absl::StrJoin(refusing, ", "),
+      refusing.size() == 1 ? "'s model differs" : "' models differ",
+      " from rank ", root, "'s (their errors say how); nothing changed"));
+}
+
 }  // namespace
 
 absl::StatusOr<ModelCheckpointSaved> SaveModelCheckpoint(
@@ -494,73 +577,20 @@ absl::Status BroadcastModelState(CrossWorkerCollective& workers,
   std::vector<int64_t> header(kHeaderSize, 0);
   StateBuffers buffers;
   absl::Status exported;
-  if (rank == root) {
-    exported = ExportAll(entries, buffers);
-    header[kVersion] = kStateFormatVersion;
-    if (!exported.ok()) {
-      // The header still goes out, so that the others stop with us.
-      header[kRootError] = static_cast<int64_t>(exported.code());
-      buffers = StateBuffers();
-    }
-    for (const Entry& e : entries) {
-      ++header[e.variable != nullptr ? kNumVariables : kNumTables];
-    }
-    header[kIntsSize] = static_cast<int64_t>(buffers.ints.size());
-    header[kFloatsSize] = static_cast<int64_t>(buffers.floats.size());
-  }
+  if (rank == root) exported = ExportWithHeader(entries, header, buffers);
   if (absl::Status s = workers.Broadcast(absl::MakeSpan(header), root);
       !s.ok()) {
     return Annotate(s, what);
   }
-  if (header[kRootError] != 0) {
-    if (rank == root) return Annotate(exported, what);
-    int64_t code = header[kRootError];
-    if (code < 1 ||
-        code > static_cast<int64_t>(absl::StatusCode::kUnauthenticated)) {
-      code = static_cast<int64_t>(absl::StatusCode::kUnknown);
-    }
-    return absl::Status(
-        static_cast<absl::StatusCode>(code),
-        absl::StrCat(what, ": rank ", root,
-                     " could not export its model state, so nothing was "
-                     "broadcast (rank ",
-                     root, "'s error says why)"));
-  }
-  if (header[kIntsSize] < 0 || header[kFloatsSize] < 0) {
-    // Only a broken root sends this; nothing sensible can follow.
-    return absl::InternalError(
-        absl::StrCat(what, ": its header announces ", header[kIntsSize],
-                     " int64 and ", header[kFloatsSize], " float32 values"));
-  }
+  RETURN_IF_ERROR(CheckHeader(header, exported, rank, root, what));
 
   if (rank != root) buffers.ints.resize(header[kIntsSize]);
   if (absl::Status s = workers.Broadcast(absl::MakeSpan(buffers.ints), root);
       !s.ok()) {
     return Annotate(s, what);
   }
-  // Every rank, the root included, says whether it can take the state, so
-  // that all of them go on to the float32 broadcast or none does.
-  const absl::Status agreed =
-      rank == root
-          ? absl::OkStatus()
-          : CheckAgainstRoot(entries, header, buffers.ints, rank, root);
-  std::vector<int64_t> refused(size, 0);
-  refused[rank] = agreed.ok() ? 0 : 1;
-  if (absl::Status s = workers.AllReduceSum(absl::MakeSpan(refused)); !s.ok()) {
-    return Annotate(s, what);
-  }
-  std::vector<int> refusing;
-  for (int r = 0; r < size; ++r) {
-    if (refused[r] != 0) refusing.push_back(r);
-  }
-  if (!refusing.empty()) {
-    if (!agreed.ok()) return Annotate(agreed, what);
-    return absl::FailedPreconditionError(absl::StrCat(
-        what, ": ", refusing.size() == 1 ? "rank " : "ranks ",
-        absl::StrJoin(refusing, ", "),
-        refusing.size() == 1 ? "'s model differs" : "' models differ",
-        " from rank ", root, "'s (their errors say how); nothing changed"));
-  }
+  RETURN_IF_ERROR(
+      AgreeOnState(workers, entries, header, buffers.ints, root, what));
 
   if (rank != root) buffers.floats.resize(header[kFloatsSize]);
   if (absl::Status s = workers.Broadcast(absl::MakeSpan(buffers.floats), root);

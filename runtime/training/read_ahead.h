@@ -18,7 +18,7 @@
 // worker's own previous step (at most that one step; other workers'
 // updates are unordered under asynchronous parameter servers anyway).
 // Reads Put after their round see its updates where they went in one
-// bundle with them (small requests; ParameterServers::PushPullStep says
+// bundle with them (small requests; ParameterServers::Update says
 // which go apart and may not).
 // TrainingLoopOptions::read_ahead (the worker's --read_ahead) turns it on.
 //

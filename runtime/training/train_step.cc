@@ -202,9 +202,10 @@ void StartReadAhead(const ReplicaContext& context, const Model& model,
                    });
 }
 
-// This step's updates and the next step's reads (of `next`'s ids) at once
-// (ReplicaContext::ApplyGradientsThenRead: on parameter servers, one round
-// trip instead of two), the reads handed to `read_ahead` for the next step.
+// This step's updates (of gradients already aggregated) and the next
+// step's reads (of `next`'s ids) at once (ReplicaContext::
+// ApplyGradientsThenRead: on parameter servers, one round trip instead of
+// two), the reads handed to `read_ahead` for the next step.
 // A batch whose ids the model refuses is not read: its step reads, and
 // reports the error.
 absl::Status ApplyGradientsThenReadAhead(
@@ -216,154 +217,245 @@ absl::Status ApplyGradientsThenReadAhead(
     ReplicaContext::AddUpdate* add, ReadAhead& read_ahead) {
   std::vector<std::vector<int64_t>> ids;
   if (!BatchIds(model, next, ids).ok()) {
-    return context.ApplyGradients(dense, means, sparse, add);
+    return context.ApplyGradients(dense, means, sparse, add,
+                                  GradientAggregation::kAlreadyAggregated);
   }
   std::vector<VariableSlice> values = SlicesWithIds(std::move(ids));
   const StepReads reads = PlanStepReads(model, variables, values);
   ASSIGN_OR_RETURN(std::vector<Tensor> read,
-                   context.ApplyGradientsThenRead(dense, means, sparse, add,
-                                                  reads.dense, reads.rows));
+                   context.ApplyGradientsThenRead(
+                       dense, means, sparse, add, reads.dense, reads.rows,
+                       GradientAggregation::kAlreadyAggregated));
   RETURN_IF_ERROR(StoreDenseValues(read, reads.dense_index, values));
   read_ahead.Put(context.local_replica_id(), std::move(values));
   return absl::OkStatus();
 }
 
-// Replica function of TrainStep.
-absl::Status TrainReplica(ReplicaContext& context, const Model& model,
-                          const ModelVariables& variables, const Batch& batch,
-                          ReadAhead* read_ahead, const Batch* next_batch,
-                          std::vector<float>* predictions, int64_t* examples,
-                          double* loss_sum,
-                          std::optional<int64_t>* global_step) {
-  const std::vector<ModelVariable>& specs = model.variables();
-  Device& device = *context.device();
-  // One all-reduce for every dense gradient, the loss and the count, in
-  // one buffer on the replica's device that the model writes the dense
-  // gradients into: on GPUs they are reduced there (NCCL) and only the
-  // reduction comes to the host, once.
+// What TrainStep's replica function takes: the step's model and
+// variables, and this replica's batch (and the next step's, with
+// read-ahead).
+struct ReplicaStepInputs {
+  const Model& model;
+  const ModelVariables& variables;
+  const Batch& batch;
+  ReadAhead* read_ahead;    // null without read-ahead
+  const Batch* next_batch;  // null when no step follows
+};
+
+// What it gives back for StepResult.
+struct ReplicaStepOutputs {
+  std::vector<float> predictions;  // this replica's
+  int64_t examples = 0;            // over all replicas
+  double loss_sum = 0;             // over all replicas
+  std::optional<int64_t> global_step;
+};
+
+// One buffer on the replica's device for the step's one all-reduce: every
+// dense gradient (the model writes them there, at gradients.offsets), then
+// the loss and the example count (at `totals`). On GPUs it is reduced
+// there (NCCL), and only the reduction comes to the host, once.
+struct PackedStep {
+  Tensor packed;
   DenseGradientBuffer gradients;
-  gradients.offsets.assign(specs.size(), 0);
-  int64_t dense_size = 0;
+  int64_t totals = 0;  // where the loss sum is (the dense gradients' size)
+};
+
+absl::StatusOr<PackedStep> PackStep(absl::Span<const ModelVariable> specs,
+                                    Device& device) {
+  PackedStep step;
+  step.gradients.offsets.assign(specs.size(), 0);
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kDense) continue;
-    gradients.offsets[i] = dense_size;
-    dense_size += NumRows(specs[i].spec) * RowWidth(specs[i].spec);
+    step.gradients.offsets[i] = step.totals;
+    step.totals += NumRows(specs[i].spec) * RowWidth(specs[i].spec);
   }
   ASSIGN_OR_RETURN(
-      Tensor packed,
-      Tensor::Create(DType::kFloat32, {dense_size + 2}, device.allocator()));
-  gradients.base = static_cast<float*>(packed.raw_data());
+      step.packed,
+      Tensor::Create(DType::kFloat32, {step.totals + 2}, device.allocator()));
+  step.gradients.base = static_cast<float*>(step.packed.raw_data());
+  return step;
+}
 
-  ModelStepResult result;
-  RETURN_IF_ERROR(ComputeReplica(context, model, variables, batch,
-                                 /*with_gradients=*/true, &gradients,
-                                 read_ahead, &result));
-  *predictions = std::move(result.predictions);
-  if (result.gradients.size() != specs.size()) {
-    return absl::InternalError(
-        absl::StrCat("model ", model.name(), " gave ", result.gradients.size(),
-                     " gradients for ", specs.size(), " variables"));
+// INTERNAL unless the model gave one gradient per variable.
+absl::Status CheckGradientCount(const Model& model,
+                                const ModelStepResult& result) {
+  if (result.gradients.size() == model.variables().size()) {
+    return absl::OkStatus();
   }
-  const float totals[2] = {static_cast<float>(result.loss_sum),
-                           static_cast<float>(batch.size)};
-  RETURN_IF_ERROR(packed.allocator()->CopyFromHost(
-      totals, gradients.base + dense_size, sizeof(totals)));
-  RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, packed));
-  // The step's one download (none on CPUs). The mean gradients are made in
-  // it and never go back to the device.
-  ASSIGN_OR_RETURN(HostFloats reduced, HostFloats::Edit(packed));
-  absl::Span<float> buffer = reduced.mutable_values();
-  *loss_sum = buffer[dense_size];
-  *examples = static_cast<int64_t>(buffer[dense_size + 1]);
-  // Every replica sees the same total, so all skip together.
-  if (*examples == 0) return absl::OkStatus();
-  const float scale = 1.0f / static_cast<float>(*examples);
+  return absl::InternalError(
+      absl::StrCat("model ", model.name(), " gave ", result.gradients.size(),
+                   " gradients for ", model.variables().size(), " variables"));
+}
 
-  // Every dense mean gradient and every row-sparse one in one update; the
-  // sparse ones first gathered over the replicas (the same order of
-  // collectives on every replica).
+// Adds this replica's loss and example count to `step` and sums it over
+// every replica: the step's one download (none on CPUs), where the mean
+// gradients are then made (they never go back to the device). The totals
+// go to `out`.
+absl::StatusOr<HostFloats> AllReduceStep(ReplicaContext& context,
+                                         double loss_sum, int64_t examples,
+                                         PackedStep& step,
+                                         ReplicaStepOutputs& out) {
+  const float totals[2] = {static_cast<float>(loss_sum),
+                           static_cast<float>(examples)};
+  RETURN_IF_ERROR(step.packed.allocator()->CopyFromHost(
+      totals, step.gradients.base + step.totals, sizeof(totals)));
+  RETURN_IF_ERROR(context.AllReduce(ReduceOp::kSum, step.packed));
+  ASSIGN_OR_RETURN(HostFloats reduced, HostFloats::Edit(step.packed));
+  const absl::Span<const float> values = reduced.values();
+  out.loss_sum = values[step.totals];
+  out.examples = static_cast<int64_t>(values[step.totals + 1]);
+  return reduced;
+}
+
+// A step's gradients as ApplyGradients takes them, the same on every
+// replica: the dense mean gradients (pointing into the reduced buffer) and
+// the row-sparse ones; `gathered` holds every sparse kind's gathered
+// gradient by model variable (null for dense ones), hash embeddings' too.
+struct StepGradients {
   std::vector<DistributedVariable*> dense;
   std::vector<absl::Span<const float>> means;
-  std::vector<std::shared_ptr<const SparseGradient>> gathered(specs.size());
   std::vector<ReplicaContext::SparseUpdate> sparse;
+  std::vector<std::shared_ptr<const SparseGradient>> gathered;
+};
+
+// Scales the reduced dense gradients in `reduced` (laid out as `buffer`)
+// by `scale` (one over the step's examples) and gathers the sparse ones of
+// `grads` (moved from), scaled, over the replicas (the same collectives on
+// every replica).
+absl::StatusOr<StepGradients> MeanGradients(
+    ReplicaContext& context, const Model& model,
+    const ModelVariables& variables, const DenseGradientBuffer& buffer,
+    absl::Span<float> reduced, float scale, std::vector<VariableSlice>& grads) {
+  const std::vector<ModelVariable>& specs = model.variables();
+  StepGradients step;
+  step.gathered.resize(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     const ModelVariable& v = specs[i];
     if (v.kind == ModelVariable::Kind::kDense) {
-      absl::Span<float> mean = buffer.subspan(
-          gradients.offsets[i], NumRows(v.spec) * RowWidth(v.spec));
+      absl::Span<float> mean = reduced.subspan(
+          buffer.offsets[i], NumRows(v.spec) * RowWidth(v.spec));
       for (float& g : mean) g *= scale;
-      dense.push_back(variables.variable(i));
-      means.push_back(mean);
+      step.dense.push_back(variables.variable(i));
+      step.means.push_back(mean);
       continue;
     }
-    VariableSlice& grad = result.gradients[i];
     SparseGradient mine;
-    mine.ids = std::move(grad.ids);
-    mine.rows = std::move(grad.rows);
+    mine.ids = std::move(grads[i].ids);
+    mine.rows = std::move(grads[i].rows);
     for (float& g : mine.rows) g *= scale;
-    ASSIGN_OR_RETURN(gathered[i], context.AllGather(std::move(mine)));
+    ASSIGN_OR_RETURN(step.gathered[i], context.AllGather(std::move(mine)));
     if (v.kind == ModelVariable::Kind::kRowSparse) {
-      sparse.push_back({variables.variable(i), gathered[i].get()});
+      step.sparse.push_back({variables.variable(i), step.gathered[i].get()});
     }
   }
-  // The global step's increment goes with them (on parameter servers, in
-  // the same round of requests) and brings the new value back; after the
-  // hash tables' pushes instead where the model has some, so that a step is
-  // counted only once all of its updates are in.
-  bool has_hash_tables = false;
-  for (const ModelVariable& v : specs) {
-    has_hash_tables =
-        has_hash_tables || v.kind == ModelVariable::Kind::kHashEmbedding;
+  return step;
+}
+
+bool HasHashTables(const Model& model) {
+  for (const ModelVariable& v : model.variables()) {
+    if (v.kind == ModelVariable::Kind::kHashEmbedding) return true;
   }
-  ASSIGN_OR_RETURN(Tensor one, Tensor::Create(DType::kInt64, {}));
-  one.flat<int64_t>()[0] = 1;
-  Tensor after;
-  ReplicaContext::AddUpdate step_add = {&variables.global_step(),
-                                        std::move(one), &after};
-  // The next step's reads go out beside this step's updates. Where the
-  // updates go on in the background, only once they have started: that
-  // call first waits for the step before's, so the reads lack at most this
-  // step's (started before, they could lack the step before's too).
-  //
-  // With one replica and the updates in the foreground, the reads go with
-  // the updates instead (one round trip on parameter servers; the reads
-  // then see the updates, where they go in one bundle to each ps task).
-  // Several replicas read on their read-ahead threads: reading after the
-  // update on the replica's own thread would wait for every replica's.
-  const bool read_next = read_ahead != nullptr && next_batch != nullptr;
+  return false;
+}
+
+// Applies `grads` (already aggregated) with `add` (the global step's
+// increment, when not null), and with read-ahead starts the reads of the
+// next step's batch beside them. Where the updates go on in the
+// background, only once they have started: that call first waits for the
+// step before's, so the reads lack at most this step's (started before,
+// they could lack the step before's too).
+//
+// With one replica and the updates in the foreground, the reads go with
+// the updates instead (one round trip on parameter servers; the reads then
+// see the updates, where they go in one bundle to each ps task). Several
+// replicas read on their read-ahead threads: reading after the update on
+// the replica's own thread would wait for every replica's.
+absl::Status ApplyStepGradients(ReplicaContext& context,
+                                const ReplicaStepInputs& in,
+                                const StepGradients& grads,
+                                ReplicaContext::AddUpdate* add) {
+  const bool read_next = in.read_ahead != nullptr && in.next_batch != nullptr;
   const bool updates_in_background = context.strategy().updates_in_background();
-  ReplicaContext::AddUpdate* const add = has_hash_tables ? nullptr : &step_add;
   if (read_next && !updates_in_background &&
       context.num_local_replicas() == 1) {
-    RETURN_IF_ERROR(ApplyGradientsThenReadAhead(context, model, variables,
-                                                *next_batch, dense, means,
-                                                sparse, add, *read_ahead));
-  } else {
-    if (read_next && !updates_in_background) {
-      StartReadAhead(context, model, variables, *next_batch, *read_ahead);
-    }
-    RETURN_IF_ERROR(context.ApplyGradients(dense, means, sparse, add));
-    if (read_next && updates_in_background) {
-      StartReadAhead(context, model, variables, *next_batch, *read_ahead);
-    }
+    return ApplyGradientsThenReadAhead(context, in.model, in.variables,
+                                       *in.next_batch, grads.dense, grads.means,
+                                       grads.sparse, add, *in.read_ahead);
   }
+  if (read_next && !updates_in_background) {
+    StartReadAhead(context, in.model, in.variables, *in.next_batch,
+                   *in.read_ahead);
+  }
+  RETURN_IF_ERROR(
+      context.ApplyGradients(grads.dense, grads.means, grads.sparse, add,
+                             GradientAggregation::kAlreadyAggregated));
+  if (read_next && updates_in_background) {
+    StartReadAhead(context, in.model, in.variables, *in.next_batch,
+                   *in.read_ahead);
+  }
+  return absl::OkStatus();
+}
 
+// Pushes the hash embeddings' gathered gradients. Hash tables have one
+// copy: replica 0 pushes, the others wait so that nobody reads the table
+// before the push is in.
+absl::Status PushHashTables(ReplicaContext& context, const Model& model,
+                            const ModelVariables& variables,
+                            const StepGradients& grads) {
+  const std::vector<ModelVariable>& specs = model.variables();
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kHashEmbedding) continue;
-    // Hash tables have one copy: replica 0 pushes, the others wait so that
-    // nobody reads the table before the push is in.
     if (context.local_replica_id() == 0) {
-      RETURN_IF_ERROR(
-          variables.hash_table(i)->Push(gathered[i]->ids, gathered[i]->rows));
+      const SparseGradient& grad = *grads.gathered[i];
+      RETURN_IF_ERROR(variables.hash_table(i)->Push(grad.ids, grad.rows));
     }
     RETURN_IF_ERROR(context.Barrier());
   }
+  return absl::OkStatus();
+}
+
+// Replica function of TrainStep: computes, all-reduces, and applies the
+// mean gradients with the global step's increment.
+absl::Status TrainReplica(ReplicaContext& context, const ReplicaStepInputs& in,
+                          ReplicaStepOutputs& out) {
+  ASSIGN_OR_RETURN(PackedStep packed,
+                   PackStep(in.model.variables(), *context.device()));
+  ModelStepResult result;
+  RETURN_IF_ERROR(ComputeReplica(context, in.model, in.variables, in.batch,
+                                 /*with_gradients=*/true, &packed.gradients,
+                                 in.read_ahead, &result));
+  out.predictions = std::move(result.predictions);
+  RETURN_IF_ERROR(CheckGradientCount(in.model, result));
+  ASSIGN_OR_RETURN(
+      HostFloats reduced,
+      AllReduceStep(context, result.loss_sum, in.batch.size, packed, out));
+  // Every replica sees the same total, so all skip together.
+  if (out.examples == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(
+      StepGradients grads,
+      MeanGradients(context, in.model, in.variables, packed.gradients,
+                    reduced.mutable_values(),
+                    1.0f / static_cast<float>(out.examples), result.gradients));
+
+  // The global step's increment goes with the gradients (on parameter
+  // servers, in the same round of requests) and brings the new value back;
+  // after the hash tables' pushes instead where the model has some, so
+  // that a step is counted only once all of its updates are in (through
+  // ApplyGradients still: ordered after this step's updates where they go
+  // on in the background).
+  ASSIGN_OR_RETURN(Tensor one, Tensor::Create(DType::kInt64, {}));
+  one.flat<int64_t>()[0] = 1;
+  Tensor after;
+  ReplicaContext::AddUpdate step_add = {&in.variables.global_step(),
+                                        std::move(one), &after};
+  const bool has_hash_tables = HasHashTables(in.model);
+  RETURN_IF_ERROR(ApplyStepGradients(context, in, grads,
+                                     has_hash_tables ? nullptr : &step_add));
   if (has_hash_tables) {
-    // Through ApplyGradients, as above: ordered after this step's updates
-    // where they go on in the background.
+    RETURN_IF_ERROR(PushHashTables(context, in.model, in.variables, grads));
     RETURN_IF_ERROR(context.ApplyGradients({}, {}, {}, &step_add));
   }
-  if (after.num_elements() == 1) *global_step = after.flat<int64_t>()[0];
+  if (after.num_elements() == 1) out.global_step = after.flat<int64_t>()[0];
   return absl::OkStatus();
 }
 
@@ -397,22 +489,22 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
     }
   }
   const int n = strategy.num_local_replicas();
-  StepResult step;
-  step.predictions.resize(n);
-  std::vector<int64_t> examples(n);
-  std::vector<double> losses(n);
-  std::vector<std::optional<int64_t>> global_steps(n);
-  absl::Status s = strategy.Run([&](ReplicaContext& context) {
+  std::vector<ReplicaStepOutputs> outputs(n);
+  RETURN_IF_ERROR(strategy.Run([&](ReplicaContext& context) {
     const int r = context.local_replica_id();
-    const Batch* next = next_batches.empty() ? nullptr : &next_batches[r];
-    return TrainReplica(context, model, variables, batches[r], read_ahead, next,
-                        &step.predictions[r], &examples[r], &losses[r],
-                        &global_steps[r]);
-  });
-  RETURN_IF_ERROR(s);
-  step.examples = examples[0];
-  step.loss_sum = losses[0];
-  step.global_step = global_steps[0];
+    const ReplicaStepInputs in = {
+        model, variables, batches[r], read_ahead,
+        next_batches.empty() ? nullptr : &next_batches[r]};
+    return TrainReplica(context, in, outputs[r]);
+  }));
+  StepResult step;
+  step.examples = outputs[0].examples;
+  step.loss_sum = outputs[0].loss_sum;
+  step.global_step = outputs[0].global_step;
+  step.predictions.reserve(n);
+  for (ReplicaStepOutputs& out : outputs) {
+    step.predictions.push_back(std::move(out.predictions));
+  }
   return step;
 }
 

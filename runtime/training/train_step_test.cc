@@ -22,7 +22,6 @@
 #include "gtest/gtest.h"
 #include "runtime/collective/gloo_group.h"
 #include "runtime/collective/kv_store.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/device/opaque_memory_device.h"
 #include "runtime/distribute/central_storage_strategy.h"
 #include "runtime/distribute/mirrored_strategy.h"
@@ -30,9 +29,10 @@
 #include "runtime/distribute/one_device_strategy.h"
 #include "runtime/distribute/parameter_server_strategy.h"
 #include "runtime/gpu/gpu_probe.h"
+#include "runtime/in_memory_ps/in_memory_parameter_servers.h"
 #include "runtime/input/batch.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/models/model_config.h"
-#include "runtime/ps/in_memory_parameter_servers.h"
 #include "runtime/training/model_variables.h"
 
 namespace distrt {
@@ -516,16 +516,21 @@ INSTANTIATE_TEST_SUITE_P(Models, StrategyEquivalenceTest,
                          ::testing::Values("linear", "logreg", "mlp",
                                            "wide_deep"));
 
-// InMemoryParameterServers that count the calls made to them, by method.
+// InMemoryParameterServers that count the calls made to them, by method
+// ("Read", "Update", and "UpdateThenRead" for an Update with then_read),
+// and what those carried: "Read.rows", the Reads with rows by id (alone or
+// with whole variables); "Read.dense_only", those of whole float32
+// variables only; and per kind of item, e.g. "Read.dense", "Read.int64",
+// "Update.dense", "Update.sparse", "Update.int64_adds", the items.
 class CountingParameterServers : public ParameterServers {
  public:
   explicit CountingParameterServers(
       std::unique_ptr<InMemoryParameterServers> servers)
       : servers_(std::move(servers)) {}
-  // Calls of `method` so far.
-  int64_t calls(const std::string& method) const {
+  // Calls of `method`, or items of a kind, so far.
+  int64_t calls(const std::string& what) const {
     absl::MutexLock lock(&mu_);
-    auto it = calls_.find(method);
+    auto it = calls_.find(what);
     return it == calls_.end() ? 0 : it->second;
   }
 
@@ -533,22 +538,34 @@ class CountingParameterServers : public ParameterServers {
   absl::Status WaitForServers(absl::Duration timeout) override {
     return Count("WaitForServers", servers_->WaitForServers(timeout));
   }
-  using ParameterServers::AddInt64;
   using ParameterServers::CreateVariable;
   absl::StatusOr<VariablePlacement> CreateVariable(
-      const VariableSpec& spec, const PartitionPolicy& partition) override {
+      const CreateVariableRequest& request) override {
     (void)Count("CreateVariable", absl::OkStatus());
-    return servers_->CreateVariable(spec, partition);
-  }
-  absl::StatusOr<VariablePlacement> CreateVariableColocated(
-      const VariableSpec& spec, absl::string_view colocate_with) override {
-    (void)Count("CreateVariableColocated", absl::OkStatus());
-    return servers_->CreateVariableColocated(spec, colocate_with);
+    return servers_->CreateVariable(request);
   }
   absl::StatusOr<VariablePlacement> LookupVariable(
       absl::string_view name) override {
     (void)Count("LookupVariable", absl::OkStatus());
     return servers_->LookupVariable(name);
+  }
+  absl::Status CreateHashTable(const HashEmbeddingSpec& spec) override {
+    return Count("CreateHashTable", servers_->CreateHashTable(spec));
+  }
+  absl::Status Read(const ReadRequest& request) override {
+    Tally("Read", request);
+    return Count("Read", servers_->Read(request));
+  }
+  absl::Status Update(const UpdateRequest& request) override {
+    Add("Update.dense", request.dense.size());
+    Add("Update.sparse", request.sparse.size());
+    Add("Update.hash", request.hash.size());
+    Add("Update.writes", request.writes.size());
+    Add("Update.int64_assigns", request.int64_assigns.size());
+    Add("Update.int64_adds", request.int64_adds.size());
+    if (request.then_read != nullptr) Tally("Read", *request.then_read);
+    return Count(request.then_read != nullptr ? "UpdateThenRead" : "Update",
+                 servers_->Update(request));
   }
   absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
                                        int64_t step, int keep_last) override {
@@ -560,89 +577,27 @@ class CountingParameterServers : public ParameterServers {
     (void)Count("Restore", absl::OkStatus());
     return servers_->Restore(directory);
   }
-  absl::Status Pull(const VariablePlacement& v,
-                    absl::Span<float> out) override {
-    return Count("Pull", servers_->Pull(v, out));
-  }
-  absl::Status Push(const VariablePlacement& v,
-                    absl::Span<const float> grad) override {
-    return Count("Push", servers_->Push(v, grad));
-  }
-  absl::Status PullMany(absl::Span<const DenseVariablePull> pulls) override {
-    return Count("PullMany", servers_->PullMany(pulls));
-  }
-  absl::Status PushMany(absl::Span<const DenseVariablePush> pushes) override {
-    return Count("PushMany", servers_->PushMany(pushes));
-  }
-  absl::Status Assign(const VariablePlacement& v,
-                      absl::Span<const float> values) override {
-    return Count("Assign", servers_->Assign(v, values));
-  }
-  absl::Status Add(const VariablePlacement& v,
-                   absl::Span<const float> delta) override {
-    return Count("Add", servers_->Add(v, delta));
-  }
-  absl::Status AssignInt64(const VariablePlacement& v,
-                           absl::Span<const int64_t> values) override {
-    return Count("AssignInt64", servers_->AssignInt64(v, values));
-  }
-  absl::Status PullInt64(const VariablePlacement& v,
-                         absl::Span<int64_t> out) override {
-    return Count("PullInt64", servers_->PullInt64(v, out));
-  }
-  absl::Status AddInt64(const VariablePlacement& v,
-                        absl::Span<const int64_t> delta,
-                        absl::Span<int64_t> after) override {
-    return Count("AddInt64", servers_->AddInt64(v, delta, after));
-  }
-  absl::Status PullSparse(const VariablePlacement& v,
-                          absl::Span<const int64_t> ids,
-                          absl::Span<float> out) override {
-    return Count("PullSparse", servers_->PullSparse(v, ids, out));
-  }
-  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
-                        absl::Span<const SparseVariablePull> sparse) override {
-    return Count("PullStep", servers_->PullStep(dense, sparse));
-  }
-  absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                        absl::Span<const SparseVariablePush> sparse,
-                        absl::Span<const Int64VariableAdd> adds) override {
-    return Count("PushStep", servers_->PushStep(dense, sparse, adds));
-  }
-  absl::Status PushPullStep(
-      absl::Span<const DenseVariablePush> dense_pushes,
-      absl::Span<const SparseVariablePush> sparse_pushes,
-      absl::Span<const Int64VariableAdd> adds,
-      absl::Span<const DenseVariablePull> dense_pulls,
-      absl::Span<const SparseVariablePull> sparse_pulls) override {
-    return Count("PushPullStep",
-                 servers_->PushPullStep(dense_pushes, sparse_pushes, adds,
-                                        dense_pulls, sparse_pulls));
-  }
-  absl::Status PushSparse(const VariablePlacement& v,
-                          absl::Span<const int64_t> ids,
-                          absl::Span<const float> grads) override {
-    return Count("PushSparse", servers_->PushSparse(v, ids, grads));
-  }
-  absl::Status CreateHashTable(const HashEmbeddingSpec& spec) override {
-    return Count("CreateHashTable", servers_->CreateHashTable(spec));
-  }
-  absl::Status PullHash(const HashEmbeddingSpec& table,
-                        absl::Span<const int64_t> ids,
-                        absl::Span<float> out) override {
-    return Count("PullHash", servers_->PullHash(table, ids, out));
-  }
-  absl::Status PushHash(const HashEmbeddingSpec& table,
-                        absl::Span<const int64_t> ids,
-                        absl::Span<const float> grads) override {
-    return Count("PushHash", servers_->PushHash(table, ids, grads));
-  }
 
  private:
   absl::Status Count(const std::string& method, absl::Status status) {
-    absl::MutexLock lock(&mu_);
-    ++calls_[method];
+    Add(method, 1);
     return status;
+  }
+  void Add(const std::string& what, int64_t n) {
+    absl::MutexLock lock(&mu_);
+    calls_[what] += n;
+  }
+  // What `request` carries, under `prefix`.
+  void Tally(const std::string& prefix, const ReadRequest& request) {
+    Add(prefix + ".dense", request.dense.size());
+    Add(prefix + ".sparse", request.sparse.size());
+    Add(prefix + ".int64", request.int64.size());
+    Add(prefix + ".hash", request.hash.size());
+    if (!request.sparse.empty()) Add(prefix + ".rows", 1);
+    if (request.sparse.empty() && request.int64.empty() &&
+        request.hash.empty() && !request.dense.empty()) {
+      Add(prefix + ".dense_only", 1);
+    }
   }
 
   std::unique_ptr<InMemoryParameterServers> servers_;
@@ -677,8 +632,8 @@ struct CountedPsJob {
 
 // What the ps transport batches (client/ps_client_strategy_test counts its
 // requests per task) the train step must hand it together: each step reads
-// every dense variable in one PullMany and pushes their gradients, with
-// the global step's increment, in one PushStep.
+// every dense variable in one Read and pushes their gradients, with the
+// global step's increment, in one Update.
 TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
   CountedPsJob job("mlp");
   CountingParameterServers& servers = job.servers;
@@ -686,13 +641,12 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
   Model* model = job.model.get();
   ModelVariables& variables = *job.variables;
   const std::vector<Example> data = MakeData("mlp", 3);
-  const std::vector<std::string> dense = {"Pull", "Push", "PullMany",
-                                          "PushMany", "PushStep"};
+  const std::vector<std::string> counted = {
+      "Read",         "Read.dense",    "Read.int64",        "Update",
+      "Update.dense", "Update.sparse", "Update.int64_adds", "UpdateThenRead"};
   auto counts = [&] {
     std::map<std::string, int64_t> now;
-    for (const std::string& m : dense) now[m] = servers.calls(m);
-    now["AddInt64"] = servers.calls("AddInt64");
-    now["PullInt64"] = servers.calls("PullInt64");
+    for (const std::string& m : counted) now[m] = servers.calls(m);
     return now;
   };
 
@@ -702,16 +656,16 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
         TrainStep(*strategy, *model, variables, StepBatches(data, step, 2));
     ASSERT_TRUE(result.ok()) << result.status();
     std::map<std::string, int64_t> after = counts();
-    // Replica 0 reads for both replicas; one push for the gradients and
-    // the global step's increment together.
-    EXPECT_EQ(after["PullMany"] - before["PullMany"], 1);
-    EXPECT_EQ(after["PushStep"] - before["PushStep"], 1);
-    EXPECT_EQ(after["PushMany"], before["PushMany"]);
-    EXPECT_EQ(after["Pull"], before["Pull"]);
-    EXPECT_EQ(after["Push"], before["Push"]);
-    EXPECT_EQ(after["AddInt64"], before["AddInt64"]);
+    // Replica 0 reads every dense variable for both replicas in one Read;
+    // one Update for the gradients and the global step's increment.
+    EXPECT_EQ(after["Read"] - before["Read"], 1);
+    EXPECT_GT(after["Read.dense"] - before["Read.dense"], 1);
+    EXPECT_EQ(after["Update"] - before["Update"], 1);
+    EXPECT_GT(after["Update.dense"] - before["Update.dense"], 1);
+    EXPECT_EQ(after["Update.int64_adds"] - before["Update.int64_adds"], 1);
+    EXPECT_EQ(after["UpdateThenRead"], before["UpdateThenRead"]);
     // The increment brought the new global step back: no read for it.
-    EXPECT_EQ(after["PullInt64"], before["PullInt64"]);
+    EXPECT_EQ(after["Read.int64"], before["Read.int64"]);
     EXPECT_EQ(result->global_step, step + 1);
   }
   EXPECT_EQ(*variables.ReadGlobalStep(*strategy), 2);
@@ -722,34 +676,37 @@ TEST(TrainStepTest, DenseVariablesMoveTogetherOncePerStep) {
       EvaluateStep(*strategy, *model, variables, StepBatches(data, 2, 2));
   ASSERT_TRUE(evaluated.ok()) << evaluated.status();
   std::map<std::string, int64_t> after = counts();
-  EXPECT_EQ(after["PullMany"] - before["PullMany"], 1);
-  EXPECT_EQ(after["Pull"], before["Pull"]);
+  EXPECT_EQ(after["Read"] - before["Read"], 1);
+  EXPECT_GT(after["Read.dense"] - before["Read.dense"], 1);
+  EXPECT_EQ(after["Update"], before["Update"]);
 }
 
 // A model with a row-sparse variable (logreg: its weights; its bias is
-// dense) reads both in one PullStep and updates both in one PushStep, which
-// the ps transport sends in one round each; on two replicas, each reads its
+// dense) reads both in one Read and updates both in one Update, which the
+// ps transport sends in one round each; on two replicas, each reads its
 // own rows, and replica 0 pushes the gathered gradients.
 TEST(TrainStepTest, DenseAndSparseReadsAndUpdatesGoTogether) {
   CountedPsJob job("logreg");
   CountingParameterServers& servers = job.servers;
   const std::vector<Example> data = MakeData("logreg", 3);
-  const std::vector<std::string> reads = {
-      "Pull",     "PullMany",   "PullSparse", "PullStep", "Push",
-      "PushMany", "PushSparse", "PushStep",   "AddInt64"};
+  const std::vector<std::string> counted = {
+      "Read.rows",     "Read.sparse",       "Update",
+      "Update.sparse", "Update.int64_adds", "UpdateThenRead"};
   std::map<std::string, int64_t> before;
-  for (const std::string& m : reads) before[m] = servers.calls(m);
+  for (const std::string& m : counted) before[m] = servers.calls(m);
   absl::StatusOr<StepResult> result = TrainStep(
       *job.strategy, *job.model, *job.variables, StepBatches(data, 0, 2));
   ASSERT_TRUE(result.ok()) << result.status();
-  // The bias is shared: replica 0 reads it for both (a Pull, in its
-  // MergeCall); each replica reads its rows in a PullStep.
-  EXPECT_EQ(servers.calls("PullStep") - before["PullStep"], 2);
-  EXPECT_EQ(servers.calls("PullSparse"), before["PullSparse"]);
-  EXPECT_EQ(servers.calls("PushStep") - before["PushStep"], 1);
-  for (const char* alone : {"Push", "PushMany", "PushSparse", "AddInt64"}) {
-    EXPECT_EQ(servers.calls(alone), before[alone]) << alone;
-  }
+  // The bias is shared: replica 0 reads it for both (a Read of it alone,
+  // in its MergeCall); each replica reads its rows in a Read of its own.
+  EXPECT_EQ(servers.calls("Read.rows") - before["Read.rows"], 2);
+  EXPECT_EQ(servers.calls("Read.sparse") - before["Read.sparse"], 2);
+  // One Update: the gathered rows' gradients, the bias's and the add.
+  EXPECT_EQ(servers.calls("Update") - before["Update"], 1);
+  EXPECT_EQ(servers.calls("Update.sparse") - before["Update.sparse"], 1);
+  EXPECT_EQ(servers.calls("Update.int64_adds") - before["Update.int64_adds"],
+            1);
+  EXPECT_EQ(servers.calls("UpdateThenRead"), before["UpdateThenRead"]);
   EXPECT_LT(result->mean_loss(), 1.0);
 }
 
@@ -784,8 +741,8 @@ TEST(TrainStepTest, ReadAheadReadsTheNextStepDuringThisOne) {
   const std::vector<Example> data = MakeData("logreg", 3);
   ReadAhead read_ahead(2);
   constexpr int kSteps = 3;
-  const int64_t pull_steps = servers.calls("PullStep");
-  const int64_t pulls = servers.calls("Pull");
+  const int64_t row_reads = servers.calls("Read.rows");
+  const int64_t dense_reads = servers.calls("Read.dense_only");
   for (int step = 0; step < kSteps; ++step) {
     std::vector<Batch> next;
     if (step + 1 < kSteps) next = StepBatches(data, step + 1, 2);
@@ -799,14 +756,16 @@ TEST(TrainStepTest, ReadAheadReadsTheNextStepDuringThisOne) {
   EXPECT_EQ(read_ahead.num_taken(), 2 * (kSteps - 1));
   EXPECT_EQ(read_ahead.num_dropped(), 0);
   // One read per replica per step: the first step's, then the read-aheads.
-  EXPECT_EQ(servers.calls("PullStep") - pull_steps, 2 * kSteps);
-  // No replica read the shared bias for both (a Pull in a MergeCall).
-  EXPECT_EQ(servers.calls("Pull"), pulls);
+  EXPECT_EQ(servers.calls("Read.rows") - row_reads, 2 * kSteps);
+  // No replica read the shared bias for both (a Read of it alone in a
+  // MergeCall).
+  EXPECT_EQ(servers.calls("Read.dense_only"), dense_reads);
   EXPECT_EQ(*job.variables->ReadGlobalStep(*job.strategy), kSteps);
 }
 
 // With one replica, the next step's reads go with this step's updates, in
-// one PushPullStep: after the first step's own read, one round per step.
+// one Update with then_read: after the first step's own read, one round
+// per step.
 // Made after the updates, they see them: every step computes what a twin
 // job without read-ahead computes.
 TEST(TrainStepTest, OneReplicaReadsTheNextStepWithThisStepsUpdates) {
@@ -814,6 +773,8 @@ TEST(TrainStepTest, OneReplicaReadsTheNextStepWithThisStepsUpdates) {
   const std::vector<Example> data = MakeData("logreg", 3);
   ReadAhead read_ahead(1);
   constexpr int kSteps = 3;
+  const int64_t row_reads = ahead.servers.calls("Read.rows");
+  const int64_t updates = ahead.servers.calls("Update");
   for (int step = 0; step < kSteps; ++step) {
     std::vector<Batch> next;
     if (step + 1 < kSteps) next = StepBatches(data, step + 1, 1);
@@ -833,9 +794,9 @@ TEST(TrainStepTest, OneReplicaReadsTheNextStepWithThisStepsUpdates) {
   EXPECT_EQ(read_ahead.num_dropped(), 0);
   // The first step reads alone; the last one, with no next batch, pushes
   // alone.
-  EXPECT_EQ(ahead.servers.calls("PullStep"), 1);
-  EXPECT_EQ(ahead.servers.calls("PushPullStep"), kSteps - 1);
-  EXPECT_EQ(ahead.servers.calls("PushStep"), 1);
+  EXPECT_EQ(ahead.servers.calls("Read.rows") - row_reads, 1 + (kSteps - 1));
+  EXPECT_EQ(ahead.servers.calls("UpdateThenRead"), kSteps - 1);
+  EXPECT_EQ(ahead.servers.calls("Update") - updates, 1);
   EXPECT_EQ(*ahead.variables->ReadGlobalStep(*ahead.strategy), kSteps);
 }
 

@@ -12,108 +12,192 @@
 namespace distrt {
 namespace {
 
+absl::Time Now(const TrainingLoopOptions& options) {
+  return options.now ? options.now() : absl::Now();
+}
+
+void Log(const TrainingLoopOptions& options, absl::string_view line) {
+  if (options.log) options.log(line);
+}
+
+// Whether a step runs once this process has run `steps` steps and the
+// global step is `global_step` (as far as this worker knows: other workers
+// move the global step too).
+bool StepRuns(const TrainingLoopOptions& options, int64_t steps,
+              int64_t global_step) {
+  return steps < options.max_steps &&
+         (options.train_steps == 0 || global_step < options.train_steps);
+}
+
+// The loop of RunSteps and what it carries from one step to the next.
+class StepLoop {
+ public:
+  // `start`: when training started; `global_step`: the global step then.
+  StepLoop(Strategy& strategy, const Model& model, ModelVariables& variables,
+           InputPipeline& pipeline, const TrainingLoopOptions& options,
+           absl::Time start, int64_t global_step)
+      : strategy_(strategy),
+        model_(model),
+        variables_(variables),
+        pipeline_(pipeline),
+        options_(options),
+        start_(start),
+        meter_(options.train_steps, options.log_every, start),
+        checkpoints_(options.checkpoint_every_steps, options.checkpoint_every,
+                     global_step, start),
+        global_step_(global_step) {
+    result_.first_global_step = global_step;
+    if (options.read_ahead) read_ahead_.emplace(strategy.num_local_replicas());
+  }
+
+  // Runs steps until one of the loop's ends; returns without waiting for
+  // updates still in flight where a step fails.
+  absl::StatusOr<TrainingLoopResult> Run();
+
+ private:
+  // Trains on `step`, first taking the step after it from the pipeline
+  // where reading ahead; a failure is explained and names the step.
+  absl::StatusOr<StepResult> Train(const InputStep& step);
+  // Counts the step done and moves on the global step, then reports
+  // progress and checkpoints where due.
+  absl::Status AfterStep(const StepResult& done);
+  absl::Status AdvanceGlobalStep(const StepResult& done);
+  absl::Status ReportProgress(absl::Time time);
+  absl::Status CheckpointIfDue(absl::Time time);
+  // After the last step's update has landed: the result of the loop.
+  absl::StatusOr<TrainingLoopResult> Finish();
+
+  Strategy& strategy_;
+  const Model& model_;
+  ModelVariables& variables_;
+  InputPipeline& pipeline_;
+  const TrainingLoopOptions& options_;
+  const absl::Time start_;
+  ProgressMeter meter_;
+  CheckpointPolicy checkpoints_;
+  std::optional<ReadAhead> read_ahead_;
+  // With read-ahead, the step after this one, taken from the pipeline
+  // early (its error, too, belongs to that step).
+  std::optional<absl::StatusOr<InputStep>> next_;
+  int64_t global_step_;
+  TrainingLoopResult result_;
+};
+
+absl::StatusOr<TrainingLoopResult> StepLoop::Run() {
+  while (StepRuns(options_, result_.steps, global_step_)) {
+    absl::StatusOr<InputStep> step =
+        next_.has_value() ? *std::move(next_) : pipeline_.Next();
+    next_.reset();
+    if (absl::IsOutOfRange(step.status())) break;  // the end of the data
+    RETURN_IF_ERROR(step.status());
+    ASSIGN_OR_RETURN(const StepResult done, Train(*step));
+    RETURN_IF_ERROR(AfterStep(done));
+  }
+  return Finish();
+}
+
+absl::StatusOr<StepResult> StepLoop::Train(const InputStep& step) {
+  absl::Span<const Batch> next_batches;
+  // Not for a step that will not run.
+  if (read_ahead_.has_value() &&
+      StepRuns(options_, result_.steps + 1, global_step_ + 1)) {
+    next_ = pipeline_.Next();
+    if (next_->ok()) next_batches = (*next_)->replicas;
+  }
+  absl::StatusOr<StepResult> done =
+      read_ahead_.has_value()
+          ? TrainStep(strategy_, model_, variables_, step.replicas,
+                      &*read_ahead_, next_batches)
+          : TrainStep(strategy_, model_, variables_, step.replicas);
+  if (done.ok()) return done;
+  const absl::Status failed = options_.explain_step_failure
+                                  ? options_.explain_step_failure(done.status())
+                                  : done.status();
+  // Which step: where to look in the data, and what the ps tasks hold
+  // (every update of the steps before it; none of this one's when it
+  // failed computing, before its updates).
+  return absl::Status(
+      failed.code(),
+      absl::StrCat("the training step after global step ", global_step_,
+                   " (this task's step ", result_.steps + 1,
+                   ") failed: ", failed.message()));
+}
+
+absl::Status StepLoop::AfterStep(const StepResult& done) {
+  ++result_.steps;
+  result_.examples += done.examples;
+  meter_.AddStep(done.examples, done.loss_sum);
+  RETURN_IF_ERROR(AdvanceGlobalStep(done));
+  if (options_.on_step) options_.on_step(done, global_step_);
+  const absl::Time time = Now(options_);
+  RETURN_IF_ERROR(ReportProgress(time));
+  return CheckpointIfDue(time);
+}
+
+absl::Status StepLoop::AdvanceGlobalStep(const StepResult& done) {
+  // The step's increment told what it left; a step without examples
+  // made none, so the global step is read (other workers move it).
+  if (done.global_step.has_value()) {
+    global_step_ = *done.global_step;
+    return absl::OkStatus();
+  }
+  // After the updates in flight, which may hold the step before's
+  // increment (else the global step could seem to go back).
+  RETURN_IF_ERROR(strategy_.WaitForUpdates());
+  ASSIGN_OR_RETURN(global_step_, variables_.ReadGlobalStep(strategy_));
+  return absl::OkStatus();
+}
+
+absl::Status StepLoop::ReportProgress(absl::Time time) {
+  std::optional<std::string> line = meter_.Line(global_step_, time);
+  if (!line.has_value()) return absl::OkStatus();
+  Log(options_, *line);
+  if (!options_.on_progress) return absl::OkStatus();
+  return options_.on_progress(global_step_, meter_, time);
+}
+
+absl::Status StepLoop::CheckpointIfDue(absl::Time time) {
+  if (!options_.save_checkpoint || !checkpoints_.Due(global_step_, time)) {
+    return absl::OkStatus();
+  }
+  // Every update of this worker's in the checkpoint (one may still be
+  // in flight: StrategyOptions::push_in_background).
+  RETURN_IF_ERROR(strategy_.WaitForUpdates());
+  RETURN_IF_ERROR(options_.save_checkpoint(global_step_));
+  checkpoints_.Saved(global_step_, time);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrainingLoopResult> StepLoop::Finish() {
+  // The last step's update may still be in flight: training ends when it
+  // has landed (and a failed one fails the loop).
+  RETURN_IF_ERROR(strategy_.WaitForUpdates());
+  const absl::Time end = Now(options_);
+  result_.global_step = global_step_;
+  result_.train_loss = meter_.recent_loss();
+  result_.examples_per_sec = meter_.ExamplesPerSecond(end);
+  result_.wall_secs = absl::ToDoubleSeconds(end - start_);
+  if (read_ahead_.has_value()) {
+    result_.steps_read_ahead = read_ahead_->num_taken();
+    result_.reads_ahead_dropped = read_ahead_->num_dropped();
+  }
+  return result_;
+}
+
 // RunTrainingLoop's steps; returns without waiting for updates still in
 // flight where a step fails.
 absl::StatusOr<TrainingLoopResult> RunSteps(
     Strategy& strategy, const Model& model, ModelVariables& variables,
     InputPipeline& pipeline, const TrainingLoopOptions& options) {
-  const auto now = [&options] {
-    return options.now ? options.now() : absl::Now();
-  };
-  const auto log = [&options](absl::string_view line) {
-    if (options.log) options.log(line);
-  };
   if (options.read_ahead) RETURN_IF_ERROR(CheckReadAhead(strategy));
-  const absl::Time start = now();
-  ProgressMeter meter(options.train_steps, options.log_every, start);
-  ASSIGN_OR_RETURN(int64_t global_step, variables.ReadGlobalStep(strategy));
-  TrainingLoopResult result;
-  result.first_global_step = global_step;
-  log(absl::StrCat("training from global step ", global_step, " on ",
-                   pipeline.examples_per_epoch(), " examples"));
-  CheckpointPolicy checkpoints(options.checkpoint_every_steps,
-                               options.checkpoint_every, global_step, start);
-  std::optional<ReadAhead> read_ahead;
-  if (options.read_ahead) read_ahead.emplace(strategy.num_local_replicas());
-  // With read-ahead, the step after this one, taken from the pipeline
-  // early (its error, too, belongs to that step).
-  std::optional<absl::StatusOr<InputStep>> next;
-  while (result.steps < options.max_steps &&
-         (options.train_steps == 0 || global_step < options.train_steps)) {
-    absl::StatusOr<InputStep> step =
-        next.has_value() ? *std::move(next) : pipeline.Next();
-    next.reset();
-    if (absl::IsOutOfRange(step.status())) break;  // the end of the data
-    RETURN_IF_ERROR(step.status());
-    absl::Span<const Batch> next_batches;
-    // Not for a step that will not run (as far as this worker knows: other
-    // workers move the global step too).
-    if (read_ahead.has_value() && result.steps + 1 < options.max_steps &&
-        (options.train_steps == 0 || global_step + 1 < options.train_steps)) {
-      next = pipeline.Next();
-      if (next->ok()) next_batches = (*next)->replicas;
-    }
-    absl::StatusOr<StepResult> done =
-        read_ahead.has_value()
-            ? TrainStep(strategy, model, variables, step->replicas,
-                        &*read_ahead, next_batches)
-            : TrainStep(strategy, model, variables, step->replicas);
-    if (!done.ok()) {
-      const absl::Status failed =
-          options.explain_step_failure
-              ? options.explain_step_failure(done.status())
-              : done.status();
-      // Which step: where to look in the data, and what the ps tasks hold
-      // (every update of the steps before it; none of this one's when it
-      // failed computing, before its updates).
-      return absl::Status(
-          failed.code(),
-          absl::StrCat("the training step after global step ", global_step,
-                       " (this task's step ", result.steps + 1,
-                       ") failed: ", failed.message()));
-    }
-    ++result.steps;
-    result.examples += done->examples;
-    meter.AddStep(done->examples, done->loss_sum);
-    // The step's increment told what it left; a step without examples
-    // made none, so the global step is read (other workers move it).
-    if (done->global_step.has_value()) {
-      global_step = *done->global_step;
-    } else {
-      // After the updates in flight, which may hold the step before's
-      // increment (else the global step could seem to go back).
-      RETURN_IF_ERROR(strategy.WaitForUpdates());
-      ASSIGN_OR_RETURN(global_step, variables.ReadGlobalStep(strategy));
-    }
-    if (options.on_step) options.on_step(*done, global_step);
-    const absl::Time time = now();
-    if (std::optional<std::string> line = meter.Line(global_step, time)) {
-      log(*line);
-      if (options.on_progress) {
-        RETURN_IF_ERROR(options.on_progress(global_step, meter, time));
-      }
-    }
-    if (options.save_checkpoint && checkpoints.Due(global_step, time)) {
-      // Every update of this worker's in the checkpoint (one may still be
-      // in flight: StrategyOptions::push_in_background).
-      RETURN_IF_ERROR(strategy.WaitForUpdates());
-      RETURN_IF_ERROR(options.save_checkpoint(global_step));
-      checkpoints.Saved(global_step, time);
-    }
-  }
-  // The last step's update may still be in flight: training ends when it
-  // has landed (and a failed one fails the loop).
-  RETURN_IF_ERROR(strategy.WaitForUpdates());
-  const absl::Time end = now();
-  result.global_step = global_step;
-  result.train_loss = meter.recent_loss();
-  result.examples_per_sec = meter.ExamplesPerSecond(end);
-  result.wall_secs = absl::ToDoubleSeconds(end - start);
-  if (read_ahead.has_value()) {
-    result.steps_read_ahead = read_ahead->num_taken();
-    result.reads_ahead_dropped = read_ahead->num_dropped();
-  }
-  return result;
+  const absl::Time start = Now(options);
+  ASSIGN_OR_RETURN(const int64_t global_step,
+                   variables.ReadGlobalStep(strategy));
+  Log(options, absl::StrCat("training from global step ", global_step, " on ",
+                            pipeline.examples_per_epoch(), " examples"));
+  StepLoop loop(strategy, model, variables, pipeline, options, start,
+                global_step);
+  return loop.Run();
 }
 
 }  // namespace

@@ -14,12 +14,12 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/device/local_devices.h"
 #include "runtime/distribute/distributed_dataset.h"
 #include "runtime/distribute/parameter_server_strategy.h"
+#include "runtime/in_memory_ps/in_memory_parameter_servers.h"
 #include "runtime/input/example.h"
+#include "runtime/local_devices/local_devices.h"
 #include "runtime/models/model_config.h"
-#include "runtime/ps/in_memory_parameter_servers.h"
 
 namespace distrt {
 namespace {
