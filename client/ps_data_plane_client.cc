@@ -66,47 +66,105 @@ bool PsDataPlaneClient::TakeTurnToAsk(int task) {
              after, absl::ToUnixMillis(absl::Now() + kRelearnEvery));
 }
 
-void PsDataPlaneClient::SendAll(
-    absl::Span<const Request> requests, absl::Time deadline,
-    absl::FunctionRef<void(size_t, const absl::Status&, grpc::Status)> done) {
-  struct Sent {
-    size_t index;
-    std::unique_ptr<rpc::DataPlaneConnection> connection;
-    bool reused = false;
-  };
-  std::deque<Sent> in_flight;
+// One SendAll's requests in flight, in the order sent, and how each ends.
+class PsDataPlaneClient::SendAllCall {
+ public:
+  using Done =
+      absl::FunctionRef<void(size_t, const absl::Status&, grpc::Status)>;
+
+  SendAllCall(PsDataPlaneClient& client, absl::Span<const Request> requests,
+              absl::Time deadline, Done done)
+      : client_(client),
+        requests_(requests),
+        deadline_(deadline),
+        done_(done) {}
+
   // Sends request `index`, on a new connection when `fresh`. False when it
   // failed before it was sent (`done` has said why); true when it is in
   // flight, or queued to be sent again on a new connection because the
   // pooled one it was written to had died.
-  const auto start = [&](size_t index, bool fresh) {
-    const Request& request = requests[index];
-    request.response->Clear();
-    Sent sent{index, nullptr, false};
-    absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
-        fresh ? nullptr : TakeIdle(request.task);
-    sent.reused = connection.ok() && *connection != nullptr;
-    if (!sent.reused) connection = Connect(request.task, deadline);
-    if (!connection.ok()) {
-      done(index, connection.status(), grpc::Status());
-      return false;
-    }
-    sent.connection = *std::move(connection);
-    absl::Status s =
-        sent.connection->Send(request.method, *request.request, deadline);
-    if (!s.ok() && sent.reused) {
-      // The pooled connection had died; a new one gets the request.
-      in_flight.push_back(std::move(sent));
-      in_flight.back().connection = nullptr;
-      return true;
-    }
-    if (!s.ok()) {
-      done(index, s, grpc::Status());
-      return false;
-    }
-    in_flight.push_back(std::move(sent));
-    return true;
+  bool Start(size_t index, bool fresh);
+
+  bool AnyInFlight() const { return !in_flight_.empty(); }
+
+  // Takes the oldest request in flight: sends it again on a new connection
+  // when its pooled one had died, else reads its answer and calls `done`.
+  // The request's index when it has ended; nullopt when it is still in
+  // flight, on its new connection.
+  std::optional<size_t> FinishOldest();
+
+ private:
+  struct Sent {
+    size_t index;
+    std::unique_ptr<rpc::DataPlaneConnection> connection;  // null: to resend
+    bool reused = false;
   };
+
+  PsDataPlaneClient& client_;
+  const absl::Span<const Request> requests_;
+  const absl::Time deadline_;
+  const Done done_;
+  std::deque<Sent> in_flight_;
+};
+
+bool PsDataPlaneClient::SendAllCall::Start(size_t index, bool fresh) {
+  const Request& request = requests_[index];
+  request.response->Clear();
+  Sent sent{index, nullptr, false};
+  absl::StatusOr<std::unique_ptr<rpc::DataPlaneConnection>> connection =
+      fresh ? nullptr : client_.TakeIdle(request.task);
+  sent.reused = connection.ok() && *connection != nullptr;
+  if (!sent.reused) connection = client_.Connect(request.task, deadline_);
+  if (!connection.ok()) {
+    done_(index, connection.status(), grpc::Status());
+    return false;
+  }
+  sent.connection = *std::move(connection);
+  absl::Status s =
+      sent.connection->Send(request.method, *request.request, deadline_);
+  if (!s.ok() && sent.reused) {
+    // The pooled connection had died; a new one gets the request.
+    in_flight_.push_back(std::move(sent));
+    in_flight_.back().connection = nullptr;
+    return true;
+  }
+  if (!s.ok()) {
+    done_(index, s, grpc::Status());
+    return false;
+  }
+  in_flight_.push_back(std::move(sent));
+  return true;
+}
+
+std::optional<size_t> PsDataPlaneClient::SendAllCall::FinishOldest() {
+  Sent sent = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  const Request& request = requests_[sent.index];
+  bool resent = false;
+  if (sent.connection == nullptr) {  // its pooled connection had died
+    resent = Start(sent.index, /*fresh=*/true);
+  } else {
+    grpc::Status status;
+    absl::Status received =
+        sent.connection->Receive(deadline_, &status, request.response);
+    if (!received.ok() && sent.reused &&
+        received.code() == absl::StatusCode::kUnavailable) {
+      resent = Start(sent.index, /*fresh=*/true);
+    } else if (!received.ok()) {
+      done_(sent.index, received, grpc::Status());
+    } else {
+      client_.GiveBack(request.task, std::move(sent.connection));
+      done_(sent.index, absl::OkStatus(), std::move(status));
+    }
+  }
+  if (resent) return std::nullopt;
+  return sent.index;
+}
+
+void PsDataPlaneClient::SendAll(
+    absl::Span<const Request> requests, absl::Time deadline,
+    absl::FunctionRef<void(size_t, const absl::Status&, grpc::Status)> done) {
+  SendAllCall call(*this, requests, deadline, done);
   std::vector<int> task_of(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) task_of[i] = requests[i].task;
   RequestWindow window(task_of, options_.addresses.size(),
@@ -121,35 +179,16 @@ void PsDataPlaneClient::SendAll(
       const size_t index = to_start.front();
       to_start.pop_front();
       // A request that fails before it is sent ends at once, making room.
-      if (!start(index, /*fresh=*/false)) {
+      if (!call.Start(index, /*fresh=*/false)) {
         if (std::optional<size_t> next = window.End(index)) {
           to_start.push_back(*next);
         }
       }
     }
-    if (in_flight.empty()) break;
-    Sent sent = std::move(in_flight.front());
-    in_flight.pop_front();
-    const Request& request = requests[sent.index];
-    bool resent = false;
-    if (sent.connection == nullptr) {  // its pooled connection had died
-      resent = start(sent.index, /*fresh=*/true);
-    } else {
-      grpc::Status status;
-      absl::Status received =
-          sent.connection->Receive(deadline, &status, request.response);
-      if (!received.ok() && sent.reused &&
-          received.code() == absl::StatusCode::kUnavailable) {
-        resent = start(sent.index, /*fresh=*/true);
-      } else if (!received.ok()) {
-        done(sent.index, received, grpc::Status());
-      } else {
-        GiveBack(request.task, std::move(sent.connection));
-        done(sent.index, absl::OkStatus(), std::move(status));
-      }
-    }
-    if (resent) continue;  // still in flight, on its new connection
-    if (std::optional<size_t> next = window.End(sent.index)) {
+    if (!call.AnyInFlight()) break;
+    std::optional<size_t> ended = call.FinishOldest();
+    if (!ended.has_value()) continue;  // still in flight, on a new connection
+    if (std::optional<size_t> next = window.End(*ended)) {
       to_start.push_back(*next);
     }
   }

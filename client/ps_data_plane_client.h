@@ -111,6 +111,9 @@ class PsDataPlaneClient {
   static constexpr size_t kMaxIdleConnections = 16;
 
  private:
+  // One SendAll's requests in flight (defined in the .cc).
+  class SendAllCall;
+
   std::string TaskName(int task) const;
   // An idle connection to `task`'s data plane; null when there is none.
   std::unique_ptr<rpc::DataPlaneConnection> TakeIdle(int task);

@@ -114,6 +114,119 @@ absl::StatusOr<Calls<Request, Response>> GroupIds(
   return calls;
 }
 
+using Variables = std::vector<const VariablePlacement*>;
+
+// The bytes of float32 elements that `piece` carries.
+int64_t DenseBytes(const Variables& variables, const DensePiece& piece) {
+  return piece.rows.size() * RowWidth(variables[piece.variable]->spec) *
+         int64_t{sizeof(float)};
+}
+
+// What an item of a batch costs beside its elements: its name, row
+// range, dtype and shape, with their tags and lengths (generously), so
+// that thousands of scalars still make requests within the limit.
+int64_t BatchItemBytes(const Variables& variables, const DensePiece& piece) {
+  return DenseBytes(variables, piece) + 64 +
+         static_cast<int64_t>(variables[piece.variable]->spec.name.size()) +
+         static_cast<int64_t>(10 *
+                              variables[piece.variable]->spec.shape.size());
+}
+
+// The variables' parts per ps task: `small`, those of at most `batch_limit`
+// bytes (and not empty), whole; `large`, the others, in ForEachPiece's
+// pieces.
+struct PiecesByTask {
+  std::vector<std::vector<DensePiece>> small;
+  std::vector<std::vector<DensePiece>> large;
+};
+
+PiecesByTask SortParts(const Variables& variables, int num_tasks,
+                       int64_t batch_limit, int64_t max_request_bytes) {
+  PiecesByTask pieces{std::vector<std::vector<DensePiece>>(num_tasks),
+                      std::vector<std::vector<DensePiece>>(num_tasks)};
+  for (size_t v = 0; v < variables.size(); ++v) {
+    for (const VariablePart& part : variables[v]->parts) {
+      const int64_t bytes = DenseBytes(variables, {v, part.rows});
+      if (bytes > 0 && bytes <= batch_limit) {
+        pieces.small[part.ps_task].push_back({v, part.rows});
+      } else {
+        ForEachPiece(*variables[v], part.rows, max_request_bytes,
+                     [&](int task, RowRange rows) {
+                       pieces.large[task].push_back({v, rows});
+                     });
+      }
+    }
+  }
+  return pieces;
+}
+
+// The calls to `task`: its `small` pieces in batches of at most
+// `max_request_bytes` (a batch of one is not a batch), then one call per
+// `large` piece.
+std::vector<std::unique_ptr<ManyCall>> TaskCalls(
+    const Variables& variables, int task, const std::vector<DensePiece>& small,
+    const std::vector<DensePiece>& large, int64_t max_request_bytes) {
+  std::vector<std::unique_ptr<ManyCall>> calls;
+  for (size_t begin = 0; begin < small.size();) {
+    size_t end = begin + 1;
+    int64_t bytes = BatchItemBytes(variables, small[begin]);
+    while (end < small.size() &&
+           bytes + BatchItemBytes(variables, small[end]) <= max_request_bytes) {
+      bytes += BatchItemBytes(variables, small[end++]);
+    }
+    auto call = std::make_unique<ManyCall>(task);
+    call->batch = end - begin > 1;
+    call->pieces.assign(small.begin() + begin, small.begin() + end);
+    calls.push_back(std::move(call));
+    begin = end;
+  }
+  for (const DensePiece& piece : large) {
+    calls.push_back(std::make_unique<ManyCall>(task));
+    calls.back()->pieces.push_back(piece);
+  }
+  return calls;
+}
+
+// The tasks' calls interleaved: each task's first, then each one's second,
+// and so on.
+std::vector<std::unique_ptr<ManyCall>> Interleave(
+    std::vector<std::vector<std::unique_ptr<ManyCall>>> by_task) {
+  std::vector<std::unique_ptr<ManyCall>> calls;
+  for (size_t round = 0;; ++round) {
+    const size_t before = calls.size();
+    for (auto& task_calls : by_task) {
+      if (round < task_calls.size()) {
+        calls.push_back(std::move(task_calls[round]));
+      }
+    }
+    if (calls.size() == before) break;
+  }
+  return calls;
+}
+
+// Sets `call`'s method and what its errors say it is about: the rows of its
+// one piece, or the variables of its batch, the first few of many.
+void DescribeCall(const Variables& variables, rpc::PsMethod single_method,
+                  rpc::PsMethod batch_method, ManyCall& call) {
+  call.method = call.batch ? batch_method : single_method;
+  const auto name = [&](size_t i) -> const std::string& {
+    return variables[call.pieces[i].variable]->spec.name;
+  };
+  if (!call.batch) {
+    call.about = absl::StrCat(" of ", RowsOf(name(0), call.pieces[0].rows));
+    return;
+  }
+  constexpr size_t kNamed = 4;
+  std::vector<absl::string_view> names;
+  for (size_t i = 0; i < call.pieces.size() && i < kNamed; ++i) {
+    names.push_back(name(i));
+  }
+  call.about = absl::StrCat(" of \"", absl::StrJoin(names, "\", \""), "\"");
+  if (call.pieces.size() > kNamed) {
+    absl::StrAppend(&call.about, " and ", call.pieces.size() - kNamed, " more");
+  }
+}
+
 }  // namespace
 
 absl::Status SizeMismatch(absl::string_view variable, absl::string_view what,
@@ -173,87 +286,18 @@ std::vector<std::unique_ptr<ManyCall>> PsRequestPlanner::PlanMany(
     rpc::PsMethod single_method, rpc::PsMethod batch_method) const {
   const int n = options_.num_tasks;
   const int64_t max_request_bytes = options_.max_request_bytes;
-  const auto bytes_of = [&](const DensePiece& piece) {
-    return piece.rows.size() * RowWidth(variables[piece.variable]->spec) *
-           int64_t{sizeof(float)};
-  };
-  // What an item of a batch costs beside its elements: its name, row
-  // range, dtype and shape, with their tags and lengths (generously), so
-  // that thousands of scalars still make requests within the limit.
-  const auto item_bytes = [&](const DensePiece& piece) {
-    return bytes_of(piece) + 64 +
-           static_cast<int64_t>(variables[piece.variable]->spec.name.size()) +
-           static_cast<int64_t>(10 *
-                                variables[piece.variable]->spec.shape.size());
-  };
   const int64_t batch_limit =
       std::min(options_.batch_below_bytes, max_request_bytes);
-  std::vector<std::vector<DensePiece>> small(n);
-  std::vector<std::vector<DensePiece>> large(n);
-  for (size_t v = 0; v < variables.size(); ++v) {
-    for (const VariablePart& part : variables[v]->parts) {
-      const int64_t bytes = bytes_of({v, part.rows});
-      if (bytes > 0 && bytes <= batch_limit) {
-        small[part.ps_task].push_back({v, part.rows});
-      } else {
-        ForEachPiece(*variables[v], part.rows, max_request_bytes,
-                     [&](int task, RowRange rows) {
-                       large[task].push_back({v, rows});
-                     });
-      }
-    }
-  }
+  const PiecesByTask pieces =
+      SortParts(variables, n, batch_limit, max_request_bytes);
   std::vector<std::vector<std::unique_ptr<ManyCall>>> by_task(n);
   for (int task = 0; task < n; ++task) {
-    const std::vector<DensePiece>& pieces = small[task];
-    for (size_t begin = 0; begin < pieces.size();) {
-      size_t end = begin + 1;
-      int64_t bytes = item_bytes(pieces[begin]);
-      while (end < pieces.size() &&
-             bytes + item_bytes(pieces[end]) <= max_request_bytes) {
-        bytes += item_bytes(pieces[end++]);
-      }
-      auto call = std::make_unique<ManyCall>(task);
-      call->batch = end - begin > 1;
-      call->pieces.assign(pieces.begin() + begin, pieces.begin() + end);
-      by_task[task].push_back(std::move(call));
-      begin = end;
-    }
-    for (const DensePiece& piece : large[task]) {
-      by_task[task].push_back(std::make_unique<ManyCall>(task));
-      by_task[task].back()->pieces.push_back(piece);
-    }
+    by_task[task] = TaskCalls(variables, task, pieces.small[task],
+                              pieces.large[task], max_request_bytes);
   }
-  std::vector<std::unique_ptr<ManyCall>> calls;
-  for (size_t round = 0;; ++round) {
-    const size_t before = calls.size();
-    for (auto& task_calls : by_task) {
-      if (round < task_calls.size()) {
-        calls.push_back(std::move(task_calls[round]));
-      }
-    }
-    if (calls.size() == before) break;
-  }
+  std::vector<std::unique_ptr<ManyCall>> calls = Interleave(std::move(by_task));
   for (auto& call : calls) {
-    call->method = call->batch ? batch_method : single_method;
-    const auto name = [&](size_t i) -> const std::string& {
-      return variables[call->pieces[i].variable]->spec.name;
-    };
-    if (!call->batch) {
-      call->about = absl::StrCat(" of ", RowsOf(name(0), call->pieces[0].rows));
-      continue;
-    }
-    // Errors name the batch's variables, the first few of many.
-    constexpr size_t kNamed = 4;
-    std::vector<absl::string_view> names;
-    for (size_t i = 0; i < call->pieces.size() && i < kNamed; ++i) {
-      names.push_back(name(i));
-    }
-    call->about = absl::StrCat(" of \"", absl::StrJoin(names, "\", \""), "\"");
-    if (call->pieces.size() > kNamed) {
-      absl::StrAppend(&call->about, " and ", call->pieces.size() - kNamed,
-                      " more");
-    }
+    DescribeCall(variables, single_method, batch_method, *call);
   }
   return calls;
 }

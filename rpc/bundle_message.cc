@@ -52,6 +52,62 @@ bool ReadSlices(CodedInputStream& input, uint32_t length,
   return true;
 }
 
+// Reads a length-delimited field's length, bounded by what is left of the
+// `total` bytes.
+bool ReadLength(CodedInputStream& input, size_t total, uint32_t* length) {
+  return input.ReadVarint32(length) &&
+         *length <= total - static_cast<size_t>(input.CurrentPosition());
+}
+
+// Reads a BundlePart's fields, the input limited to them; its message as
+// slices of `keep`. INVALID_ARGUMENT with what is wrong (the caller names
+// the part) when they do not parse.
+absl::StatusOr<WirePart> ReadPart(
+    CodedInputStream& input, size_t total,
+    const std::shared_ptr<grpc::ByteBuffer>& keep) {
+  WirePart part;
+  // An empty message (left out of the bytes) is still a buffer to read.
+  grpc::Slice empty;
+  part.message = grpc::ByteBuffer(&empty, 1);
+  bool have_message = false;
+  while (true) {
+    const uint32_t field_tag = input.ReadTag();
+    if (field_tag == 0) break;
+    const int field = WireFormat::GetTagFieldNumber(field_tag);
+    const bool delimited = WireFormat::GetTagWireType(field_tag) ==
+                           WireFormat::WIRETYPE_LENGTH_DELIMITED;
+    uint32_t bytes = 0;
+    if ((field == kMethodField || field == kErrorField) && delimited) {
+      if (!ReadLength(input, total, &bytes) ||
+          !input.ReadString(field == kMethodField ? &part.method : &part.error,
+                            bytes)) {
+        return absl::InvalidArgumentError("bad string");
+      }
+    } else if (field == kMessageField && delimited) {
+      if (have_message) {
+        return absl::InvalidArgumentError("message appears twice");
+      }
+      have_message = true;
+      std::vector<grpc::Slice> slices;
+      if (!ReadLength(input, total, &bytes) ||
+          !ReadSlices(input, bytes, keep, &slices)) {
+        return absl::InvalidArgumentError("message cut short");
+      }
+      part.message = grpc::ByteBuffer(slices.data(), slices.size());
+    } else if (field == kCodeField && WireFormat::GetTagWireType(field_tag) ==
+                                          WireFormat::WIRETYPE_VARINT) {
+      uint64_t code = 0;
+      if (!input.ReadVarint64(&code)) {
+        return absl::InvalidArgumentError("bad code");
+      }
+      part.code = static_cast<int>(code);
+    } else if (!WireFormat::SkipField(&input, field_tag)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad field ", field));
+    }
+  }
+  return part;
+}
+
 }  // namespace
 
 grpc::ByteBuffer EncodeBundle(const std::vector<WirePart>& parts) {
@@ -103,11 +159,6 @@ absl::StatusOr<std::vector<WirePart>> DecodeBundle(grpc::ByteBuffer* buffer,
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed ", what, ": part ", parts.size(), ": ", detail));
   };
-  // Reads a length-delimited field's length, bounded by what is left.
-  const auto read_length = [&](uint32_t* length) {
-    return input.ReadVarint32(length) &&
-           *length <= total - static_cast<size_t>(input.CurrentPosition());
-  };
   while (true) {
     const uint32_t tag = input.ReadTag();
     if (tag == 0) break;
@@ -118,49 +169,16 @@ absl::StatusOr<std::vector<WirePart>> DecodeBundle(grpc::ByteBuffer* buffer,
       continue;
     }
     uint32_t length = 0;
-    if (!read_length(&length)) return malformed("bad length");
+    if (!ReadLength(input, total, &length)) return malformed("bad length");
     const int end = input.CurrentPosition() + static_cast<int>(length);
     const auto limit = input.PushLimit(length);
-    WirePart part;
-    // An empty message (left out of the bytes) is still a buffer to read.
-    grpc::Slice empty;
-    part.message = grpc::ByteBuffer(&empty, 1);
-    bool have_message = false;
-    while (true) {
-      const uint32_t field_tag = input.ReadTag();
-      if (field_tag == 0) break;
-      const int field = WireFormat::GetTagFieldNumber(field_tag);
-      const bool delimited = WireFormat::GetTagWireType(field_tag) ==
-                             WireFormat::WIRETYPE_LENGTH_DELIMITED;
-      uint32_t bytes = 0;
-      if ((field == kMethodField || field == kErrorField) && delimited) {
-        if (!read_length(&bytes) ||
-            !input.ReadString(
-                field == kMethodField ? &part.method : &part.error, bytes)) {
-          return malformed("bad string");
-        }
-      } else if (field == kMessageField && delimited) {
-        if (have_message) return malformed("message appears twice");
-        have_message = true;
-        std::vector<grpc::Slice> slices;
-        if (!read_length(&bytes) || !ReadSlices(input, bytes, keep, &slices)) {
-          return malformed("message cut short");
-        }
-        part.message = grpc::ByteBuffer(slices.data(), slices.size());
-      } else if (field == kCodeField && WireFormat::GetTagWireType(field_tag) ==
-                                            WireFormat::WIRETYPE_VARINT) {
-        uint64_t code = 0;
-        if (!input.ReadVarint64(&code)) return malformed("bad code");
-        part.code = static_cast<int>(code);
-      } else if (!WireFormat::SkipField(&input, field_tag)) {
-        return malformed(absl::StrCat("bad field ", field));
-      }
-    }
+    absl::StatusOr<WirePart> part = ReadPart(input, total, keep);
+    if (!part.ok()) return malformed(part.status().message());
     if (!input.ConsumedEntireMessage() || input.CurrentPosition() != end) {
       return malformed("cut short");
     }
     input.PopLimit(limit);
-    parts.push_back(std::move(part));
+    parts.push_back(*std::move(part));
   }
   if (!input.ConsumedEntireMessage() ||
       static_cast<size_t>(input.CurrentPosition()) != total) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "rpc/data_plane_wire.h"
 #include "rpc/tcp_sockets.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -18,6 +19,67 @@ namespace {
 // Largest error text and response this client takes from a server: beyond
 // them the stream is not a ps task's answer.
 constexpr uint64_t kMaxResponseSlack = 1 << 20;
+
+// Sends this client's hello (carrying `token`) and reads the server's,
+// with its error text when it has one.
+absl::StatusOr<ServerHello> ExchangeHellos(const DataPlaneSocket& socket,
+                                           absl::string_view token,
+                                           absl::Time deadline,
+                                           const std::string& peer) {
+  const std::string hello = EncodeClientHello(token);
+  char answer[kServerHelloBytes];
+  RETURN_IF_ERROR(WriteAll(socket,
+                           {{const_cast<char*>(hello.data()), hello.size()}},
+                           deadline, peer));
+  RETURN_IF_ERROR(ReadExactly(socket, absl::MakeSpan(answer), deadline, peer));
+  uint32_t error_length = 0;
+  ASSIGN_OR_RETURN(ServerHello server,
+                   DecodeServerHello(absl::string_view(answer, sizeof(answer)),
+                                     &error_length));
+  if (error_length > 0) {
+    server.error.resize(error_length);
+    RETURN_IF_ERROR(
+        ReadExactly(socket, absl::MakeSpan(server.error), deadline, peer));
+  }
+  return server;
+}
+
+// Why the server at `peer` is not the data plane of the ps task `expected`
+// (no hello, its refusal, other method numbers, another task or start of
+// it); OK when it is.
+absl::Status CheckServerHello(const absl::StatusOr<ServerHello>& server,
+                              const DataPlaneConnection::Expected& expected,
+                              const std::string& peer) {
+  if (!server.ok()) {
+    const absl::Status& s = server.status();
+    return absl::Status(
+        s.code() == absl::StatusCode::kInvalidArgument
+            ? absl::StatusCode::kUnavailable
+            : s.code(),
+        absl::StrCat("TCP data plane at ", peer, ": no hello: ", s.message()));
+  }
+  if (server->code != 0) {
+    const auto code = static_cast<absl::StatusCode>(server->code);
+    return absl::Status(
+        code == absl::StatusCode::kOk ? absl::StatusCode::kUnknown : code,
+        absl::StrCat("TCP data plane at ", peer,
+                     " refused this client: ", server->error));
+  }
+  if (server->methods_fingerprint != MethodsFingerprint()) {
+    return absl::UnavailableError(absl::StrCat(
+        "TCP data plane at ", peer,
+        " numbers its RPCs differently (a ps_server of another version)"));
+  }
+  if (static_cast<int>(server->task_index) != expected.task_index ||
+      server->incarnation != expected.incarnation) {
+    return absl::UnavailableError(absl::StrCat(
+        "TCP data plane at ", peer, " is ps task ", server->task_index,
+        " (incarnation ", absl::Hex(server->incarnation, absl::kZeroPad16),
+        "), not ps task ", expected.task_index, " (incarnation ",
+        absl::Hex(expected.incarnation, absl::kZeroPad16), ")"));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -43,56 +105,11 @@ DataPlaneConnection::Connect(const std::string& host, int port,
     }
     session = *std::move(started);
   }
-  const DataPlaneSocket socket(fd, session.get());
-  const std::string hello =
-      EncodeClientHello(tls != nullptr ? tls->token() : "");
-  char answer[kServerHelloBytes];
-  absl::Status sent =
-      WriteAll(socket, {{const_cast<char*>(hello.data()), hello.size()}},
-               deadline, peer);
-  if (sent.ok()) {
-    sent = ReadExactly(socket, absl::MakeSpan(answer), deadline, peer);
-  }
-  uint32_t error_length = 0;
-  absl::StatusOr<ServerHello> server =
-      sent.ok() ? DecodeServerHello(absl::string_view(answer, sizeof(answer)),
-                                    &error_length)
-                : absl::StatusOr<ServerHello>(sent);
-  if (server.ok() && error_length > 0) {
-    server->error.resize(error_length);
-    if (absl::Status s =
-            ReadExactly(socket, absl::MakeSpan(server->error), deadline, peer);
-        !s.ok()) {
-      server = s;
-    }
-  }
-  absl::Status refused;
-  if (!server.ok()) {
-    const absl::Status& s = server.status();
-    refused = absl::Status(
-        s.code() == absl::StatusCode::kInvalidArgument
-            ? absl::StatusCode::kUnavailable
-            : s.code(),
-        absl::StrCat("TCP data plane at ", peer, ": no hello: ", s.message()));
-  } else if (server->code != 0) {
-    const auto code = static_cast<absl::StatusCode>(server->code);
-    refused = absl::Status(
-        code == absl::StatusCode::kOk ? absl::StatusCode::kUnknown : code,
-        absl::StrCat("TCP data plane at ", peer,
-                     " refused this client: ", server->error));
-  } else if (server->methods_fingerprint != MethodsFingerprint()) {
-    refused = absl::UnavailableError(absl::StrCat(
-        "TCP data plane at ", peer,
-        " numbers its RPCs differently (a ps_server of another version)"));
-  } else if (static_cast<int>(server->task_index) != expected.task_index ||
-             server->incarnation != expected.incarnation) {
-    refused = absl::UnavailableError(absl::StrCat(
-        "TCP data plane at ", peer, " is ps task ", server->task_index,
-        " (incarnation ", absl::Hex(server->incarnation, absl::kZeroPad16),
-        "), not ps task ", expected.task_index, " (incarnation ",
-        absl::Hex(expected.incarnation, absl::kZeroPad16), ")"));
-  }
-  if (!refused.ok()) {
+  const absl::StatusOr<ServerHello> server =
+      ExchangeHellos(DataPlaneSocket(fd, session.get()),
+                     tls != nullptr ? tls->token() : "", deadline, peer);
+  if (absl::Status refused = CheckServerHello(server, expected, peer);
+      !refused.ok()) {
     session.reset();
     close(fd);
     return refused;

@@ -17,6 +17,7 @@
 #include "rpc/data_plane_wire.h"
 #include "rpc/openssl_ptr.h"
 #include "rpc/transport_security.h"
+#include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
 namespace {
@@ -94,18 +95,9 @@ std::vector<OpenSslPtr<X509, X509_free>> ReadCertificates(
   return certificates;
 }
 
-// A context for one side: this process's certificate and key, trusting
-// the CA for peers of `purpose`.
-absl::StatusOr<OpenSslPtr<SSL_CTX, SSL_CTX_free>> NewContext(
-    bool as_server, const std::string& cert_pem, const std::string& key_pem,
-    const std::string& ca_pem) {
-  OpenSslPtr<SSL_CTX, SSL_CTX_free> context(
-      SSL_CTX_new(as_server ? TLS_server_method() : TLS_client_method()));
-  if (context == nullptr) {
-    return absl::InternalError(absl::StrCat(
-        "TCP data plane: cannot make a TLS context: ", OpenSslErrors("")));
-  }
-  SSL_CTX* ctx = context.get();
+// The protocol settings of either side: TLS 1.2 or later, forward-secret
+// AEAD suites, no session resumption.
+absl::Status SetProtocol(SSL_CTX* ctx, bool as_server) {
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_mode(
       ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -129,7 +121,12 @@ absl::StatusOr<OpenSslPtr<SSL_CTX, SSL_CTX_free>> NewContext(
     return absl::InternalError(absl::StrCat(
         "TCP data plane: cannot set the TLS ciphers: ", OpenSslErrors("")));
   }
+  return absl::OkStatus();
+}
 
+// This process's certificate (and the rest of its chain, if any) and key.
+absl::Status UseOwnCertificate(SSL_CTX* ctx, const std::string& cert_pem,
+                               const std::string& key_pem) {
   std::vector<OpenSslPtr<X509, X509_free>> chain = ReadCertificates(cert_pem);
   if (chain.empty() || SSL_CTX_use_certificate(ctx, chain[0].get()) != 1) {
     return absl::InvalidArgumentError(
@@ -157,6 +154,11 @@ absl::StatusOr<OpenSslPtr<SSL_CTX, SSL_CTX_free>> NewContext(
         "certificate: ",
         OpenSslErrors("no PEM private key")));
   }
+  return absl::OkStatus();
+}
+
+// Trusts the CA's certificates, and only them, for peers' certificates.
+absl::Status TrustAuthorities(SSL_CTX* ctx, const std::string& ca_pem) {
   std::vector<OpenSslPtr<X509, X509_free>> authorities =
       ReadCertificates(ca_pem);
   if (authorities.empty()) {
@@ -171,6 +173,24 @@ absl::StatusOr<OpenSslPtr<SSL_CTX, SSL_CTX_free>> NewContext(
                        OpenSslErrors("")));
     }
   }
+  return absl::OkStatus();
+}
+
+// A context for one side: this process's certificate and key, trusting
+// the CA for peers of `purpose`.
+absl::StatusOr<OpenSslPtr<SSL_CTX, SSL_CTX_free>> NewContext(
+    bool as_server, const std::string& cert_pem, const std::string& key_pem,
+    const std::string& ca_pem) {
+  OpenSslPtr<SSL_CTX, SSL_CTX_free> context(
+      SSL_CTX_new(as_server ? TLS_server_method() : TLS_client_method()));
+  if (context == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        "TCP data plane: cannot make a TLS context: ", OpenSslErrors("")));
+  }
+  SSL_CTX* ctx = context.get();
+  RETURN_IF_ERROR(SetProtocol(ctx, as_server));
+  RETURN_IF_ERROR(UseOwnCertificate(ctx, cert_pem, key_pem));
+  RETURN_IF_ERROR(TrustAuthorities(ctx, ca_pem));
   // A peer's certificate must be the CA's for its side of the connection.
   SSL_CTX_set_purpose(
       ctx, as_server ? X509_PURPOSE_SSL_CLIENT : X509_PURPOSE_SSL_SERVER);

@@ -210,6 +210,136 @@ struct Profile {
   GENERAL_NAMES* hosts;  // null for an authority
 };
 
+// Gives `certificate` a random serial number of kSerialBytes bytes.
+absl::Status SetSerialNumber(X509* certificate, absl::string_view what,
+                             absl::string_view making) {
+  unsigned char serial_bytes[kSerialBytes];
+  if (RAND_bytes(serial_bytes, sizeof(serial_bytes)) != 1) {
+    return OpenSslError(absl::StrCat("drawing a serial number for ", what));
+  }
+  BignumPtr serial(BN_bin2bn(serial_bytes, sizeof(serial_bytes), nullptr));
+  if (serial == nullptr ||
+      BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(certificate)) ==
+          nullptr) {
+    return OpenSslError(making);
+  }
+  return absl::OkStatus();
+}
+
+// Sets the subject to `common_name` and the issuer to the profile's issuer
+// (to the subject itself when self-signed).
+absl::Status SetSubjectAndIssuer(X509* certificate,
+                                 absl::string_view common_name,
+                                 const Profile& profile, absl::string_view what,
+                                 absl::string_view making) {
+  X509_NAME* subject = X509_get_subject_name(certificate);
+  if (X509_NAME_add_entry_by_NID(
+          subject, NID_commonName, MBSTRING_UTF8,
+          reinterpret_cast<const unsigned char*>(common_name.data()),
+          static_cast<int>(common_name.size()), -1, 0) != 1) {
+    // A name that passed the length check fails here when it is not UTF-8.
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot make ", what,
+                     ": the common name is not accepted (not UTF-8?): ",
+                     TakeOpenSslErrors()));
+  }
+  X509_NAME* issuer_name = profile.issuer == nullptr
+                               ? subject
+                               : X509_get_subject_name(profile.issuer);
+  if (X509_set_issuer_name(certificate, issuer_name) != 1) {
+    return OpenSslError(making);
+  }
+  return absl::OkStatus();
+}
+
+// Makes `certificate` valid from kBackdating ago until `valid_for` from now.
+absl::Status SetValidity(X509* certificate, absl::Duration valid_for,
+                         absl::string_view what) {
+  std::time_t now = absl::ToTimeT(absl::Now());
+  const int64_t valid_seconds = absl::ToInt64Seconds(valid_for);
+  if (X509_time_adj_ex(X509_getm_notBefore(certificate), 0,
+                       -static_cast<long>(absl::ToInt64Seconds(kBackdating)),
+                       &now) == nullptr ||
+      X509_time_adj_ex(X509_getm_notAfter(certificate),
+                       static_cast<int>(valid_seconds / 86400),
+                       static_cast<long>(valid_seconds % 86400),
+                       &now) == nullptr) {
+    return OpenSslError(absl::StrCat("setting the validity of ", what));
+  }
+  return absl::OkStatus();
+}
+
+struct Extension {
+  int nid;
+  const char* value;  // in OpenSSL's configuration syntax
+};
+
+// The X.509v3 extensions, other than subjectAltName, that the profile's kind
+// of certificate carries.
+std::vector<Extension> ExtensionsFor(const Profile& profile) {
+  if (profile.is_authority) {
+    return {
+        {NID_basic_constraints, "critical,CA:TRUE"},
+        {NID_key_usage, "critical,keyCertSign,cRLSign"},
+        {NID_subject_key_identifier, "hash"},
+    };
+  }
+  std::vector<Extension> extensions = {
+      {NID_basic_constraints, "critical,CA:FALSE"},
+      {NID_key_usage, "critical,digitalSignature"},
+      {NID_ext_key_usage, "serverAuth,clientAuth"},
+      {NID_subject_key_identifier, "hash"},
+  };
+  // Lets a verifier tell apart CAs of one name by their keys. Only when
+  // the CA states its key's identifier (ours do): without one, OpenSSL
+  // would write an empty extension.
+  if (X509_get0_subject_key_id(profile.issuer) != nullptr) {
+    extensions.push_back({NID_authority_key_identifier, "keyid"});
+  }
+  return extensions;
+}
+
+// Adds the profile's extensions and, for a host certificate, its
+// subjectAltNames. Needs the public key set (for the key identifiers).
+absl::Status AddExtensions(X509* certificate, const Profile& profile,
+                           absl::string_view what) {
+  X509V3_CTX context;
+  X509V3_set_ctx(&context,
+                 profile.issuer == nullptr ? certificate : profile.issuer,
+                 certificate, nullptr, nullptr, 0);
+  for (const Extension& extension : ExtensionsFor(profile)) {
+    ExtensionPtr made(X509V3_EXT_nconf_nid(nullptr, &context, extension.nid,
+                                           extension.value));
+    // X509_add_ext copies the extension.
+    if (made == nullptr || X509_add_ext(certificate, made.get(), -1) != 1) {
+      return OpenSslError(absl::StrCat("adding ", OBJ_nid2sn(extension.nid),
+                                       " ", extension.value, " to ", what));
+    }
+  }
+  if (profile.hosts != nullptr &&
+      X509_add1_ext_i2d(certificate, NID_subject_alt_name, profile.hosts, 0,
+                        X509V3_ADD_DEFAULT) != 1) {
+    return OpenSslError(absl::StrCat("adding subjectAltName to ", what));
+  }
+  return absl::OkStatus();
+}
+
+// `certificate` and `key` as PEM text.
+absl::StatusOr<PemKeyPair> ToPem(X509* certificate, EVP_PKEY* key,
+                                 absl::string_view what) {
+  absl::StatusOr<std::string> certificate_pem =
+      PemText(absl::StrCat("writing ", what, " as PEM"),
+              [&](BIO* bio) { return PEM_write_bio_X509(bio, certificate); });
+  RETURN_IF_ERROR(certificate_pem.status());
+  absl::StatusOr<std::string> key_pem = PemText(
+      absl::StrCat("writing the key of ", what, " as PEM"), [&](BIO* bio) {
+        return PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr,
+                                        nullptr);
+      });
+  RETURN_IF_ERROR(key_pem.status());
+  return PemKeyPair{*std::move(certificate_pem), *std::move(key_pem)};
+}
+
 // A new key and a certificate for it, as `profile` says. `what` names the
 // certificate in errors ("the certificate for \"ps-0\"").
 absl::StatusOr<PemKeyPair> MakeCertificate(absl::string_view common_name,
@@ -228,114 +358,21 @@ absl::StatusOr<PemKeyPair> MakeCertificate(absl::string_view common_name,
       X509_set_version(certificate.get(), X509_VERSION_3) != 1) {
     return OpenSslError(making);
   }
-
-  unsigned char serial_bytes[kSerialBytes];
-  if (RAND_bytes(serial_bytes, sizeof(serial_bytes)) != 1) {
-    return OpenSslError(absl::StrCat("drawing a serial number for ", what));
-  }
-  BignumPtr serial(BN_bin2bn(serial_bytes, sizeof(serial_bytes), nullptr));
-  if (serial == nullptr ||
-      BN_to_ASN1_INTEGER(serial.get(),
-                         X509_get_serialNumber(certificate.get())) == nullptr) {
-    return OpenSslError(making);
-  }
-
-  X509_NAME* subject = X509_get_subject_name(certificate.get());
-  if (X509_NAME_add_entry_by_NID(
-          subject, NID_commonName, MBSTRING_UTF8,
-          reinterpret_cast<const unsigned char*>(common_name.data()),
-          static_cast<int>(common_name.size()), -1, 0) != 1) {
-    // A name that passed the length check fails here when it is not UTF-8.
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot make ", what,
-                     ": the common name is not accepted (not UTF-8?): ",
-                     TakeOpenSslErrors()));
-  }
-  X509_NAME* issuer_name = profile.issuer == nullptr
-                               ? subject
-                               : X509_get_subject_name(profile.issuer);
-  if (X509_set_issuer_name(certificate.get(), issuer_name) != 1) {
-    return OpenSslError(making);
-  }
-
-  std::time_t now = absl::ToTimeT(absl::Now());
-  const int64_t valid_seconds = absl::ToInt64Seconds(valid_for);
-  if (X509_time_adj_ex(X509_getm_notBefore(certificate.get()), 0,
-                       -static_cast<long>(absl::ToInt64Seconds(kBackdating)),
-                       &now) == nullptr ||
-      X509_time_adj_ex(X509_getm_notAfter(certificate.get()),
-                       static_cast<int>(valid_seconds / 86400),
-                       static_cast<long>(valid_seconds % 86400),
-                       &now) == nullptr) {
-    return OpenSslError(absl::StrCat("setting the validity of ", what));
-  }
-
+  RETURN_IF_ERROR(SetSerialNumber(certificate.get(), what, making));
+  RETURN_IF_ERROR(SetSubjectAndIssuer(certificate.get(), common_name, profile,
+                                      what, making));
+  RETURN_IF_ERROR(SetValidity(certificate.get(), valid_for, what));
   if (X509_set_pubkey(certificate.get(), key.get()) != 1) {
     return OpenSslError(making);
   }
-
-  X509V3_CTX context;
-  X509V3_set_ctx(&context,
-                 profile.issuer == nullptr ? certificate.get() : profile.issuer,
-                 certificate.get(), nullptr, nullptr, 0);
-  struct Extension {
-    int nid;
-    const char* value;  // in OpenSSL's configuration syntax
-  };
-  std::vector<Extension> extensions;
-  if (profile.is_authority) {
-    extensions = {
-        {NID_basic_constraints, "critical,CA:TRUE"},
-        {NID_key_usage, "critical,keyCertSign,cRLSign"},
-        {NID_subject_key_identifier, "hash"},
-    };
-  } else {
-    extensions = {
-        {NID_basic_constraints, "critical,CA:FALSE"},
-        {NID_key_usage, "critical,digitalSignature"},
-        {NID_ext_key_usage, "serverAuth,clientAuth"},
-        {NID_subject_key_identifier, "hash"},
-    };
-    // Lets a verifier tell apart CAs of one name by their keys. Only when
-    // the CA states its key's identifier (ours do): without one, OpenSSL
-    // would write an empty extension.
-    if (X509_get0_subject_key_id(profile.issuer) != nullptr) {
-      extensions.push_back({NID_authority_key_identifier, "keyid"});
-    }
-  }
-  for (const Extension& extension : extensions) {
-    ExtensionPtr made(X509V3_EXT_nconf_nid(nullptr, &context, extension.nid,
-                                           extension.value));
-    // X509_add_ext copies the extension.
-    if (made == nullptr ||
-        X509_add_ext(certificate.get(), made.get(), -1) != 1) {
-      return OpenSslError(absl::StrCat("adding ", OBJ_nid2sn(extension.nid),
-                                       " ", extension.value, " to ", what));
-    }
-  }
-  if (profile.hosts != nullptr &&
-      X509_add1_ext_i2d(certificate.get(), NID_subject_alt_name, profile.hosts,
-                        0, X509V3_ADD_DEFAULT) != 1) {
-    return OpenSslError(absl::StrCat("adding subjectAltName to ", what));
-  }
+  RETURN_IF_ERROR(AddExtensions(certificate.get(), profile, what));
 
   EVP_PKEY* signing_key =
       profile.issuer_key == nullptr ? key.get() : profile.issuer_key;
   if (X509_sign(certificate.get(), signing_key, EVP_sha256()) <= 0) {
     return OpenSslError(absl::StrCat("signing ", what));
   }
-
-  absl::StatusOr<std::string> certificate_pem = PemText(
-      absl::StrCat("writing ", what, " as PEM"),
-      [&](BIO* bio) { return PEM_write_bio_X509(bio, certificate.get()); });
-  RETURN_IF_ERROR(certificate_pem.status());
-  absl::StatusOr<std::string> key_pem = PemText(
-      absl::StrCat("writing the key of ", what, " as PEM"), [&](BIO* bio) {
-        return PEM_write_bio_PrivateKey(bio, key.get(), nullptr, nullptr, 0,
-                                        nullptr, nullptr);
-      });
-  RETURN_IF_ERROR(key_pem.status());
-  return PemKeyPair{*std::move(certificate_pem), *std::move(key_pem)};
+  return ToPem(certificate.get(), key.get(), what);
 }
 
 // Writes `contents` to `path` atomically, the file getting exactly `mode`

@@ -69,6 +69,45 @@ grpc::Slice DataSlice(const OutgoingTensor& tensor) {
       new std::shared_ptr<const void>(tensor.owner));
 }
 
+// Reads a packed repeated int64 (its length first) onto `shape`. False when
+// it does not parse.
+bool ReadPackedShape(CodedInputStream& input, std::vector<int64_t>* shape) {
+  uint32_t packed = 0;
+  if (!input.ReadVarint32(&packed)) return false;
+  const auto limit = input.PushLimit(packed);
+  while (input.BytesUntilLimit() > 0) {
+    uint64_t dim = 0;
+    if (!input.ReadVarint64(&dim)) return false;
+    shape->push_back(static_cast<int64_t>(dim));
+  }
+  input.PopLimit(limit);
+  return true;
+}
+
+// Appends to `pieces` the next `bytes` bytes of the input, in place, and
+// moves past them; false when the input ends first.
+//
+// Each direct buffer of the stream is one of the ByteBuffer's own slices,
+// read in place (grpc_byte_buffer_reader_peek in gRPC 1.51; messages reach
+// us already decompressed by the channel, so the reader makes no copy of its
+// own), and so stays valid while the ByteBuffer lives.
+bool ReadPiecesInPlace(CodedInputStream& input, uint32_t bytes,
+                       std::vector<absl::Span<const char>>* pieces) {
+  uint32_t left = bytes;
+  while (left > 0) {
+    const void* piece = nullptr;
+    int size = 0;
+    if (!input.GetDirectBufferPointer(&piece, &size) || size <= 0) {
+      return false;
+    }
+    const uint32_t take = std::min<uint32_t>(left, size);
+    pieces->emplace_back(static_cast<const char*>(piece), take);
+    if (!input.Skip(take)) return false;
+    left -= take;
+  }
+  return true;
+}
+
 // Reads a ps::Tensor of `length` bytes (the input limited to it) into
 // `tensor`.
 absl::Status ReadTensor(CodedInputStream& input, int64_t length,
@@ -93,15 +132,9 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
       tensor->dtype = static_cast<ps::DataType>(dtype);
     } else if (field == kShapeField &&
                wire_type == WireFormat::WIRETYPE_LENGTH_DELIMITED) {
-      uint32_t packed = 0;
-      if (!input.ReadVarint32(&packed)) return malformed("bad shape");
-      const auto limit = input.PushLimit(packed);
-      while (input.BytesUntilLimit() > 0) {
-        uint64_t dim = 0;
-        if (!input.ReadVarint64(&dim)) return malformed("bad shape");
-        tensor->shape.push_back(static_cast<int64_t>(dim));
+      if (!ReadPackedShape(input, &tensor->shape)) {
+        return malformed("bad shape");
       }
-      input.PopLimit(limit);
     } else if (field == kShapeField &&
                wire_type == WireFormat::WIRETYPE_VARINT) {
       uint64_t dim = 0;  // an unpacked repeated field: one element per tag
@@ -119,22 +152,8 @@ absl::Status ReadTensor(CodedInputStream& input, int64_t length,
       have_data = true;
       if (bytes == 0) continue;
       if (tensor->in_place) {
-        // Each direct buffer of the stream is one of the ByteBuffer's own
-        // slices, read in place (grpc_byte_buffer_reader_peek in gRPC
-        // 1.51; messages reach us already decompressed by the channel, so
-        // the reader makes no copy of its own), and so stays valid while
-        // the ByteBuffer lives.
-        uint32_t left = bytes;
-        while (left > 0) {
-          const void* piece = nullptr;
-          int size = 0;
-          if (!input.GetDirectBufferPointer(&piece, &size) || size <= 0) {
-            return malformed("elements cut short");
-          }
-          const uint32_t take = std::min<uint32_t>(left, size);
-          tensor->pieces.emplace_back(static_cast<const char*>(piece), take);
-          if (!input.Skip(take)) return malformed("elements cut short");
-          left -= take;
+        if (!ReadPiecesInPlace(input, bytes, &tensor->pieces)) {
+          return malformed("elements cut short");
         }
         tensor->bytes = bytes;
         continue;
