@@ -347,24 +347,15 @@ absl::Status CheckDType(const VariablePlacement& variable, DType dtype,
                    DTypeName(dtype), " values"));
 }
 
-// INVALID_ARGUMENT naming the variable unless `elements` make one row of
-// it per id (`what`: the buffer, the gradients).
-absl::Status CheckRowsById(const VariablePlacement& variable, size_t ids,
+// INVALID_ARGUMENT naming `name` (a variable or hash table whose rows have
+// `width` elements) unless `elements` make one row per id (`what`: the
+// buffer, the gradients).
+absl::Status CheckRowsById(absl::string_view name, int64_t width, size_t ids,
                            size_t elements, absl::string_view what) {
-  const int64_t width = RowWidth(variable.spec);
   if (static_cast<int64_t>(elements) == static_cast<int64_t>(ids) * width) {
     return absl::OkStatus();
   }
-  return SizeMismatch(variable.spec.name, what, elements, ids * width);
-}
-
-// The same for rows of hash table `table`.
-absl::Status CheckHashRows(const HashEmbeddingSpec& table, size_t ids,
-                           size_t elements, absl::string_view what) {
-  if (static_cast<int64_t>(elements) == static_cast<int64_t>(ids) * table.dim) {
-    return absl::OkStatus();
-  }
-  return SizeMismatch(table.name, what, elements, ids * table.dim);
+  return SizeMismatch(name, what, elements, ids * width);
 }
 
 // INVALID_ARGUMENT naming the variable unless `elements` are all of its.
@@ -386,8 +377,9 @@ absl::Status CheckRead(const ps_client_internal::PsRequestPlanner& planner,
   for (const SparseVariablePull& pull : request.sparse) {
     RETURN_IF_ERROR(
         CheckDType(*pull.variable, DType::kFloat32, "a read of rows by id"));
-    RETURN_IF_ERROR(CheckRowsById(*pull.variable, pull.ids.size(),
-                                  pull.out.size(), "the buffer"));
+    RETURN_IF_ERROR(
+        CheckRowsById(pull.variable->spec.name, RowWidth(pull.variable->spec),
+                      pull.ids.size(), pull.out.size(), "the buffer"));
   }
   for (const Int64VariablePull& pull : request.int64) {
     RETURN_IF_ERROR(CheckDType(*pull.variable, DType::kInt64, "an int64 read"));
@@ -395,7 +387,8 @@ absl::Status CheckRead(const ps_client_internal::PsRequestPlanner& planner,
         CheckWhole(planner, *pull.variable, pull.out.size(), "the buffer"));
   }
   for (const HashTablePull& pull : request.hash) {
-    RETURN_IF_ERROR(CheckHashRows(*pull.table, pull.ids.size(), pull.out.size(),
+    RETURN_IF_ERROR(CheckRowsById(pull.table->name, pull.table->dim,
+                                  pull.ids.size(), pull.out.size(),
                                   "the buffer"));
   }
   return absl::OkStatus();
@@ -412,12 +405,14 @@ absl::Status CheckUpdate(const ps_client_internal::PsRequestPlanner& planner,
   for (const SparseVariablePush& push : request.sparse) {
     RETURN_IF_ERROR(CheckDType(*push.variable, DType::kFloat32,
                                "a gradient of rows by id"));
-    RETURN_IF_ERROR(CheckRowsById(*push.variable, push.ids.size(),
-                                  push.grads.size(), "the gradients"));
+    RETURN_IF_ERROR(
+        CheckRowsById(push.variable->spec.name, RowWidth(push.variable->spec),
+                      push.ids.size(), push.grads.size(), "the gradients"));
   }
   for (const HashTablePush& push : request.hash) {
-    RETURN_IF_ERROR(CheckHashRows(*push.table, push.ids.size(),
-                                  push.grads.size(), "the gradients"));
+    RETURN_IF_ERROR(CheckRowsById(push.table->name, push.table->dim,
+                                  push.ids.size(), push.grads.size(),
+                                  "the gradients"));
   }
   for (const DenseVariableWrite& write : request.writes) {
     RETURN_IF_ERROR(

@@ -176,7 +176,7 @@ absl::Status PsClient::Impl::ReadValuesAfterIfMissing(ValuesAfter& values) {
 
 absl::Status PsClient::Impl::Read(const ReadRequest& request) {
   if (!request.sparse.empty()) {
-    RETURN_IF_ERROR(PullStep(request.dense, request.sparse));
+    RETURN_IF_ERROR(PushPullStep({}, {}, {}, request.dense, request.sparse));
   } else if (request.dense.size() == 1) {
     const DenseVariablePull& pull = request.dense[0];
     RETURN_IF_ERROR(PullDense<float>(
@@ -218,7 +218,8 @@ absl::Status PsClient::Impl::Update(const UpdateRequest& request) {
     return Read(rest);
   }
   if (!request.sparse.empty() || !request.int64_adds.empty()) {
-    return PushStep(request.dense, request.sparse, request.int64_adds);
+    return PushPullStep(request.dense, request.sparse, request.int64_adds, {},
+                        {});
   }
   if (request.dense.size() == 1) {
     const DenseVariablePush& push = request.dense[0];
@@ -242,8 +243,6 @@ absl::StatusOr<std::vector<std::unique_ptr<ManyCall>>>
 PsClient::Impl::PlanPullMany(absl::Span<const DenseVariablePull> pulls) {
   std::vector<const VariablePlacement*> variables;
   for (size_t i = 0; i < pulls.size(); ++i) {
-    RETURN_IF_ERROR(planner_.CheckManyItem(pulls[i].variable, i,
-                                           pulls[i].out.size(), "the buffer"));
     variables.push_back(pulls[i].variable);
   }
   std::vector<std::unique_ptr<ManyCall>> calls =
@@ -348,18 +347,6 @@ absl::Status PsClient::Impl::RunStepRound(std::vector<CallBase*> all,
       /*bundle=*/true);
 }
 
-absl::Status PsClient::Impl::PullStep(
-    absl::Span<const DenseVariablePull> dense,
-    absl::Span<const SparseVariablePull> sparse) {
-  PullPlan plan;
-  std::vector<CallBase*> all;
-  Decoders decoders;
-  RETURN_IF_ERROR(PlanPullStep(dense, sparse, plan, all, decoders));
-  RETURN_IF_ERROR(RunStepRound(std::move(all), decoders));
-  FinishPullStep(plan, sparse);
-  return absl::OkStatus();
-}
-
 absl::Status PsClient::Impl::PushMany(
     absl::Span<const DenseVariablePush> pushes) {
   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<ManyCall>> calls,
@@ -372,8 +359,6 @@ absl::StatusOr<std::vector<std::unique_ptr<ManyCall>>>
 PsClient::Impl::PlanPushMany(absl::Span<const DenseVariablePush> pushes) {
   std::vector<const VariablePlacement*> variables;
   for (size_t i = 0; i < pushes.size(); ++i) {
-    RETURN_IF_ERROR(planner_.CheckManyItem(
-        pushes[i].variable, i, pushes[i].grad.size(), "the pushed tensor"));
     variables.push_back(pushes[i].variable);
   }
   std::vector<std::unique_ptr<ManyCall>> calls =
@@ -473,18 +458,6 @@ absl::Status PsClient::Impl::FinishPushStep(PushPlan& plan) {
     RETURN_IF_ERROR(ReadValuesAfterIfMissing(plan.values_after[a]));
   }
   return absl::OkStatus();
-}
-
-absl::Status PsClient::Impl::PushStep(
-    absl::Span<const DenseVariablePush> dense,
-    absl::Span<const SparseVariablePush> sparse,
-    absl::Span<const Int64VariableAdd> adds) {
-  PushPlan plan;
-  std::vector<CallBase*> all;
-  Decoders decoders;
-  RETURN_IF_ERROR(PlanPushStep(dense, sparse, adds, plan, all, decoders));
-  RETURN_IF_ERROR(RunStepRound(std::move(all), decoders));
-  return FinishPushStep(plan);
 }
 
 absl::Status PsClient::Impl::PushPullStep(

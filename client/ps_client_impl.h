@@ -82,21 +82,14 @@ class PsClient::Impl {
   absl::Status PullMany(absl::Span<const DenseVariablePull> pulls);
   absl::Status PushMany(absl::Span<const DenseVariablePush> pushes);
 
-  // PullMany of `dense` and a PullSparse of each of `sparse` (their sizes
-  // checked by the caller), all their requests sent in one round and each
-  // response decoded as its operation decodes it.
-  absl::Status PullStep(absl::Span<const DenseVariablePull> dense,
-                        absl::Span<const SparseVariablePull> sparse);
-  // PushMany of `dense`, a PushSparse of each of `sparse` (their sizes
-  // checked by the caller) and an AddInt64 of each of `adds` (int64,
-  // checked by the caller), all their requests sent in one round.
-  absl::Status PushStep(absl::Span<const DenseVariablePush> dense,
-                        absl::Span<const SparseVariablePush> sparse,
-                        absl::Span<const Int64VariableAdd> adds);
-  // PushStep's updates, then PullStep's reads, in one round: a ps task's
-  // small calls go in bundles, pushes first, each served in order, so reads
-  // bundled with updates see them; calls that go apart (see
-  // ParameterServers::Update) may be served in either order.
+  // A step's updates and reads, their sizes checked by the caller, all
+  // their requests sent in one round (either side may be empty): PushMany
+  // of `dense_pushes`, a PushSparse of each of `sparse_pushes` and an
+  // AddInt64 of each of `adds`, then PullMany of `dense_pulls` and a
+  // PullSparse of each of `sparse_pulls`. A ps task's small calls go in
+  // bundles, pushes first, each served in order, so reads bundled with
+  // updates see them; calls that go apart (see ParameterServers::Update)
+  // may be served in either order.
   absl::Status PushPullStep(absl::Span<const DenseVariablePush> dense_pushes,
                             absl::Span<const SparseVariablePush> sparse_pushes,
                             absl::Span<const Int64VariableAdd> adds,
@@ -143,7 +136,7 @@ class PsClient::Impl {
   using Decoders =
       absl::flat_hash_map<const CallBase*, std::function<absl::Status()>>;
 
-  // The calls of a PullStep, planned and encoded; they must outlive the
+  // The calls of a step's reads, planned and encoded; they must outlive the
   // round they go in.
   struct PullPlan {
     std::vector<std::unique_ptr<ManyCall>> dense_calls;
@@ -151,7 +144,7 @@ class PsClient::Impl {
     std::vector<std::vector<std::unique_ptr<SparsePullCall>>> sparse_calls;
   };
 
-  // The calls of a PushStep, planned and encoded; they must outlive the
+  // The calls of a step's updates, planned and encoded; they must outlive the
   // round they go in.
   struct PushPlan {
     std::vector<std::unique_ptr<ManyCall>> dense_calls;
@@ -174,15 +167,16 @@ class PsClient::Impl {
   absl::Status DecodeValuesAfter(DensePushCall& call, ValuesAfter& values);
   absl::Status ReadValuesAfterIfMissing(ValuesAfter& values);
 
-  // PullMany's requests for `pulls`, checked, planned and encoded.
+  // PullMany's requests for `pulls` (checked by the caller), planned and
+  // encoded.
   absl::StatusOr<std::vector<std::unique_ptr<ManyCall>>> PlanPullMany(
       absl::Span<const DenseVariablePull> pulls);
   // Decodes the response of one of PlanPullMany's calls into the buffers of
   // `pulls`.
   absl::Status DecodeManyPulled(ManyCall& call,
                                 absl::Span<const DenseVariablePull> pulls);
-  // PushMany's requests for `pushes`, checked, planned and encoded (large
-  // pieces sent from the caller's buffers).
+  // PushMany's requests for `pushes` (checked by the caller), planned and
+  // encoded (large pieces sent from the caller's buffers).
   absl::StatusOr<std::vector<std::unique_ptr<ManyCall>>> PlanPushMany(
       absl::Span<const DenseVariablePush> pushes);
 
@@ -193,7 +187,7 @@ class PsClient::Impl {
                             absl::Span<const SparseVariablePull> sparse,
                             PullPlan& plan, std::vector<CallBase*>& all,
                             Decoders& decoders);
-  // What a PullStep does once its round has answered: rows of repeated ids.
+  // What a step's reads need once its round has answered: rows of repeated ids.
   static void FinishPullStep(const PullPlan& plan,
                              absl::Span<const SparseVariablePull> sparse);
   // Plans PushMany of `dense`, a PushSparse of each of `sparse` (their
@@ -205,7 +199,7 @@ class PsClient::Impl {
                             absl::Span<const Int64VariableAdd> adds,
                             PushPlan& plan, std::vector<CallBase*>& all,
                             Decoders& decoders);
-  // What a PushStep does once its round has answered: the adds' values
+  // What a step's updates need once its round has answered: the adds' values
   // after that did not come back.
   absl::Status FinishPushStep(PushPlan& plan);
   // Runs a round of `all`, decoding each response with `decoders`.

@@ -30,8 +30,8 @@
 #include "client/ps_calls.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "proto/ps_service.pb.h"
-#include "runtime/ps/parameter_servers.h"
 #include "runtime/ps/placement.h"
+#include "runtime/ps/ps_requests.h"
 
 namespace distrt::ps_client_internal {
 

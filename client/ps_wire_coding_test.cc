@@ -14,8 +14,8 @@
 #include "proto/ps_service.pb.h"
 #include "rpc/tensor_codec.h"
 #include "rpc/wire_message.h"
-#include "runtime/ps/parameter_servers.h"
 #include "runtime/ps/placement.h"
+#include "runtime/ps/ps_requests.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/ps/variable_spec.h"
 

@@ -108,12 +108,15 @@ absl::StatusOr<ResolvedStrategy> MakeStrategy(
 absl::StatusOr<ResolvedStrategy> MakeStrategy(
     const ResolvedTask& task, std::vector<Device*> devices,
     const MakeStrategyOptions& options) {
-  if (!task.strategy.has_value()) {
-    // A ps task or the evaluator: ChooseStrategyKind says why it does not
+  StrategyKind kind = StrategyKind::kAuto;
+  if (task.strategy.has_value()) {
+    kind = *task.strategy;
+  } else {
+    // Not resolved by ResolveTask (a task built by hand), or a ps task or
+    // the evaluator, for which ChooseStrategyKind says why it does not
     // train.
-    return ChooseStrategyKind(task.config, StrategyKind::kAuto).status();
+    ASSIGN_OR_RETURN(kind, ChooseStrategyKind(task.config, options.kind));
   }
-  const StrategyKind kind = *task.strategy;
   if (options.strategy.push_in_background &&
       kind != StrategyKind::kParameterServer) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -3,7 +3,7 @@
 
 // StrategyKind: which tf.distribute strategy MakeStrategy builds, by the
 // names the worker's --strategy flag takes, and which one a cluster asks for
-// (ChooseStrategyKind; ResolveTask in distribute/resolved_task.h decides it
+// (ChooseStrategyKind; ResolveTask in job/resolved_task.h decides it
 // once per task).
 
 #include "absl/status/statusor.h"

@@ -100,7 +100,7 @@ absl::Status CheckMultiWorkerBatch(const Job& job, int replicas) {
 }
 
 // The strategy the flags ask for, made by the library's factory
-// (distribute/make_strategy.h) on this task's devices.
+// (job/make_strategy.h) on this task's devices.
 absl::Status SetUpStrategy(Job& job) {
   const WorkerOptions& o = job.options;
   const StrategyKind kind = *job.task.strategy;
@@ -166,7 +166,7 @@ absl::Status BroadcastFromChief(Job& job) {
   return absl::OkStatus();
 }
 
-// The library's set-up (distribute/job_variables.h), then, on the chief of
+// The library's set-up (job/job_variables.h), then, on the chief of
 // a job with ps tasks, each task's incarnation, to notice restarts.
 absl::Status SetUpVariables(Job& job) {
   JobVariablesOptions options;

@@ -4,7 +4,7 @@
 // RunTrainingJob: what a chief or worker task does from start to finish.
 //
 //   1. Takes its place in the cluster from the ResolvedTask it is given
-//      (distribute/resolved_task.h: its role, input pipeline and strategy
+//      (job/resolved_task.h: its role, input pipeline and strategy
 //      kind, decided where the cluster was resolved), reads its share of
 //      the training data, builds the model.
 //   2. Creates its local devices and the strategy of the task's kind

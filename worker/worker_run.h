@@ -6,7 +6,7 @@
 //
 //   1. Checks the options; loads TLS and the cluster token; resolves the
 //      cluster from TF_CONFIG or Slurm's step (runtime/cluster/
-//      environment_cluster.h) into a ResolvedTask (distribute/
+//      environment_cluster.h) into a ResolvedTask (job/
 //      resolved_task.h): its role and strategy kind, decided here once.
 //      Under Slurm it sets CUDA_VISIBLE_DEVICES to the task's GPUs before
 //      anything touches CUDA.

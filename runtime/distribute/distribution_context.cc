@@ -23,7 +23,7 @@ ReplicaContext& DefaultReplicaContext() {
   // in.
   struct DefaultReplica {
     explicit DefaultReplica(Strategy& strategy)
-        : group({strategy.devices()[0]}, absl::Minutes(10)),
+        : group({strategy.devices()[0]}, StrategyOptions().collective_timeout),
           context(&strategy, &group, &strategy.cross_device_ops(),
                   /*replica=*/0) {}
     ReplicaGroup group;

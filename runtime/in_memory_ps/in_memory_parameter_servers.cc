@@ -425,6 +425,10 @@ absl::Status InMemoryParameterServers::CheckUpdate(
 
 absl::Status InMemoryParameterServers::Read(const ReadRequest& request) {
   RETURN_IF_ERROR(CheckRead(request));
+  return ReadChecked(request);
+}
+
+absl::Status InMemoryParameterServers::ReadChecked(const ReadRequest& request) {
   for (const DenseVariablePull& pull : request.dense) {
     RETURN_IF_ERROR(ReadDense(*pull.variable, pull.out));
   }
@@ -461,7 +465,7 @@ absl::Status InMemoryParameterServers::Update(const UpdateRequest& request) {
     RETURN_IF_ERROR(AddInt64Whole(*add.variable, add.delta, add.after));
   }
   if (request.then_read == nullptr) return absl::OkStatus();
-  return Read(*request.then_read);
+  return ReadChecked(*request.then_read);  // CheckUpdate checked it
 }
 
 absl::StatusOr<CheckpointSaved> InMemoryParameterServers::Save(

@@ -94,6 +94,8 @@ class InMemoryParameterServers : public ParameterServers {
   // for the first item of `request` that its operation would refuse.
   absl::Status CheckRead(const ReadRequest& request) const;
   absl::Status CheckUpdate(const UpdateRequest& request) const;
+  // Read, once CheckRead has passed.
+  absl::Status ReadChecked(const ReadRequest& request);
 
   // Creates every part of `placement` on its task.
   absl::StatusOr<VariablePlacement> CreateParts(VariablePlacement placement);
