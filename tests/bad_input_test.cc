@@ -707,7 +707,7 @@ INSTANTIATE_TEST_SUITE_P(
                {"GPUs were requested, but there is no usable GPU: "},
                /*exit_code=*/1),
         Worker("UnknownDataFormat", {"--data_format=json"},
-               {"worker: --data_format: \"json\" is not libsvm or csv"}),
+               {"worker: --data_format: \"json\" is not libsvm, csv or tfrecord"}),
         Worker("UnknownStrategy", {"--strategy=tpu"},
                {"worker: --strategy: unknown strategy \"tpu\"; known: auto, "
                 "one_device, mirrored, central_storage, parameter_server, "
@@ -1011,7 +1011,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "1 1:1\nx 1:1\n",
                  {"--train_data=$DIR/good.svm", "--eval_data=$DIR/bad.svm"},
                  2,
-                 {"worker: INVALID_ARGUMENT: $DIR/bad.svm:2: label \"x\" is "
+                 {"worker: INVALID_ARGUMENT: --eval_data: $DIR/bad.svm:2: label "
+                  "\"x\" is "
                   "not a number"}},
         DataCase{"EvalDataMissing",
                  "",

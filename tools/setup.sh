@@ -20,7 +20,9 @@ packages=(
   libbenchmark-dev       # bench/
   libssl-dev             # TLS files checked, local CA made (libcrypto)
   libmicrohttpd-dev      # Prometheus /metrics endpoint (runtime/metrics)
-  libisal-dev            # CRC32C of checkpoint tensors (ISA-L crc32_iscsi)
+  libisal-dev            # CRC32C of checkpoint tensors and TFRecord framing (ISA-L crc32_iscsi)
+  zlib1g-dev             # GZIP-compressed TFRecord files (runtime/input)
+  libfarmhash-dev        # Fingerprint64, TF's string hash for hash_bucket features
   liblinear-tools        # bench/: time_to_accuracy's baseline (liblinear-train)
   python3-grpcio python3-protobuf            # cross-language client test
   python3-yaml           # Kubernetes manifests test (deploy/kubernetes)

@@ -26,13 +26,20 @@ InputContext LocalInputContext(const Strategy& strategy) {
 
 absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
                                     const ModelVariables& variables,
-                                    const std::vector<Example>& examples,
+                                    const EvalData& data,
                                     int64_t global_batch_size,
                                     FinalMetrics* metrics) {
+  // Every example once, in file order: no shuffle, no sharding (this
+  // process evaluates alone), one file at a time.
+  DistributeFilesOptions options;
+  options.auto_shard = AutoShardPolicy::kOff;
+  options.pipeline.num_epochs = 1;
+  options.pipeline.shuffle = false;
+  options.pipeline.cycle_length = 1;
   absl::StatusOr<std::unique_ptr<InputPipeline>> distributed =
-      DistributeExamples(LocalInputContext(strategy),
-                         strategy.num_local_replicas(), examples,
-                         global_batch_size);
+      DistributeFileShard(LocalInputContext(strategy),
+                          strategy.num_local_replicas(), data.files,
+                          data.records, global_batch_size, options);
   if (!distributed.ok()) {
     return absl::Status(
         distributed.status().code(),

@@ -17,6 +17,7 @@
 #include "runtime/input/example.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_pipeline.h"
+#include "runtime/input/record_reader.h"
 #include "runtime/models/model.h"
 #include "runtime/training/model_variables.h"
 #include "worker/final_metrics.h"
@@ -29,12 +30,19 @@ struct Evaluation {
   std::string description;
 };
 
-// Evaluates `examples` once, in order, and sets metrics->eval_loss and the
-// eval metrics that apply to the model's output (accuracy and, for binary
-// classifiers, AUC; RMSE for regression).
+// The evaluation data: files, and how to read them (JobModel::records).
+struct EvalData {
+  std::vector<std::string> files;
+  std::shared_ptr<const RecordFormat> records;
+};
+
+// Evaluates every example of `data` once, in order (streamed: one step in
+// memory at a time), and sets metrics->eval_loss and the eval metrics that
+// apply to the model's output (accuracy and, for binary classifiers, AUC;
+// RMSE for regression).
 absl::StatusOr<Evaluation> Evaluate(Strategy& strategy, const Model& model,
                                     const ModelVariables& variables,
-                                    const std::vector<Example>& examples,
+                                    const EvalData& data,
                                     int64_t global_batch_size,
                                     FinalMetrics* metrics);
 

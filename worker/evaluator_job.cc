@@ -30,7 +30,7 @@ struct Evaluator {
   const WorkerOptions& options;
   const LogFn& log;
   JobModel built;
-  std::vector<Example> eval_examples;
+  EvalData eval_data;
   LocalDevices devices;
   // The evaluator's variables, held in this process by one in-memory ps
   // task (no server, no socket), and the strategy over them. Declared in
@@ -87,7 +87,7 @@ absl::StatusOr<FinalMetrics> EvaluateCheckpoint(Evaluator& e,
   metrics.global_step = restored->step;
   ASSIGN_OR_RETURN(
       Evaluation evaluation,
-      Evaluate(*e.strategy, *e.built.model, *e.variables, e.eval_examples,
+      Evaluate(*e.strategy, *e.built.model, *e.variables, e.eval_data,
                e.options.global_batch_size, &metrics));
   metrics.wall_secs = absl::ToDoubleSeconds(absl::Now() - start);
   if (metrics.wall_secs > 0) {
@@ -131,16 +131,14 @@ absl::StatusOr<FinalMetrics> RunEvaluatorJob(const WorkerOptions& options,
   RETURN_IF_ERROR(ValidateWorkerOptions(options));
   RETURN_IF_ERROR(CheckEvaluatorOptions(options, tf_config));
   Evaluator e{options, log};
-  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(options));
+  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(options, log));
   e.built = std::move(built);
-  e.built.all_examples.clear();  // only the shapes were needed
-  ASSIGN_OR_RETURN(
-      std::vector<Example> eval_examples,
-      ReadEvalData(options, e.built.config, e.built.format, *e.built.model));
-  e.eval_examples = std::move(eval_examples);
+  ASSIGN_OR_RETURN(e.eval_data.files, CheckEvalData(options, *e.built.records));
+  e.eval_data.records = e.built.records;
   log(absl::StrCat("model ", options.model, " with ",
-                   e.built.config.num_features, " features; ",
-                   e.eval_examples.size(), " eval examples"));
+                   e.built.config.num_features,
+                   " features; eval data: ", e.eval_data.files.size(), " ",
+                   e.built.records->name(), " file(s)"));
   RETURN_IF_ERROR(CreateVariables(e));
   if (!options.log_dir.empty()) {
     ASSIGN_OR_RETURN(std::unique_ptr<EventFileWriter> writer,

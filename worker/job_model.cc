@@ -8,29 +8,84 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/input/feature_spec.h"
+#include "runtime/input/mapped_record_format.h"
+#include "runtime/input/tfrecord_reader.h"
 #include "runtime/models/model_registry.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
 namespace {
 
+// How --train_data is read: --data_format (or the first file's name),
+// --compression, and the feature spec.
 absl::StatusOr<InputFormatOptions> FormatFor(
-    const WorkerOptions& options, const std::vector<std::string>& files) {
+    const WorkerOptions& options, const std::vector<std::string>& files,
+    std::shared_ptr<const FeatureSpec> spec) {
   InputFormatOptions format;
-  std::string name = options.data_format;
-  if (name.empty()) {
-    name = absl::EndsWith(files.front(), ".csv") ? "csv" : "libsvm";
+  if (options.data_format.empty()) {
+    format.format = InputFormatForPath(files.front());
+  } else {
+    absl::StatusOr<InputFormat> named = ParseInputFormat(options.data_format);
+    if (!named.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--data_format: ", named.status().message()));
+    }
+    format.format = *named;
   }
-  ASSIGN_OR_RETURN(InputFormat parsed, ParseInputFormat(name));
-  format.format = parsed;
+  if (options.compression != "auto") {
+    absl::StatusOr<TfRecordCompression> compression =
+        ParseTfRecordCompression(options.compression);
+    if (!compression.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--compression: ", compression.status().message()));
+    }
+    format.compression = *compression;
+  }
+  // A spec maps CSV columns by the header's names.
+  if (spec != nullptr && format.format == InputFormat::kCsv) {
+    format.csv.has_header = true;
+  }
+  format.features = std::move(spec);
   return format;
 }
 
-// Every record of every file.
-InputShard WholeInput(std::vector<std::string> files) {
-  InputShard all;
-  all.files = std::move(files);
-  return all;
+// The feature spec of --features; null without one.
+absl::StatusOr<std::shared_ptr<const FeatureSpec>> ReadSpecFlag(
+    const WorkerOptions& options) {
+  if (options.features.empty()) return nullptr;
+  absl::StatusOr<FeatureSpec> spec = ReadFeatureSpec(options.features);
+  if (!spec.ok()) {
+    return absl::Status(spec.status().code(),
+                        absl::StrCat("--features: ", spec.status().message()));
+  }
+  return std::make_shared<const FeatureSpec>(*std::move(spec));
+}
+
+// Whether `model` (a --model name) takes a feature spec's embedding
+// groups; the others take its numeric features only.
+bool TakesFeatureGroups(absl::string_view model) {
+  return model == "wide_deep" || model == "torchscript";
+}
+
+absl::Status CheckSpecFitsModel(const FeatureSpec& spec,
+                                absl::string_view model) {
+  if (model == "logreg") {
+    return absl::InvalidArgumentError(
+        "--features: logreg takes LIBSVM feature ids, not a feature spec "
+        "(use wide_deep, mlp, linear or torchscript)");
+  }
+  if (!spec.groups.empty() && !TakesFeatureGroups(model)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--features: the spec has embedding groups, which ", model,
+                     " does not take (wide_deep and torchscript do)"));
+  }
+  if (spec.groups.empty() && spec.numeric.empty()) {
+    return absl::InvalidArgumentError(
+        "--features: the spec has no numeric features and no embedding "
+        "groups: nothing to train on");
+  }
+  return absl::OkStatus();
 }
 
 // Whether the model takes the examples' sparse features as they are (ids
@@ -86,24 +141,30 @@ absl::Status CheckLabelForModel(const ModelConfig& config, const Model& model,
   return absl::OkStatus();
 }
 
-// Feature and class counts from all of the training data, so every task
-// derives the same model whatever its shard.
-absl::Status InferShapes(const std::vector<Example>& all, ModelConfig* config) {
+// Feature and class counts from one pass over all of the training data
+// (one example in memory at a time), so every task derives the same model
+// whatever its shard.
+absl::Status InferShapes(const std::vector<std::string>& files,
+                         const RecordFormat& records, ModelConfig* config) {
   const std::string& model = config->name;
   int64_t features = 0;
   float max_label = 0;
-  for (const Example& e : all) {
-    // Dense models take LIBSVM rows too (FitExamplesToModel).
-    // (An id of INT64_MAX, which a hashed feature may be, stays the bound.)
-    if (!e.ids.empty()) {
-      const int64_t id = e.ids.back();
-      features = std::max(
-          features, id < std::numeric_limits<int64_t>::max() ? id + 1 : id);
-    }
-    if (!IsBuiltInSparseModel(model)) {
-      features = std::max<int64_t>(features, e.dense.size());
-    }
-    max_label = std::max(max_label, e.label);
+  for (const std::string& file : files) {
+    RETURN_IF_ERROR(ForEachExample(file, records, [&](const Example& e) {
+      // Dense models take LIBSVM rows too (FitExampleToModel).
+      // (An id of INT64_MAX, which a hashed feature may be, stays the
+      // bound.)
+      if (!e.ids.empty()) {
+        const int64_t id = e.ids.back();
+        features = std::max(
+            features, id < std::numeric_limits<int64_t>::max() ? id + 1 : id);
+      }
+      if (!IsBuiltInSparseModel(model)) {
+        features = std::max<int64_t>(features, e.dense.size());
+      }
+      max_label = std::max(max_label, e.label);
+      return absl::OkStatus();
+    }));
   }
   if (config->num_features == 0) config->num_features = features;
   if (model == "mlp" && config->num_classes == 0) {
@@ -113,6 +174,24 @@ absl::Status InferShapes(const std::vector<Example>& all, ModelConfig* config) {
     return absl::InvalidArgumentError(
         "--train_data holds no features; check the files and --data_format");
   }
+  return absl::OkStatus();
+}
+
+// FitExampleToModel, with TakesSparseFeatures(model) given.
+absl::Status FitExample(const ModelConfig& config, const Model& model,
+                        bool sparse, Example& e) {
+  RETURN_IF_ERROR(CheckLabelForModel(config, model, e.label));
+  if (sparse || !e.dense.empty() || e.ids.empty()) return absl::OkStatus();
+  if (e.ids.back() >= config.num_features) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "feature id ", e.ids.back() + 1, " (1-based) but the model has ",
+        config.num_features,
+        " features (--num_features, or the training data's largest id)"));
+  }
+  e.dense.assign(config.num_features, 0.0f);
+  for (size_t k = 0; k < e.ids.size(); ++k) e.dense[e.ids[k]] = e.values[k];
+  e.ids.clear();
+  e.values.clear();
   return absl::OkStatus();
 }
 
@@ -144,14 +223,27 @@ absl::StatusOr<std::vector<std::string>> ExpandFlagFiles(
 
 }  // namespace
 
-absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
+absl::StatusOr<JobModel> BuildJobModel(
+    const WorkerOptions& options,
+    const std::function<void(absl::string_view)>& log) {
   JobModel job;
   ASSIGN_OR_RETURN(std::vector<std::string> files,
                    ExpandFlagFiles("--train_data", options.train_data));
   job.train_files = std::move(files);
-  ASSIGN_OR_RETURN(InputFormatOptions format,
-                   FormatFor(options, job.train_files));
-  job.format = format;
+  ASSIGN_OR_RETURN(std::shared_ptr<const FeatureSpec> spec,
+                   ReadSpecFlag(options));
+  if (spec != nullptr) {
+    RETURN_IF_ERROR(CheckSpecFitsModel(*spec, options.model));
+  }
+  ASSIGN_OR_RETURN(job.format, FormatFor(options, job.train_files, spec));
+  absl::StatusOr<std::shared_ptr<const RecordFormat>> records =
+      MakeRecordFormat(job.format);
+  if (!records.ok()) {
+    return absl::Status(
+        records.status().code(),
+        absl::StrCat("--train_data (", InputFormatName(job.format.format),
+                     "): ", records.status().message()));
+  }
 
   ModelConfig& config = job.config;
   config.name = options.model;
@@ -162,13 +254,23 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
   config.hidden_units = std::move(hidden_units);
   config.embedding_dim = options.embedding_dim;
   config.seed = options.seed;
+  config.feature_spec = spec;
   RETURN_IF_ERROR(MakeOptimizerConfig(options, &config.optimizer));
-  if (options.num_features == 0 ||
+  // With a spec the dense width is the spec's; only mlp's class count may
+  // still need the labels.
+  if (spec != nullptr && config.num_features == 0) {
+    config.num_features = spec->num_dense();
+  }
+  if (config.num_features == 0 ||
       (options.model == "mlp" && options.num_classes == 0)) {
-    ASSIGN_OR_RETURN(std::vector<Example> read,
-                     ReadInputShard(WholeInput(job.train_files), job.format));
-    job.all_examples = std::move(read);
-    RETURN_IF_ERROR(InferShapes(job.all_examples, &config));
+    if (log) {
+      log(absl::StrCat("reading all ", job.train_files.size(),
+                       " training file(s) once to infer the model's shapes "
+                       "(--num_features",
+                       options.model == "mlp" ? " and --num_classes" : "",
+                       " skip this)"));
+    }
+    RETURN_IF_ERROR(InferShapes(job.train_files, **records, &config));
   }
   config.torchscript_file = options.torchscript_file;
   config.loss = options.loss;
@@ -179,51 +281,44 @@ absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options) {
       std::max(1, cores / std::max(1, options.num_cpu_replicas));
   ASSIGN_OR_RETURN(std::unique_ptr<Model> model, CreateJobModel(&config));
   job.model = std::move(model);
-  if (config.name == "torchscript" && TakesSparseFeatures(*job.model) &&
-      format.format == InputFormat::kCsv) {
+  if (config.name == "torchscript" && spec == nullptr &&
+      TakesSparseFeatures(*job.model) &&
+      job.format.format == InputFormat::kCsv) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--torchscript_file=", config.torchscript_file,
         ": the module has embedding tables, which are looked up by feature "
-        "id; CSV rows have no ids (give LIBSVM data)"));
+        "id; CSV rows have no ids (give LIBSVM data, or a feature spec)"));
   }
-  RETURN_IF_ERROR(FitExamplesToModel(config, *job.model, "--train_data",
-                                     job.train_files, &job.all_examples));
+  // Each example is fitted as the pipeline parses it. The model is shared
+  // with the format, which may outlive this JobModel in a pipeline.
+  std::shared_ptr<const Model> fitted_to = job.model;
+  const bool sparse = TakesSparseFeatures(*fitted_to);
+  job.records =
+      MapRecords(*std::move(records), [fitted_to, sparse, config](Example& e) {
+        return FitExample(config, *fitted_to, sparse, e);
+      });
   return job;
 }
 
-absl::Status FitExamplesToModel(const ModelConfig& config, const Model& model,
-                                absl::string_view what,
-                                const std::vector<std::string>& files,
-                                std::vector<Example>* examples) {
-  const bool sparse = TakesSparseFeatures(model);
-  for (size_t i = 0; i < examples->size(); ++i) {
-    Example& e = (*examples)[i];
-    const auto refused = [&](absl::string_view why) {
-      const bool located = e.file >= 0 &&
-                           static_cast<size_t>(e.file) < files.size() &&
-                           e.line > 0;
-      return absl::InvalidArgumentError(
-          located ? absl::StrCat(files[e.file], ":", e.line, ": ", why)
-                  : absl::StrCat(what, ": example ", i, ": ", why));
-    };
-    if (absl::Status s = CheckLabelForModel(config, model, e.label); !s.ok()) {
-      return refused(s.message());
+absl::Status FitExampleToModel(const ModelConfig& config, const Model& model,
+                               Example& example) {
+  return FitExample(config, model, TakesSparseFeatures(model), example);
+}
+
+absl::StatusOr<std::vector<std::string>> CheckEvalData(
+    const WorkerOptions& options, const RecordFormat& records) {
+  ASSIGN_OR_RETURN(std::vector<std::string> files,
+                   ExpandFlagFiles("--eval_data", options.eval_data));
+  for (const std::string& file : files) {
+    absl::StatusOr<std::unique_ptr<RecordReader>> reader =
+        records.Open(file, RecordPosition{});
+    if (!reader.ok()) {
+      return absl::Status(
+          reader.status().code(),
+          absl::StrCat("--eval_data: ", reader.status().message()));
     }
-    if (sparse || !e.dense.empty() || e.ids.empty()) {
-      continue;
-    }
-    if (e.ids.back() >= config.num_features) {
-      return refused(absl::StrCat(
-          "feature id ", e.ids.back() + 1, " (1-based) but the model has ",
-          config.num_features,
-          " features (--num_features, or the training data's largest id)"));
-    }
-    e.dense.assign(config.num_features, 0.0f);
-    for (size_t k = 0; k < e.ids.size(); ++k) e.dense[e.ids[k]] = e.values[k];
-    e.ids.clear();
-    e.values.clear();
   }
-  return absl::OkStatus();
+  return files;
 }
 
 absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
@@ -245,19 +340,6 @@ absl::StatusOr<LocalDevices> CreateTaskDevices(const WorkerOptions& options) {
       "CUDA); ",
       devices.description);
   return devices;
-}
-
-absl::StatusOr<std::vector<Example>> ReadEvalData(
-    const WorkerOptions& options, const ModelConfig& config,
-    const InputFormatOptions& format, const Model& model) {
-  ASSIGN_OR_RETURN(std::vector<std::string> files,
-                   ExpandFlagFiles("--eval_data", options.eval_data));
-  absl::StatusOr<std::vector<Example>> examples =
-      ReadInputShard(WholeInput(files), format);
-  RETURN_IF_ERROR(examples.status());
-  RETURN_IF_ERROR(
-      FitExamplesToModel(config, model, "--eval_data", files, &*examples));
-  return examples;
 }
 
 }  // namespace distrt

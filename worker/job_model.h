@@ -4,17 +4,21 @@
 // JobModel: what every task of a job derives from the same flags in the same
 // way, so that the chief, the workers and the evaluator build the same model
 // (and so create, or restore, the same variables): the training files and
-// their format, and the model, with its feature and class counts inferred
-// from all of the training data when the flags leave them 0; and the local
-// devices the flags ask for.
+// how they are read (their RecordFormat, with the feature spec of
+// --features), and the model, with its shapes from the feature spec or,
+// when the flags leave them 0, from one streaming pass over all of the
+// training data; and the local devices the flags ask for.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "runtime/input/example.h"
 #include "runtime/input/input_files.h"
+#include "runtime/input/record_reader.h"
 #include "runtime/local_devices/local_devices.h"
 #include "runtime/models/model.h"
 #include "runtime/models/model_config.h"
@@ -27,34 +31,33 @@ struct JobModel {
   std::vector<std::string> train_files;
   InputFormatOptions format;
   ModelConfig config;
-  std::unique_ptr<Model> model;
-  // Every training example, when they had to be read to infer the shapes;
-  // empty otherwise.
-  std::vector<Example> all_examples;
+  std::shared_ptr<Model> model;
+  // How the input pipeline reads --train_data and --eval_data: `format`,
+  // each example fitted to the model (FitExampleToModel).
+  std::shared_ptr<const RecordFormat> records;
 };
 
-// Errors name the flag or the file (and line) at fault.
-absl::StatusOr<JobModel> BuildJobModel(const WorkerOptions& options);
+// Errors name the flag or the file (and line) at fault. `log` (may be
+// unset) hears of a pass over the data to infer shapes.
+absl::StatusOr<JobModel> BuildJobModel(
+    const WorkerOptions& options,
+    const std::function<void(absl::string_view)>& log = nullptr);
 
-// Makes examples fit the model: a model with only dense variables (linear,
-// mlp, a TorchScript module without embedding tables) reads LIBSVM files
-// too, so an example given with sparse features becomes a dense row of
-// config.num_features. Checks each label is one the model's output takes (0
-// or 1 for a binary classifier, a class id for a multiclass one), so that
-// bad data is reported
-// before training starts. INVALID_ARGUMENT naming the example's file and line
-// (its Example::file indexes `files`; `what`, the flag, when it has none)
-// for a feature id beyond that or such a label.
-absl::Status FitExamplesToModel(const ModelConfig& config, const Model& model,
-                                absl::string_view what,
-                                const std::vector<std::string>& files,
-                                std::vector<Example>* examples);
+// Makes one example fit the model, as the pipeline reads it: a model with
+// only dense variables (linear, mlp, a TorchScript module without
+// embedding tables) reads LIBSVM files too, so an example given with
+// sparse features becomes a dense row of config.num_features. Checks the
+// label is one the model's output takes (0 or 1 for a binary classifier, a
+// class id for a multiclass one). INVALID_ARGUMENT saying what is wrong
+// (the caller names the record).
+absl::Status FitExampleToModel(const ModelConfig& config, const Model& model,
+                               Example& example);
 
-// Every example of --eval_data, in the training data's `format`, fitted to
-// `model` (made from `config`).
-absl::StatusOr<std::vector<Example>> ReadEvalData(
-    const WorkerOptions& options, const ModelConfig& config,
-    const InputFormatOptions& format, const Model& model);
+// --eval_data expanded, each file opened once to check it can be read (a
+// missing file, a CSV header without the spec's columns), so that a mistake
+// is found before training rather than at the end.
+absl::StatusOr<std::vector<std::string>> CheckEvalData(
+    const WorkerOptions& options, const RecordFormat& records);
 
 // --num_cpu_replicas CPU devices, or the GPUs with --devices=auto when they
 // are usable (saying why not otherwise, in the devices' description).

@@ -5,6 +5,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,7 @@
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
 #include "runtime/input/input_pipeline.h"
+#include "runtime/input/record_reader.h"
 #include "runtime/local_devices/local_devices.h"
 #include "runtime/summary/event_file_writer.h"
 #include "runtime/training/model_state.h"
@@ -31,6 +34,7 @@
 #include "runtime/training/training_loop.h"
 #include "runtime/util/status_macros.h"
 #include "worker/evaluation.h"
+#include "worker/input_resume.h"
 #include "worker/job_model.h"
 #include "worker/training_metrics.h"
 
@@ -55,7 +59,10 @@ struct Job {
   // its connections, so that it outlives it.
   std::unique_ptr<WorkerGroup> workers;
   std::unique_ptr<Strategy> strategy;
-  std::unique_ptr<Model> model;
+  std::shared_ptr<Model> model;
+  // --train_data and how it is read (JobModel).
+  std::vector<std::string> train_files;
+  std::shared_ptr<const RecordFormat> records;
   // The variables and, the chief's with --checkpoint_dir, the checkpoints;
   // `variables` and `checkpoints` (null: none) point into it.
   std::unique_ptr<JobVariables> job_variables;
@@ -214,18 +221,49 @@ absl::Status NoticeRestartedPsTasks(Job& job) {
   return absl::OkStatus();
 }
 
+// The examples this worker's shard holds: one pass over its records
+// without parsing them (bad ones count, which --input_errors=skip may then
+// drop).
+absl::StatusOr<int64_t> CountShardExamples(Job& job,
+                                           const InputContext& context,
+                                           AutoShardPolicy policy) {
+  ASSIGN_OR_RETURN(InputShard shard,
+                   ShardInput(job.train_files, context, policy));
+  int64_t kept = 0;
+  std::string record;
+  for (const std::string& file : shard.files) {
+    ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
+                     job.records->Open(file, RecordPosition{}));
+    while (true) {
+      const int64_t index = reader->position().index;
+      ASSIGN_OR_RETURN(bool more, reader->Next(&record));
+      if (!more) break;
+      if (shard.Keeps(index)) ++kept;
+    }
+  }
+  return kept;
+}
+
 // Multi-worker mirrored: every step is a collective of all workers, so all
-// must run the same number. Returns the fewest steps any worker's data
-// allows (its shard's steps per epoch times --epochs); no limit otherwise.
-absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job,
-                                         const InputPipeline& pipeline) {
+// must run the same number. With --epochs, each counts the examples of its
+// shard first (a streaming pipeline learns an epoch's length only at its
+// end) and all take the fewest steps any worker's data allows; no limit
+// otherwise.
+absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job, const InputContext& context,
+                                         AutoShardPolicy policy,
+                                         int64_t examples_per_step) {
   constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
   const int64_t epochs = job.options.epochs;
-  const int64_t per_epoch = pipeline.steps_per_epoch();
-  const int64_t mine = epochs > 0 && per_epoch <= kNoLimit / epochs
-                           ? per_epoch * epochs
-                           : kNoLimit;
-  if (!IsMultiWorker(job)) return mine;
+  if (!IsMultiWorker(job) || epochs == 0) return kNoLimit;
+  job.log(
+      "counting this worker's examples, so that every worker runs as many "
+      "steps (--train_steps instead of --epochs skips this)");
+  ASSIGN_OR_RETURN(const int64_t examples,
+                   CountShardExamples(job, context, policy));
+  const int64_t per_epoch =
+      (examples + examples_per_step - 1) / examples_per_step;
+  const int64_t mine =
+      per_epoch <= kNoLimit / epochs ? per_epoch * epochs : kNoLimit;
   absl::StatusOr<std::vector<int64_t>> all =
       job.workers->collective().AllGather(absl::MakeConstSpan(&mine, 1));
   if (!all.ok()) return StepFailed(job, all.status());
@@ -238,26 +276,87 @@ absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job,
   return fewest;
 }
 
-absl::Status Train(Job& job, std::vector<Example> shard,
-                   FinalMetrics* metrics) {
+// The input pipeline's options from the flags.
+absl::StatusOr<DistributeFilesOptions> InputOptions(const Job& job) {
   const WorkerOptions& o = job.options;
-  DistributeDatasetOptions dataset;
-  dataset.epochs = o.epochs;
-  dataset.shuffle = o.shuffle;
-  dataset.seed = o.seed + job.pipeline_id;
+  DistributeFilesOptions input;
+  ASSIGN_OR_RETURN(input.auto_shard, ParseAutoShardPolicy(o.auto_shard_policy));
+  InputPipeline::Options& p = input.pipeline;
+  p.num_epochs = o.epochs;
+  p.shuffle = o.shuffle;
+  p.seed = o.seed + job.pipeline_id;
+  p.shuffle_buffer = o.shuffle_buffer;
+  p.cycle_length = o.cycle_length;
+  p.block_length = o.block_length;
+  p.parse_threads =
+      o.parse_threads > 0
+          ? o.parse_threads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  p.input_errors = o.input_errors == "skip" ? InputErrorPolicy::kSkip
+                                            : InputErrorPolicy::kFail;
+  p.max_bad_fraction = o.max_bad_record_fraction;
+  p.log = job.log;
+  return input;
+}
+
+// This task's input pipeline over its shard of --train_data; where
+// --checkpoint_dir keeps this task's input positions, continuing from the
+// one the job's global step left (InputResume).
+absl::StatusOr<std::unique_ptr<InputPipeline>> StartInput(
+    Job& job, DistributeFilesOptions input, InputResume* resume) {
+  std::optional<InputPosition> position;
+  if (resume != nullptr) {
+    ASSIGN_OR_RETURN(const int64_t global_step,
+                     job.variables->ReadGlobalStep(*job.strategy));
+    ASSIGN_OR_RETURN(position, resume->ResumeAt(global_step));
+  }
+  if (position.has_value()) {
+    input.resume = &*position;
+    job.log(absl::StrCat("input: resuming in epoch ", position->epoch + 1,
+                         " at step ", position->step_in_epoch + 1,
+                         " of it, where this task's steps up to the job's "
+                         "global step left it (",
+                         resume->path(), ")"));
+  }
+  absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+      DistributeFiles(*job.strategy, job.train_files, job.records,
+                      job.options.global_batch_size, input);
+  if (position.has_value() && absl::IsFailedPrecondition(pipeline.status())) {
+    // Other files, shards or interleave than the logged position's.
+    job.log(absl::StrCat("input: not resuming: ", pipeline.status().message(),
+                         "; starting at the input's beginning"));
+    input.resume = nullptr;
+    pipeline = DistributeFiles(*job.strategy, job.train_files, job.records,
+                               job.options.global_batch_size, input);
+  }
+  return pipeline;
+}
+
+absl::Status Train(Job& job, FinalMetrics* metrics) {
+  const WorkerOptions& o = job.options;
+  ASSIGN_OR_RETURN(DistributeFilesOptions input, InputOptions(job));
+  const AutoShardPolicy policy = input.auto_shard;
+  std::unique_ptr<InputResume> resume;
+  if (!o.checkpoint_dir.empty()) {
+    ASSIGN_OR_RETURN(resume,
+                     InputResume::Open(o.checkpoint_dir, job.pipeline_id));
+  }
   absl::StatusOr<std::unique_ptr<InputPipeline>> distributed =
-      DistributeDataset(*job.strategy, std::move(shard), o.global_batch_size,
-                        dataset);
+      StartInput(job, std::move(input), resume.get());
   if (!distributed.ok()) {
     return absl::Status(
         distributed.status().code(),
-        absl::StrCat("--global_batch_size: ", distributed.status().message()));
+        absl::StrCat("--train_data: ", distributed.status().message()));
   }
   std::unique_ptr<InputPipeline> pipeline = *std::move(distributed);
 
   TrainingLoopOptions loop;
   loop.train_steps = o.train_steps;
-  ASSIGN_OR_RETURN(loop.max_steps, AgreeOnStepLimit(job, *pipeline));
+  const InputPipeline::Options& steps = pipeline->options();
+  ASSIGN_OR_RETURN(
+      loop.max_steps,
+      AgreeOnStepLimit(job, job.strategy->input_context(), policy,
+                       steps.per_replica_batch_size * steps.num_replicas));
   loop.log_every = Secs(o.log_every_secs);
   loop.read_ahead = o.read_ahead;
   // Periodic checkpoints; the final one comes after the other workers are
@@ -270,17 +369,34 @@ absl::Status Train(Job& job, std::vector<Example> shard,
     };
   }
   loop.log = job.log;
-  loop.on_progress = [&job](int64_t global_step, const ProgressMeter& meter,
-                            absl::Time now) -> absl::Status {
+  int64_t skipped_reported = 0;
+  loop.on_progress = [&job, &pipeline, &skipped_reported](
+                         int64_t global_step, const ProgressMeter& meter,
+                         absl::Time now) -> absl::Status {
     RETURN_IF_ERROR(NoticeRestartedPsTasks(job));
+    const int64_t skipped = pipeline->records_skipped();
+    if (skipped != skipped_reported) {
+      job.log(absl::StrCat("input: ", skipped, " bad record(s) skipped of ",
+                           pipeline->records_read(), " read"));
+      skipped_reported = skipped;
+    }
     return WriteSummaries(job, global_step,
                           {{"loss", meter.recent_loss()},
                            {"examples_per_sec", meter.ExamplesPerSecond(now)},
                            {"learning_rate", job.options.learning_rate}});
   };
   if (o.metrics != nullptr) {
-    loop.on_step = [&o](const StepResult& step, int64_t global_step) {
+    loop.on_step = [&o, &pipeline](const StepResult& step,
+                                   int64_t global_step) {
       o.metrics->AddStep(step.examples, global_step);
+      o.metrics->SetInputRecords(pipeline->records_read(),
+                                 pipeline->records_skipped());
+    };
+  }
+  if (resume != nullptr) {
+    loop.on_input_position = [&resume](const InputPosition& after,
+                                       int64_t global_step) {
+      return resume->Record(after, global_step);
     };
   }
   loop.explain_step_failure = [&job](const absl::Status& failure) {
@@ -289,6 +405,11 @@ absl::Status Train(Job& job, std::vector<Example> shard,
   ASSIGN_OR_RETURN(TrainingLoopResult result,
                    RunTrainingLoop(*job.strategy, *job.model, *job.variables,
                                    *pipeline, loop));
+  if (pipeline->records_skipped() > 0) {
+    job.log(absl::StrCat("input: ", pipeline->records_skipped(),
+                         " bad record(s) skipped of ", pipeline->records_read(),
+                         " read"));
+  }
   if (o.read_ahead) {
     const int replicas = job.strategy->num_local_replicas();
     job.log(absl::StrCat("read-ahead: ", result.steps_read_ahead, " of ",
@@ -314,10 +435,10 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   return job.checkpoints->SaveFinal(global_step).status();
 }
 
-absl::Status EvaluateAtEnd(Job& job, const std::vector<Example>& examples,
+absl::Status EvaluateAtEnd(Job& job, const EvalData& data,
                            FinalMetrics* metrics) {
   ASSIGN_OR_RETURN(Evaluation evaluation,
-                   Evaluate(*job.strategy, *job.model, *job.variables, examples,
+                   Evaluate(*job.strategy, *job.model, *job.variables, data,
                             job.options.global_batch_size, metrics));
   job.log(absl::StrCat("evaluated ", evaluation.examples,
                        " examples: ", evaluation.description));
@@ -354,33 +475,6 @@ absl::Status TakeTrainingTask(Job& job) {
   return absl::OkStatus();
 }
 
-// This task's shard of the training examples, fitted to the model (taken
-// from `built` when it read them all already), and a line saying so.
-absl::StatusOr<std::vector<Example>> ReadTrainingShard(Job& job,
-                                                       JobModel& built) {
-  InputContext context;
-  context.num_input_pipelines = job.num_pipelines;
-  context.input_pipeline_id = job.pipeline_id;
-  ASSIGN_OR_RETURN(InputShard shard, ShardInput(built.train_files, context));
-  std::vector<Example> examples;
-  if (job.num_pipelines == 1 && !built.all_examples.empty()) {
-    examples = std::move(built.all_examples);
-  } else {
-    ASSIGN_OR_RETURN(std::vector<Example> read,
-                     ReadInputShard(shard, built.format));
-    examples = std::move(read);
-    RETURN_IF_ERROR(FitExamplesToModel(built.config, *job.model, "--train_data",
-                                       shard.files, &examples));
-  }
-  job.log(absl::StrCat("model ", job.options.model, " with ",
-                       built.config.num_features, " features; input pipeline ",
-                       job.pipeline_id + 1, " of ", job.num_pipelines, ": ",
-                       examples.size(), " examples from ", shard.files.size(),
-                       " file(s)",
-                       shard.by_record ? " (sharded by record)" : ""));
-  return examples;
-}
-
 // The strategy, the variables (the chief's, in a multi-worker job) and, on
 // the task that writes them, the summaries.
 absl::Status SetUp(Job& job) {
@@ -401,7 +495,7 @@ absl::Status SetUp(Job& job) {
 // After the last step, in order: the workers say they are done and wait for
 // each other, the chief saves the last checkpoint, evaluates
 // `eval_examples` and stops the ps tasks.
-absl::Status FinishJob(Job& job, const std::vector<Example>& eval_examples,
+absl::Status FinishJob(Job& job, const EvalData& eval_data,
                        FinalMetrics* metrics) {
   if (job.has_ps && !job.strategy->should_init()) {
     RETURN_IF_ERROR(Coordination(job).ReportWorkerDone());
@@ -420,7 +514,7 @@ absl::Status FinishJob(Job& job, const std::vector<Example>& eval_examples,
     RETURN_IF_ERROR(SaveFinalCheckpoint(job, metrics));
   }
   if (job.strategy->should_init() && !job.options.eval_data.empty()) {
-    RETURN_IF_ERROR(EvaluateAtEnd(job, eval_examples, metrics));
+    RETURN_IF_ERROR(EvaluateAtEnd(job, eval_data, metrics));
   }
   if (job.has_ps && job.strategy->should_init()) {
     job.log("stopping the ps tasks");
@@ -432,25 +526,30 @@ absl::Status FinishJob(Job& job, const std::vector<Example>& eval_examples,
 // The training job of RunTrainingJob, in `job`.
 absl::StatusOr<FinalMetrics> RunJob(Job& job) {
   RETURN_IF_ERROR(TakeTrainingTask(job));
-  // The model, from all of the data; this task's shard of it.
-  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(job.options));
+  // The model, from the feature spec or all of the data, and how the data
+  // is read; the input pipeline streams this task's shard of it.
+  ASSIGN_OR_RETURN(JobModel built, BuildJobModel(job.options, job.log));
   job.model = std::move(built.model);
-  ASSIGN_OR_RETURN(std::vector<Example> examples,
-                   ReadTrainingShard(job, built));
+  job.train_files = std::move(built.train_files);
+  job.records = built.records;
+  job.log(absl::StrCat("model ", job.options.model, " with ",
+                       built.config.num_features, " features; input pipeline ",
+                       job.pipeline_id + 1, " of ", job.num_pipelines, ": ",
+                       job.train_files.size(), " ", job.records->name(),
+                       " file(s)"));
   RETURN_IF_ERROR(SetUp(job));
-  // The chief's evaluation data, read before training so that a mistake in
-  // it is found now rather than at the end; after the set-up, so that the
-  // other tasks are not kept waiting for it, and a failure frees them.
-  std::vector<Example> eval_examples;
+  // The chief's evaluation files, checked before training so that a
+  // mistake in them is found now rather than at the end; after the set-up,
+  // so that the other tasks are not kept waiting for it, and a failure
+  // frees them.
+  EvalData eval_data;
   if (job.strategy->should_init() && !job.options.eval_data.empty()) {
-    ASSIGN_OR_RETURN(
-        std::vector<Example> read,
-        ReadEvalData(job.options, built.config, built.format, *job.model));
-    eval_examples = std::move(read);
+    ASSIGN_OR_RETURN(eval_data.files, CheckEvalData(job.options, *job.records));
+    eval_data.records = job.records;
   }
   FinalMetrics metrics;
-  RETURN_IF_ERROR(Train(job, std::move(examples), &metrics));
-  RETURN_IF_ERROR(FinishJob(job, eval_examples, &metrics));
+  RETURN_IF_ERROR(Train(job, &metrics));
+  RETURN_IF_ERROR(FinishJob(job, eval_data, &metrics));
   return metrics;
 }
 

@@ -22,6 +22,16 @@ absl::StatusOr<std::unique_ptr<TrainingMetrics>> TrainingMetrics::Create(
       registry->AddCounter(
           "distrt_ps_task_restarts_total",
           "ps tasks the chief saw come back with a new incarnation."));
+  ASSIGN_OR_RETURN(Counter * records,
+                   registry->AddCounter("distrt_input_records_total",
+                                        "Records this task's input read."));
+  ASSIGN_OR_RETURN(
+      Counter * skipped,
+      registry->AddCounter(
+          "distrt_input_records_skipped_total",
+          "Bad records this task's input skipped (--input_errors=skip)."));
+  metrics->records_ = records->WithLabels({});
+  metrics->records_skipped_ = skipped->WithLabels({});
   metrics->steps_ = steps->WithLabels({});
   metrics->examples_ = examples->WithLabels({});
   metrics->global_step_ = global_step->WithLabels({});
@@ -36,5 +46,12 @@ void TrainingMetrics::AddStep(int64_t examples, int64_t global_step) {
 }
 
 void TrainingMetrics::AddPsRestart() { ps_restarts_->Increment(); }
+
+void TrainingMetrics::SetInputRecords(int64_t read, int64_t skipped) {
+  records_->Increment(static_cast<double>(read - last_read_));
+  records_skipped_->Increment(static_cast<double>(skipped - last_skipped_));
+  last_read_ = read;
+  last_skipped_ = skipped;
+}
 
 }  // namespace distrt

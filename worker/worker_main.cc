@@ -46,7 +46,30 @@ ABSL_FLAG(std::string, eval_data, "",
           "Evaluation files, evaluated by the chief at the end and by the "
           "evaluator task at every checkpoint.");
 ABSL_FLAG(std::string, data_format, "",
-          "libsvm or csv; by default .csv files are CSV, others LIBSVM.");
+          "libsvm, csv or tfrecord; by default .csv files are CSV, "
+          ".tfrecord/.tfrecords/.tfrec (also .gz) TFRecord, others LIBSVM.");
+ABSL_FLAG(std::string, compression, "auto",
+          "TFRecord files: auto (gzip for names ending .gz/.gzip), none or "
+          "gzip.");
+ABSL_FLAG(std::string, features, "",
+          "A feature spec (JSON, docs/input.md): the label, numeric and "
+          "categorical features of TFRecord or CSV-with-header data, and "
+          "their embedding groups. TFRecord data needs one.");
+ABSL_FLAG(std::string, input_errors, "fail",
+          "A record that does not parse: fail (end the job) or skip (drop "
+          "and count it).");
+ABSL_FLAG(double, max_bad_record_fraction, 0.001,
+          "With --input_errors=skip: the job fails once more than this "
+          "share of the records read were bad.");
+ABSL_FLAG(int64_t, shuffle_buffer, 10000,
+          "Examples the shuffle draws from (tf.data's buffer_size).");
+ABSL_FLAG(int, cycle_length, 4, "Files read at once (tf.data's interleave).");
+ABSL_FLAG(int, block_length, 1,
+          "Records taken from each file in turn (tf.data's interleave).");
+ABSL_FLAG(int, parse_threads, 0, "Threads parsing records; 0: the cores.");
+ABSL_FLAG(std::string, auto_shard_policy, "auto",
+          "How workers split the files: auto (file when there are at least "
+          "as many files as workers, else data), file, data or off.");
 ABSL_FLAG(int64_t, num_features, 0,
           "Feature ids (sparse models) or dense features; 0: from the data.");
 ABSL_FLAG(int, num_classes, 0, "Classes of mlp; 0: from the labels.");
@@ -154,6 +177,15 @@ WorkerRunOptions OptionsFromFlags() {
   o.train_data = absl::GetFlag(FLAGS_train_data);
   o.eval_data = absl::GetFlag(FLAGS_eval_data);
   o.data_format = absl::GetFlag(FLAGS_data_format);
+  o.compression = absl::GetFlag(FLAGS_compression);
+  o.features = absl::GetFlag(FLAGS_features);
+  o.input_errors = absl::GetFlag(FLAGS_input_errors);
+  o.max_bad_record_fraction = absl::GetFlag(FLAGS_max_bad_record_fraction);
+  o.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
+  o.cycle_length = absl::GetFlag(FLAGS_cycle_length);
+  o.block_length = absl::GetFlag(FLAGS_block_length);
+  o.parse_threads = absl::GetFlag(FLAGS_parse_threads);
+  o.auto_shard_policy = absl::GetFlag(FLAGS_auto_shard_policy);
   o.num_features = absl::GetFlag(FLAGS_num_features);
   o.num_classes = absl::GetFlag(FLAGS_num_classes);
   o.hidden_units = absl::GetFlag(FLAGS_hidden_units);

@@ -1,5 +1,7 @@
 #include "worker/worker_options.h"
 
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -54,6 +56,46 @@ absl::Status CheckParameterServerFlags(const WorkerOptions& o) {
   return absl::OkStatus();
 }
 
+// The input pipeline's flags, each against what it may be.
+absl::Status CheckInputFlags(const WorkerOptions& o) {
+  const auto one_of = [](const std::string& value,
+                         std::initializer_list<absl::string_view> accepted) {
+    for (absl::string_view a : accepted) {
+      if (value == a) return true;
+    }
+    return false;
+  };
+  if (!o.data_format.empty() &&
+      !one_of(o.data_format, {"libsvm", "csv", "tfrecord"})) {
+    return Bad(
+        "data_format",
+        absl::StrCat("\"", o.data_format, "\" is not libsvm, csv or tfrecord"));
+  }
+  if (!one_of(o.compression, {"auto", "none", "gzip"})) {
+    return Bad("compression", absl::StrCat("\"", o.compression,
+                                           "\" is not auto, none or gzip"));
+  }
+  if (!one_of(o.input_errors, {"fail", "skip"})) {
+    return Bad("input_errors",
+               absl::StrCat("\"", o.input_errors, "\" is not fail or skip"));
+  }
+  if (!(o.max_bad_record_fraction >= 0 && o.max_bad_record_fraction <= 1)) {
+    return Bad("max_bad_record_fraction", "must be in [0, 1]");
+  }
+  if (!one_of(o.auto_shard_policy, {"auto", "file", "data", "off"})) {
+    return Bad("auto_shard_policy",
+               absl::StrCat("\"", o.auto_shard_policy,
+                            "\" is not auto, file, data or off"));
+  }
+  if (o.shuffle_buffer < 1) return Bad("shuffle_buffer", "must be at least 1");
+  if (o.cycle_length < 1) return Bad("cycle_length", "must be at least 1");
+  if (o.block_length < 1) return Bad("block_length", "must be at least 1");
+  if (o.parse_threads < 0 || o.parse_threads > 256) {
+    return Bad("parse_threads", "must be in 0..256 (0: the cores)");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<int>> ParseHiddenUnits(absl::string_view text) {
@@ -91,11 +133,7 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (absl::Status s = CheckDevices(o); !s.ok()) return s;
   if (o.num_features < 0) return Bad("num_features", "must not be negative");
   if (o.num_classes < 0) return Bad("num_classes", "must not be negative");
-  if (!o.data_format.empty() && o.data_format != "libsvm" &&
-      o.data_format != "csv") {
-    return Bad("data_format",
-               absl::StrCat("\"", o.data_format, "\" is not libsvm or csv"));
-  }
+  if (absl::Status s = CheckInputFlags(o); !s.ok()) return s;
   if (o.checkpoint_every_steps < 0) {
     return Bad("checkpoint_every_steps", "must not be negative");
   }

@@ -33,9 +33,34 @@ struct WorkerOptions {
   // Files, globs or directories, comma-separated.
   std::string train_data;
   std::string eval_data;
-  // "libsvm" or "csv"; empty: by the files' extension (.csv is CSV,
-  // anything else LIBSVM).
+  // "libsvm", "csv" or "tfrecord"; empty: by the files' extension (.csv is
+  // CSV, .tfrecord/.tfrecords/.tfrec, also with .gz, TFRecord, anything
+  // else LIBSVM).
   std::string data_format;
+  // TFRecord files: "auto" (GZIP for names ending .gz or .gzip), "none" or
+  // "gzip".
+  std::string compression = "auto";
+  // A feature spec (runtime/input/feature_spec.h): what each named feature
+  // of TFRecord or CSV-with-header data is; empty: none (LIBSVM and CSV as
+  // ever). TFRecord data needs one.
+  std::string features;
+
+  // The input pipeline (runtime/input/input_pipeline.h, docs/input.md).
+  // A record that does not parse: "fail" ends the job (tf.data's way),
+  // "skip" drops and counts it, until more than max_bad_record_fraction
+  // of the records read were bad.
+  std::string input_errors = "fail";
+  double max_bad_record_fraction = 0.001;
+  // Examples the shuffle draws from (tf.data's buffer_size).
+  int64_t shuffle_buffer = 10000;
+  // Files read at once, and records taken from each in turn (tf.data's
+  // interleave).
+  int cycle_length = 4;
+  int block_length = 1;
+  // Threads parsing records; 0: the cores.
+  int parse_threads = 0;
+  // "auto", "file", "data" or "off" (tf.data's AutoShardPolicy).
+  std::string auto_shard_policy = "auto";
   // Feature ids (sparse models) or dense features; 0: from the training
   // data (every worker scans all of it, so it agrees).
   int64_t num_features = 0;

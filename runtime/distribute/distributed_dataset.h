@@ -9,11 +9,15 @@
 // under MultiWorkerMirroredStrategy). Examples come from this worker's
 // input pipeline: shard the files with ShardInput(files,
 // strategy.input_context()) first, or let DistributeDatasetsFromFunction
-// hand the context to a function that reads its shard.
+// hand the context to a function that reads its shard. DistributeFiles
+// streams the files instead (tf.data's files -> interleave -> parse ->
+// shuffle -> batch -> prefetch; see input_pipeline.h): this worker's shard
+// of them by the options' AutoShardPolicy, never held in memory whole.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,7 +25,9 @@
 #include "runtime/input/example.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_pipeline.h"
+#include "runtime/input/input_position.h"
 #include "runtime/input/input_replication_mode.h"
+#include "runtime/input/record_reader.h"
 
 namespace distrt {
 
@@ -55,6 +61,39 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> DistributeExamples(
     const InputContext& context, int num_local_replicas,
     std::vector<Example> examples, int64_t global_batch_size,
     const DistributeDatasetOptions& options = {});
+
+struct DistributeFilesOptions {
+  InputReplicationMode replication = InputReplicationMode::kPerWorker;
+  // How the files are divided among the input workers (input_context.h).
+  AutoShardPolicy auto_shard = AutoShardPolicy::kAuto;
+  // The pipeline's options (epochs, shuffle and its buffer, seed,
+  // interleave, parse threads, prefetch, bad input, log). Its
+  // per_replica_batch_size and num_replicas are set here from the global
+  // batch size and the strategy.
+  InputPipeline::Options pipeline;
+  // Continue from this position of an earlier pipeline over the same
+  // files and options (see InputPipeline::Create); it need not outlive the
+  // call. nullptr: from the start.
+  const InputPosition* resume = nullptr;
+};
+
+// Steps of this worker's local replicas' batches, streamed from its shard
+// of `files` (any order: they are sorted) in `format`. The shard chosen is
+// logged once through options.pipeline.log ("FILE sharding: pipeline 1 of
+// 4 reads 3 of 12 files"). INVALID_ARGUMENT when `global_batch_size` does
+// not split evenly over the replicas in sync, when there are no files, or
+// for FILE sharding with fewer files than input workers; the errors of
+// InputPipeline::Create.
+absl::StatusOr<std::unique_ptr<InputPipeline>> DistributeFiles(
+    const Strategy& strategy, std::vector<std::string> files,
+    std::shared_ptr<const RecordFormat> format, int64_t global_batch_size,
+    DistributeFilesOptions options = {});
+
+// The same for a context of the caller's (as DistributeExamples).
+absl::StatusOr<std::unique_ptr<InputPipeline>> DistributeFileShard(
+    const InputContext& context, int num_local_replicas,
+    std::vector<std::string> files, std::shared_ptr<const RecordFormat> format,
+    int64_t global_batch_size, DistributeFilesOptions options = {});
 
 }  // namespace distrt
 

@@ -11,6 +11,44 @@
 #include "absl/strings/str_cat.h"
 
 namespace distrt {
+namespace {
+
+void IndexDistinct(absl::Span<const int64_t> ids,
+                   std::vector<int64_t>& distinct_ids,
+                   std::vector<int32_t>& distinct_index);
+
+// Group g of every example, in CSR form (the examples were validated).
+void FillGroup(absl::Span<const Example> examples, size_t g,
+               Batch::Group& group) {
+  size_t num_ids = 0;
+  bool any_weights = false;
+  for (const Example& example : examples) {
+    num_ids += example.groups[g].ids.size();
+    any_weights = any_weights || !example.groups[g].weights.empty();
+  }
+  group.offsets.reserve(examples.size() + 1);
+  group.ids.reserve(num_ids);
+  // Weights only when some example has them: an example without any then
+  // weighs each of its ids 1, as GroupIds' empty weights mean.
+  if (any_weights) group.weights.reserve(num_ids);
+  group.offsets.push_back(0);
+  for (const Example& example : examples) {
+    const GroupIds& ids = example.groups[g];
+    group.ids.insert(group.ids.end(), ids.ids.begin(), ids.ids.end());
+    if (any_weights) {
+      if (ids.weights.empty()) {
+        group.weights.insert(group.weights.end(), ids.ids.size(), 1.0f);
+      } else {
+        group.weights.insert(group.weights.end(), ids.weights.begin(),
+                             ids.weights.end());
+      }
+    }
+    group.offsets.push_back(static_cast<int64_t>(group.ids.size()));
+  }
+  IndexDistinct(group.ids, group.distinct_ids, group.distinct_index);
+}
+
+}  // namespace
 
 absl::StatusOr<Batch> MakeBatch(absl::Span<const Example> examples) {
   Batch batch;
@@ -34,6 +72,19 @@ absl::StatusOr<Batch> MakeBatch(absl::Span<const Example> examples) {
                        " sparse ids but ", example.values.size(), " values"));
     }
     num_sparse += example.ids.size();
+    if (example.groups.size() != examples[0].groups.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "example ", i, " has ", example.groups.size(),
+          " embedding groups, example 0 has ", examples[0].groups.size()));
+    }
+    for (size_t g = 0; g < example.groups.size(); ++g) {
+      const GroupIds& group = example.groups[g];
+      if (!group.weights.empty() && group.weights.size() != group.ids.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "example ", i, " has ", group.ids.size(), " ids but ",
+            group.weights.size(), " weights in embedding group ", g));
+      }
+    }
   }
 
   batch.labels.reserve(examples.size());
@@ -52,6 +103,11 @@ absl::StatusOr<Batch> MakeBatch(absl::Span<const Example> examples) {
     batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
   }
   IndexDistinctIds(batch);
+  const size_t num_groups = examples.empty() ? 0 : examples[0].groups.size();
+  batch.groups.resize(num_groups);
+  for (size_t g = 0; g < num_groups; ++g) {
+    FillGroup(examples, g, batch.groups[g]);
+  }
   return batch;
 }
 
@@ -101,12 +157,12 @@ std::optional<std::vector<int32_t>> EntriesByIdRadix(
   return order;
 }
 
-}  // namespace
-
-void IndexDistinctIds(Batch& batch) {
-  batch.distinct_ids.clear();
-  batch.distinct_index.clear();
-  const size_t n = batch.ids.size();
+void IndexDistinct(absl::Span<const int64_t> ids,
+                   std::vector<int64_t>& distinct_ids,
+                   std::vector<int32_t>& distinct_index) {
+  distinct_ids.clear();
+  distinct_index.clear();
+  const size_t n = ids.size();
   if (n == 0 || n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return;
   }
@@ -114,27 +170,31 @@ void IndexDistinctIds(Batch& batch) {
   // comparing.
   constexpr size_t kRadixFrom = 256;
   std::optional<std::vector<int32_t>> order;
-  if (n >= kRadixFrom) order = EntriesByIdRadix(batch.ids);
+  if (n >= kRadixFrom) order = EntriesByIdRadix(ids);
   if (!order.has_value()) {
     // Few ids, or ids spread over more than 2^33 (hashed ids): a
     // comparison sort.
     order.emplace(n);
     for (size_t k = 0; k < n; ++k) (*order)[k] = static_cast<int32_t>(k);
-    std::sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
-      return batch.ids[a] < batch.ids[b];
-    });
+    std::sort(order->begin(), order->end(),
+              [&](int32_t a, int32_t b) { return ids[a] < ids[b]; });
   }
   // Entries in id order give both: the distinct ids in order and where
   // each entry's id landed, without a search per entry.
-  batch.distinct_index.resize(n);
+  distinct_index.resize(n);
   for (const int32_t entry : *order) {
-    const int64_t id = batch.ids[entry];
-    if (batch.distinct_ids.empty() || batch.distinct_ids.back() != id) {
-      batch.distinct_ids.push_back(id);
+    const int64_t id = ids[entry];
+    if (distinct_ids.empty() || distinct_ids.back() != id) {
+      distinct_ids.push_back(id);
     }
-    batch.distinct_index[entry] =
-        static_cast<int32_t>(batch.distinct_ids.size() - 1);
+    distinct_index[entry] = static_cast<int32_t>(distinct_ids.size() - 1);
   }
+}
+
+}  // namespace
+
+void IndexDistinctIds(Batch& batch) {
+  IndexDistinct(batch.ids, batch.distinct_ids, batch.distinct_index);
 }
 
 }  // namespace distrt

@@ -38,10 +38,25 @@ struct Batch {
   // again); empty when not made.
   std::vector<int64_t> distinct_ids;
   std::vector<int32_t> distinct_index;
+
+  // Embedding groups (feature_spec.h), one per group in the spec's order;
+  // empty without a spec. Example i's ids in group g are
+  // groups[g].ids[offsets[i], offsets[i+1]).
+  struct Group {
+    std::vector<int64_t> offsets;  // size + 1
+    std::vector<int64_t> ids;
+    // Empty when every weight is 1, else one per id.
+    std::vector<float> weights;
+    // As distinct_ids/distinct_index above, for this group's ids.
+    std::vector<int64_t> distinct_ids;
+    std::vector<int32_t> distinct_index;
+  };
+  std::vector<Group> groups;
 };
 
 // The examples in order as one batch. INVALID_ARGUMENT when the examples'
-// dense feature counts differ (naming the first example that differs).
+// dense feature counts or numbers of groups differ (naming the first
+// example that differs).
 absl::StatusOr<Batch> MakeBatch(absl::Span<const Example> examples);
 
 // Fills batch.distinct_ids and batch.distinct_index from batch.ids (leaves

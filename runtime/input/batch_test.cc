@@ -142,5 +142,60 @@ TEST(MakeBatchTest, MismatchedIdsAndValuesAreAnError) {
   EXPECT_EQ(status.message(), "example 1 has 2 sparse ids but 1 values");
 }
 
+Example WithGroups(std::vector<GroupIds> groups) {
+  Example example;
+  example.groups = std::move(groups);
+  return example;
+}
+
+// Each group in CSR form, with the distinct ids of that group alone.
+TEST(MakeBatchTest, EmbeddingGroupsInCsrForm) {
+  std::vector<Example> examples = {
+      WithGroups({{{4, 1, 4}, {}}, {{7}, {0.5f}}}),
+      WithGroups({{{}, {}}, {{7, 8}, {}}}),
+      WithGroups({{{1}, {}}, {{}, {}}}),
+  };
+  absl::StatusOr<Batch> batch = MakeBatch(examples);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->groups.size(), 2u);
+  const Batch::Group& first = batch->groups[0];
+  EXPECT_THAT(first.offsets, ElementsAre(0, 3, 3, 4));
+  EXPECT_THAT(first.ids, ElementsAre(4, 1, 4, 1));
+  // No example weighs its ids: no weights at all.
+  EXPECT_THAT(first.weights, IsEmpty());
+  EXPECT_THAT(first.distinct_ids, ElementsAre(1, 4));
+  EXPECT_THAT(first.distinct_index, ElementsAre(1, 0, 1, 0));
+  const Batch::Group& second = batch->groups[1];
+  EXPECT_THAT(second.offsets, ElementsAre(0, 1, 3, 3));
+  EXPECT_THAT(second.ids, ElementsAre(7, 7, 8));
+  // One example weighs its ids: the others' ids weigh 1.
+  EXPECT_THAT(second.weights, ElementsAre(0.5f, 1.0f, 1.0f));
+  EXPECT_THAT(second.distinct_ids, ElementsAre(7, 8));
+  EXPECT_THAT(second.distinct_index, ElementsAre(0, 0, 1));
+  // The sparse features are apart from the groups.
+  EXPECT_THAT(batch->offsets, ElementsAre(0, 0, 0, 0));
+}
+
+TEST(MakeBatchTest, NoGroupsWithoutASpec) {
+  absl::StatusOr<Batch> batch = MakeBatch({Dense(0, {1}), Dense(1, {2})});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_THAT(batch->groups, IsEmpty());
+}
+
+TEST(MakeBatchTest, DifferentGroupCountsNameTheExample) {
+  absl::Status status =
+      MakeBatch({WithGroups({{{1}, {}}, {{2}, {}}}),
+                 WithGroups({{{1}, {}}, {{2}, {}}}), WithGroups({{{1}, {}}})})
+          .status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "example 2 has 1 embedding groups, example 0 has 2");
+
+  status = MakeBatch({WithGroups({{{1}, {}}, {{2, 3}, {1}}})}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "example 0 has 2 ids but 1 weights in embedding group 1");
+}
+
 }  // namespace
 }  // namespace distrt

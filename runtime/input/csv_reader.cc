@@ -41,7 +41,47 @@ absl::Status CheckOptions(const CsvOptions& options) {
   return absl::OkStatus();
 }
 
+constexpr absl::string_view kQuotedFieldError =
+    "quoted fields are not supported";
+
+bool IsBlank(absl::string_view line) {
+  return absl::StripAsciiWhitespace(line).empty();
+}
+
+// Splits the non-blank `line` into `*fields`, each stripped of whitespace;
+// returns the index of the first quoted field, or -1.
+int SplitFields(absl::string_view line, char delimiter,
+                std::vector<absl::string_view>* fields) {
+  *fields = absl::StrSplit(line, delimiter);
+  int quoted = -1;
+  for (size_t i = 0; i < fields->size(); ++i) {
+    absl::string_view& field = (*fields)[i];
+    field = absl::StripAsciiWhitespace(field);
+    if (quoted < 0 && absl::StartsWith(field, "\"")) {
+      quoted = static_cast<int>(i);
+    }
+  }
+  return quoted;
+}
+
+absl::string_view WithoutCarriageReturn(absl::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<absl::string_view>> SplitCsvFields(
+    absl::string_view line, char delimiter) {
+  line = WithoutCarriageReturn(line);
+  std::vector<absl::string_view> fields;
+  if (IsBlank(line)) return fields;
+  if (const int quoted = SplitFields(line, delimiter, &fields); quoted >= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", quoted + 1, ": ", kQuotedFieldError));
+  }
+  return fields;
+}
 
 absl::StatusOr<CsvLineParser> CsvLineParser::Create(CsvOptions options) {
   RETURN_IF_ERROR(CheckOptions(options));
@@ -95,7 +135,7 @@ absl::Status CsvLineParser::ReadSchema(
   return absl::OkStatus();
 }
 
-absl::StatusOr<Example> CsvLineParser::ParseRow(
+absl::StatusOr<Example> CsvLineParser::ParseFields(
     const std::vector<absl::string_view>& fields) const {
   if (static_cast<int>(fields.size()) != num_columns_) {
     return absl::InvalidArgumentError(
@@ -127,23 +167,28 @@ absl::StatusOr<Example> CsvLineParser::ParseRow(
   return example;
 }
 
+absl::StatusOr<std::vector<absl::string_view>> CsvLineParser::Split(
+    absl::string_view line, absl::string_view location) const {
+  std::vector<absl::string_view> fields;
+  // Checked before counting columns: a quoted field holding the delimiter
+  // would otherwise be reported as a wrong number of columns.
+  if (const int quoted = SplitFields(line, options_.delimiter, &fields);
+      quoted >= 0) {
+    const std::string column = quoted < num_columns_
+                                   ? ColumnName(quoted)
+                                   : absl::StrCat("column ", quoted + 1);
+    return absl::InvalidArgumentError(
+        absl::StrCat(location, ": ", column, ": ", kQuotedFieldError));
+  }
+  return fields;
+}
+
 absl::StatusOr<std::optional<Example>> CsvLineParser::ParseLine(
     absl::string_view line, absl::string_view location) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (absl::StripAsciiWhitespace(line).empty()) return std::nullopt;
-  const std::vector<absl::string_view> fields =
-      absl::StrSplit(line, options_.delimiter);
-  // Before counting columns: a quoted field holding the delimiter would
-  // otherwise be reported as a wrong number of columns.
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(fields[i]), "\"")) {
-      const std::string column = static_cast<int>(i) < num_columns_
-                                     ? ColumnName(static_cast<int>(i))
-                                     : absl::StrCat("column ", i + 1);
-      return absl::InvalidArgumentError(absl::StrCat(
-          location, ": ", column, ": quoted fields are not supported"));
-    }
-  }
+  line = WithoutCarriageReturn(line);
+  if (IsBlank(line)) return std::nullopt;
+  ASSIGN_OR_RETURN(const std::vector<absl::string_view> fields,
+                   Split(line, location));
   const bool first = num_columns_ == 0;
   if (first) {
     if (absl::Status s = ReadSchema(fields); !s.ok()) {
@@ -151,7 +196,25 @@ absl::StatusOr<std::optional<Example>> CsvLineParser::ParseLine(
     }
     if (options_.has_header) return std::nullopt;
   }
-  absl::StatusOr<Example> example = ParseRow(fields);
+  absl::StatusOr<Example> example = ParseFields(fields);
+  if (!example.ok()) return WithLocation(example.status(), location);
+  return *std::move(example);
+}
+
+absl::StatusOr<Example> CsvLineParser::ParseRow(
+    absl::string_view line, absl::string_view location) const {
+  if (num_columns_ == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        location, ": the columns are not known yet (no header or first row)"));
+  }
+  line = WithoutCarriageReturn(line);
+  if (IsBlank(line)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(location, ": blank line, no example"));
+  }
+  ASSIGN_OR_RETURN(const std::vector<absl::string_view> fields,
+                   Split(line, location));
+  absl::StatusOr<Example> example = ParseFields(fields);
   if (!example.ok()) return WithLocation(example.status(), location);
   return *std::move(example);
 }

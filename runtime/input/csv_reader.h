@@ -59,6 +59,14 @@ class CsvLineParser {
   absl::StatusOr<std::optional<Example>> ParseLine(absl::string_view line,
                                                    absl::string_view location);
 
+  // Parses one row once the columns are known (num_columns() > 0), without
+  // changing the parser: thread-safe, for a parser shared by the threads
+  // that parse one file (text_record_format.h). Errors as ParseLine's; a
+  // blank line is INVALID_ARGUMENT (it holds no example), and
+  // FAILED_PRECONDITION before the columns are known.
+  absl::StatusOr<Example> ParseRow(absl::string_view line,
+                                   absl::string_view location) const;
+
   // Known once the first non-blank line was parsed: 0 before.
   int num_columns() const { return num_columns_; }
   // The resolved 0-based label column; -1 before the first non-blank line.
@@ -71,7 +79,11 @@ class CsvLineParser {
 
   // Sets names_, num_columns_ and label_index_ from the first non-blank line.
   absl::Status ReadSchema(const std::vector<absl::string_view>& fields);
-  absl::StatusOr<Example> ParseRow(
+  // The fields of a non-blank `line` (see SplitCsvFields), an error naming
+  // the column of a quoted field.
+  absl::StatusOr<std::vector<absl::string_view>> Split(
+      absl::string_view line, absl::string_view location) const;
+  absl::StatusOr<Example> ParseFields(
       const std::vector<absl::string_view>& fields) const;
   // "column 3" or "column 3 (\"age\")" for the 0-based column `index`.
   std::string ColumnName(int index) const;
@@ -81,6 +93,15 @@ class CsvLineParser {
   int num_columns_ = 0;
   int label_index_ = -1;
 };
+
+// The fields of one CSV line (without its newline; a trailing '\r' is
+// ignored) as CsvLineParser splits it: at every `delimiter`, each with the
+// whitespace around it removed, so "1, 2,,x " gives "1", "2", "", "x". A
+// blank line has no fields. A field that starts with '"' is
+// INVALID_ARGUMENT "column <n>: quoted fields are not supported" (1-based;
+// callers prefix where the line is). The views point into `line`.
+absl::StatusOr<std::vector<absl::string_view>> SplitCsvFields(
+    absl::string_view line, char delimiter);
 
 // Every example in the CSV file at `path`, in file order, each with its
 // Example::line. An empty file (or one with only a header) gives no

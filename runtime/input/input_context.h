@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace distrt {
 
@@ -29,16 +30,38 @@ struct InputContext {
       int64_t global_batch_size) const;
 };
 
-// Which part of the input one pipeline reads. With at least as many files
-// as pipelines, whole files are split (pipeline i reads files i, i + n, ...
-// of the list sorted by name, so every worker agrees); otherwise every
-// pipeline reads every file and keeps records i, i + n, ... of each, so
-// that fewer, larger files still spread evenly.
+// How the input files are divided among the input pipelines, as TF's
+// tf.data.experimental.AutoShardPolicy. Files are taken sorted by name, so
+// every worker divides them the same way.
+//   kFile: whole files, round-robin: pipeline i reads files i, i + n, ...
+//          Needs at least as many files as pipelines.
+//   kData: every pipeline reads every file and keeps the records i, i + n,
+//          ... of each (0-based record index within its file); spreads
+//          fewer, larger files evenly, at the cost of each pipeline reading
+//          (not parsing) every record.
+//   kOff:  every pipeline reads everything (e.g. evaluation on every
+//          worker, or input that is already per-worker).
+//   kAuto: kFile when there are at least as many files as pipelines, else
+//          kData.
+enum class AutoShardPolicy { kAuto, kFile, kData, kOff };
+
+// "auto", "file", "data" or "off", case-insensitive; INVALID_ARGUMENT
+// listing those otherwise.
+absl::StatusOr<AutoShardPolicy> ParseAutoShardPolicy(absl::string_view name);
+
+// "AUTO", "FILE", "DATA" or "OFF".
+absl::string_view AutoShardPolicyName(AutoShardPolicy policy);
+
+// Which part of the input one pipeline reads (see AutoShardPolicy).
 struct InputShard {
   std::vector<std::string> files;  // what this pipeline opens, in order
-  bool by_record = false;
-  int index = 0;  // this pipeline's index, among `count`
+  bool by_record = false;          // kData: keep every count-th record
+  int index = 0;                   // this pipeline's index, among `count`
   int count = 1;
+  // The policy applied (never kAuto) and how many files there were in all,
+  // for DescribeShard.
+  AutoShardPolicy policy = AutoShardPolicy::kFile;
+  int total_files = 0;
 
   // Whether the record at `record_index` (0-based, within its file) is this
   // pipeline's.
@@ -47,9 +70,18 @@ struct InputShard {
   }
 };
 
-// INVALID_ARGUMENT for an invalid context or no files.
-absl::StatusOr<InputShard> ShardInput(std::vector<std::string> files,
-                                      const InputContext& context);
+// This pipeline's shard of `files` under `policy`. INVALID_ARGUMENT for an
+// invalid context, no files, or kFile with fewer files than pipelines
+// (some pipeline would read nothing; kData or kAuto would not).
+absl::StatusOr<InputShard> ShardInput(
+    std::vector<std::string> files, const InputContext& context,
+    AutoShardPolicy policy = AutoShardPolicy::kAuto);
+
+// One line for the start-up log saying what this pipeline reads, e.g.
+// "FILE sharding: pipeline 1 of 4 reads 3 of 12 files",
+// "DATA sharding: pipeline 1 of 4 keeps every 4th record of 2 files",
+// "OFF (no sharding): pipeline 1 of 4 reads all 12 files".
+std::string DescribeShard(const InputShard& shard);
 
 }  // namespace distrt
 

@@ -81,5 +81,68 @@ TEST(ShardInputTest, ByFileWhenThereAreEnoughFiles) {
   EXPECT_FALSE(ShardInput({}, InputContext{}).ok());
 }
 
+TEST(ShardInputTest, Policies) {
+  const std::vector<std::string> files = {"c", "a", "e", "b", "d"};
+  absl::StatusOr<InputShard> file =
+      ShardInput(files, InputContext{2, 0, 1}, AutoShardPolicy::kFile);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_FALSE(file->by_record);
+  EXPECT_THAT(file->files, ElementsAre("a", "c", "e"));
+  EXPECT_EQ(DescribeShard(*file),
+            "FILE sharding: pipeline 1 of 2 reads 3 of 5 files");
+
+  // DATA even with enough files: every file, every 2nd record.
+  absl::StatusOr<InputShard> data =
+      ShardInput(files, InputContext{2, 1, 1}, AutoShardPolicy::kData);
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_TRUE(data->by_record);
+  EXPECT_THAT(data->files, ElementsAre("a", "b", "c", "d", "e"));
+  EXPECT_TRUE(data->Keeps(3));
+  EXPECT_FALSE(data->Keeps(4));
+  EXPECT_EQ(DescribeShard(*data),
+            "DATA sharding: pipeline 2 of 2 keeps every 2nd record of 5 files");
+
+  absl::StatusOr<InputShard> off =
+      ShardInput(files, InputContext{3, 2, 1}, AutoShardPolicy::kOff);
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->by_record);
+  EXPECT_EQ(off->files.size(), 5u);
+  EXPECT_TRUE(off->Keeps(4));
+  EXPECT_EQ(DescribeShard(*off),
+            "OFF (no sharding): pipeline 3 of 3 reads all 5 files");
+
+  // AUTO: FILE with enough files, DATA with fewer.
+  EXPECT_EQ(ShardInput(files, InputContext{5, 0, 1})->policy,
+            AutoShardPolicy::kFile);
+  absl::StatusOr<InputShard> few = ShardInput(files, InputContext{6, 3, 1});
+  ASSERT_TRUE(few.ok());
+  EXPECT_EQ(few->policy, AutoShardPolicy::kData);
+  EXPECT_EQ(DescribeShard(*few),
+            "DATA sharding: pipeline 4 of 6 keeps every 6th record of 5 files");
+
+  absl::Status too_few =
+      ShardInput(files, InputContext{6, 0, 1}, AutoShardPolicy::kFile).status();
+  EXPECT_EQ(too_few.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(too_few.message(),
+            "FILE sharding needs at least as many files as input pipelines: "
+            "5 files, 6 pipelines; use DATA or AUTO sharding");
+}
+
+TEST(ShardInputTest, ParsesPolicyNames) {
+  EXPECT_EQ(*ParseAutoShardPolicy("auto"), AutoShardPolicy::kAuto);
+  EXPECT_EQ(*ParseAutoShardPolicy("FILE"), AutoShardPolicy::kFile);
+  EXPECT_EQ(*ParseAutoShardPolicy("Data"), AutoShardPolicy::kData);
+  EXPECT_EQ(*ParseAutoShardPolicy("off"), AutoShardPolicy::kOff);
+  absl::Status bad = ParseAutoShardPolicy("hint").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.message(),
+            "unknown auto-shard policy \"hint\"; use auto, file, data or off");
+  for (AutoShardPolicy policy :
+       {AutoShardPolicy::kAuto, AutoShardPolicy::kFile, AutoShardPolicy::kData,
+        AutoShardPolicy::kOff}) {
+    EXPECT_EQ(*ParseAutoShardPolicy(AutoShardPolicyName(policy)), policy);
+  }
+}
+
 }  // namespace
 }  // namespace distrt

@@ -11,8 +11,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "runtime/input/feature_parser.h"
+#include "runtime/input/text_record_format.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -131,9 +135,87 @@ absl::StatusOr<InputFormat> ParseInputFormat(absl::string_view name) {
   const std::string lower = absl::AsciiStrToLower(name);
   if (lower == "libsvm" || lower == "svm") return InputFormat::kLibsvm;
   if (lower == "csv") return InputFormat::kCsv;
+  if (lower == "tfrecord") return InputFormat::kTfRecord;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown input format \"", name,
-                   "\"; expected one of: libsvm, svm, csv"));
+                   "\"; expected one of: libsvm, svm, csv, tfrecord"));
+}
+
+InputFormat InputFormatForPath(absl::string_view path) {
+  absl::string_view name = path;
+  if (!absl::ConsumeSuffix(&name, ".gz")) absl::ConsumeSuffix(&name, ".gzip");
+  if (absl::EndsWith(path, ".csv")) return InputFormat::kCsv;
+  for (absl::string_view suffix : {".tfrecord", ".tfrecords", ".tfrec"}) {
+    if (absl::EndsWith(name, suffix)) return InputFormat::kTfRecord;
+  }
+  return InputFormat::kLibsvm;
+}
+
+absl::StatusOr<std::shared_ptr<const RecordFormat>> MakeRecordFormat(
+    const InputFormatOptions& options) {
+  std::shared_ptr<const FeatureParser> features;
+  if (options.features != nullptr) {
+    ASSIGN_OR_RETURN(features, FeatureParser::Create(*options.features));
+  }
+  switch (options.format) {
+    case InputFormat::kLibsvm: {
+      if (features != nullptr) {
+        return absl::InvalidArgumentError(
+            "a feature spec names features, which LIBSVM data does not have "
+            "(give TFRecord, or CSV with a header)");
+      }
+      ASSIGN_OR_RETURN(std::unique_ptr<LibsvmFormat> format,
+                       LibsvmFormat::Create(options.libsvm));
+      return std::shared_ptr<const RecordFormat>(std::move(format));
+    }
+    case InputFormat::kCsv: {
+      NamedCsvParserFactory named;
+      if (features != nullptr) {
+        if (!options.csv.has_header) {
+          return absl::InvalidArgumentError(
+              "a feature spec maps CSV columns by name: the files need a "
+              "header line");
+        }
+        const char delimiter = options.csv.delimiter;
+        named = [features, delimiter](const std::vector<std::string>& header,
+                                      const std::string& path) {
+          return MakeNamedCsvRecordParser(features, header, delimiter, path);
+        };
+      }
+      ASSIGN_OR_RETURN(std::unique_ptr<CsvFormat> format,
+                       CsvFormat::Create(options.csv, std::move(named)));
+      return std::shared_ptr<const RecordFormat>(std::move(format));
+    }
+    case InputFormat::kTfRecord:
+      if (features == nullptr) {
+        return absl::InvalidArgumentError(
+            "TFRecord data needs a feature spec (--features): which "
+            "features of its tf.Examples are the label, numeric and "
+            "categorical");
+      }
+      return std::shared_ptr<const RecordFormat>(
+          std::make_shared<TfRecordFormat>(
+              options.compression, MakeTfExampleRecordParser(features)));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown input format ", static_cast<int>(options.format)));
+}
+
+absl::Status ForEachExample(const std::string& path, const RecordFormat& format,
+                            const std::function<absl::Status(Example&)>& fn) {
+  ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
+                   format.Open(path, RecordPosition{}));
+  const std::shared_ptr<const RecordParser> parser = reader->parser();
+  RecordLocation where;
+  where.path = path;
+  std::string record;
+  while (true) {
+    where.position = reader->position();
+    ASSIGN_OR_RETURN(bool more, reader->Next(&record));
+    if (!more) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Example example, parser->Parse(record, where));
+    RETURN_IF_ERROR(fn(example));
+  }
 }
 
 absl::string_view InputFormatName(InputFormat format) {
@@ -142,6 +224,8 @@ absl::string_view InputFormatName(InputFormat format) {
       return "libsvm";
     case InputFormat::kCsv:
       return "csv";
+    case InputFormat::kTfRecord:
+      return "tfrecord";
   }
   return "unknown";
 }
@@ -152,10 +236,19 @@ absl::StatusOr<std::vector<Example>> ReadInputFile(
     case InputFormat::kLibsvm:
       return ParseLibsvmFile(path, options.libsvm);
     case InputFormat::kCsv:
-      return ParseCsvFile(path, options.csv);
+      if (options.features == nullptr) return ParseCsvFile(path, options.csv);
+      break;
+    case InputFormat::kTfRecord:
+      break;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown input format ", static_cast<int>(options.format)));
+  ASSIGN_OR_RETURN(std::shared_ptr<const RecordFormat> format,
+                   MakeRecordFormat(options));
+  std::vector<Example> examples;
+  RETURN_IF_ERROR(ForEachExample(path, *format, [&](Example& example) {
+    examples.push_back(std::move(example));
+    return absl::OkStatus();
+  }));
+  return examples;
 }
 
 absl::StatusOr<std::vector<Example>> ReadInputShard(

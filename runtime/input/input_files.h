@@ -1,8 +1,9 @@
 #ifndef DISTRT_RUNTIME_INPUT_INPUT_FILES_H_
 #define DISTRT_RUNTIME_INPUT_INPUT_FILES_H_
 
-// Input files: which files the training data is in, in which format, and
-// reading one worker's share of them (an InputShard) into Examples.
+// Input files: which files the training data is in, in which format (as a
+// RecordFormat the streaming pipeline reads), and, for tests and small
+// data, reading one worker's share of them (an InputShard) into Examples.
 //
 // A worker's share is either whole files or every count-th record of each
 // file (see ShardInput); records are counted as the readers produce
@@ -15,6 +16,9 @@
 //
 // The functions are thread-safe.
 
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,28 +26,53 @@
 #include "absl/strings/string_view.h"
 #include "runtime/input/csv_reader.h"
 #include "runtime/input/example.h"
+#include "runtime/input/feature_spec.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/libsvm_reader.h"
+#include "runtime/input/record_reader.h"
+#include "runtime/input/tfrecord_reader.h"
 
 namespace distrt {
 
 enum class InputFormat {
-  kLibsvm,  // see libsvm_reader.h
-  kCsv,     // see csv_reader.h
+  kLibsvm,    // see libsvm_reader.h
+  kCsv,       // see csv_reader.h
+  kTfRecord,  // tf.Examples in TFRecord files, see tfrecord_reader.h
 };
 
-// "libsvm" or "svm" (the same format), or "csv"; case-insensitive.
-// INVALID_ARGUMENT listing the accepted names otherwise.
+// "libsvm" or "svm" (the same format), "csv", or "tfrecord";
+// case-insensitive. INVALID_ARGUMENT listing the accepted names otherwise.
 absl::StatusOr<InputFormat> ParseInputFormat(absl::string_view name);
 
-// "libsvm" or "csv".
+// "libsvm", "csv" or "tfrecord".
 absl::string_view InputFormatName(InputFormat format);
+
+// The format a file's name suggests: .csv is CSV; .tfrecord, .tfrecords and
+// .tfrec, also followed by .gz or .gzip, are TFRecord; anything else LIBSVM.
+InputFormat InputFormatForPath(absl::string_view path);
 
 struct InputFormatOptions {
   InputFormat format = InputFormat::kLibsvm;
   LibsvmOptions libsvm;  // used when format is kLibsvm
   CsvOptions csv;        // used when format is kCsv
+  // kTfRecord: the files' compression; unset: by each file's name (.gz,
+  // .gzip are GZIP).
+  std::optional<TfRecordCompression> compression;
+  // What the named features are (feature_spec.h): needed for kTfRecord,
+  // used for kCsv (whose files then need a header), refused for kLibsvm.
+  std::shared_ptr<const FeatureSpec> features;
 };
+
+// The RecordFormat that reads files of `options`: INVALID_ARGUMENT for a
+// combination that cannot be read (TFRecord without a feature spec, a spec
+// with LIBSVM or with CSV that has no header) or a bad spec.
+absl::StatusOr<std::shared_ptr<const RecordFormat>> MakeRecordFormat(
+    const InputFormatOptions& options);
+
+// Calls `fn` with every example of the file at `path`, in file order,
+// holding one at a time; stops at the first error, of the file or of `fn`.
+absl::Status ForEachExample(const std::string& path, const RecordFormat& format,
+                            const std::function<absl::Status(Example&)>& fn);
 
 // Every example in the file at `path`, in file order.
 absl::StatusOr<std::vector<Example>> ReadInputFile(

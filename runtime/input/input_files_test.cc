@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/input/example.h"
+#include "runtime/input/feature_spec.h"
 #include "runtime/input/input_context.h"
 #include "runtime/util/file_privileges.h"
 #include "runtime/util/file_system.h"
@@ -57,13 +58,68 @@ TEST(ParseInputFormatTest, AcceptsTheFormatNames) {
 }
 
 TEST(ParseInputFormatTest, UnknownNameListsTheAcceptedOnes) {
-  for (const char* name : {"tfrecord", "", "csv "}) {
+  for (const char* name : {"json", "", "csv "}) {
     absl::Status status = ParseInputFormat(name).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(status.message(),
               absl::StrCat("unknown input format \"", name,
-                           "\"; expected one of: libsvm, svm, csv"));
+                           "\"; expected one of: libsvm, svm, csv, tfrecord"));
   }
+}
+
+TEST(InputFormatForPathTest, ByExtension) {
+  EXPECT_EQ(InputFormatForPath("a/train.csv"), InputFormat::kCsv);
+  EXPECT_EQ(InputFormatForPath("a/train.svm"), InputFormat::kLibsvm);
+  EXPECT_EQ(InputFormatForPath("a/part-0"), InputFormat::kLibsvm);
+  for (const char* name : {"d.tfrecord", "d.tfrecords", "d.tfrec",
+                           "d.tfrecord.gz", "d.tfrecords.gzip"}) {
+    EXPECT_EQ(InputFormatForPath(name), InputFormat::kTfRecord) << name;
+  }
+}
+
+FeatureSpec LabelAndOneNumeric() {
+  FeatureSpec spec;
+  spec.label = "y";
+  NumericFeature x;
+  x.name = "x";
+  spec.numeric.push_back(x);
+  return spec;
+}
+
+TEST(MakeRecordFormatTest, RefusesWhatCannotBeRead) {
+  InputFormatOptions tfrecord;
+  tfrecord.format = InputFormat::kTfRecord;
+  EXPECT_THAT(MakeRecordFormat(tfrecord).status().message(),
+              HasSubstr("TFRecord data needs a feature spec (--features)"));
+
+  InputFormatOptions libsvm;
+  libsvm.features = std::make_shared<const FeatureSpec>(LabelAndOneNumeric());
+  EXPECT_THAT(MakeRecordFormat(libsvm).status().message(),
+              HasSubstr("which LIBSVM data does not have"));
+
+  InputFormatOptions csv;
+  csv.format = InputFormat::kCsv;
+  csv.features = libsvm.features;
+  EXPECT_THAT(MakeRecordFormat(csv).status().message(),
+              HasSubstr("the files need a header line"));
+}
+
+TEST(ReadInputFileTest, NamedCsvColumnsThroughASpec) {
+  TestDir dir;
+  const std::string path =
+      dir.WriteFile("named.csv", "x,other,y\n2.5,7,1\n-1,8,0\n");
+  InputFormatOptions csv;
+  csv.format = InputFormat::kCsv;
+  csv.csv.has_header = true;
+  csv.features = std::make_shared<const FeatureSpec>(LabelAndOneNumeric());
+  absl::StatusOr<std::vector<Example>> examples = ReadInputFile(path, csv);
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  ASSERT_EQ(examples->size(), 2u);
+  EXPECT_EQ((*examples)[0].label, 1.0f);
+  EXPECT_EQ((*examples)[0].dense, std::vector<float>({2.5f}));
+  EXPECT_EQ((*examples)[1].label, 0.0f);
+  EXPECT_EQ((*examples)[1].dense, std::vector<float>({-1.0f}));
+  EXPECT_EQ((*examples)[1].line, 3);
 }
 
 TEST(ReadInputFileTest, ReadsEitherFormat) {

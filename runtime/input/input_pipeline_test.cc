@@ -17,6 +17,7 @@
 #include "runtime/input/example.h"
 #include "runtime/input/input_context.h"
 #include "runtime/input/input_files.h"
+#include "runtime/input/text_record_format.h"
 #include "runtime/util/test_dir.h"
 
 namespace distrt {
@@ -471,6 +472,70 @@ TEST(InputPipelineTest, EveryRecordIsSeenExactlyOncePerEpochAcrossWorkers) {
           for (const auto& [epoch, labels] : seen) {
             EXPECT_EQ(Sorted(labels), Iota(total)) << "epoch " << epoch;
           }
+        }
+      }
+    }
+  }
+}
+
+// The same through the streaming pipeline and a real format: each worker
+// reads its shard of LIBSVM files (FILE or DATA sharding) record by
+// record, and resumes exactly from a step's position without shuffle.
+TEST(InputPipelineTest, StreamedLibsvmFilesAreSeenExactlyOncePerEpoch) {
+  absl::StatusOr<std::unique_ptr<LibsvmFormat>> libsvm =
+      LibsvmFormat::Create(LibsvmOptions{});
+  ASSERT_TRUE(libsvm.ok()) << libsvm.status();
+  std::shared_ptr<const RecordFormat> format = *std::move(libsvm);
+  for (int num_files : {1, 4}) {
+    TestDir dir;
+    std::vector<std::string> files;
+    int total = 0;
+    for (int f = 0; f < num_files; ++f) {
+      std::string contents = "# part of a test data set\n\n";
+      for (int r = 0; r < 5 + 3 * f; ++r, ++total) {
+        absl::StrAppend(&contents, total, " 1:", r, " 4:0.5\n");
+      }
+      files.push_back(
+          dir.WriteFile(absl::StrCat("part-", f, ".svm"), contents));
+    }
+    for (int num_workers : {1, 2, 3}) {
+      for (bool shuffle : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(num_files, " files, ", num_workers,
+                                  " workers, shuffle ", shuffle));
+        constexpr int kEpochs = 2;
+        std::map<int64_t, std::vector<float>> seen;
+        for (int worker = 0; worker < num_workers; ++worker) {
+          absl::StatusOr<InputShard> shard =
+              ShardInput(files, InputContext{num_workers, worker, 2});
+          ASSERT_TRUE(shard.ok()) << shard.status();
+          InputPipeline::Options options = MakeOptions(2, 2, kEpochs, 1);
+          options.shuffle = shuffle;
+          options.shuffle_buffer = 3;
+          options.seed = 1234;
+          absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+              InputPipeline::Create(*shard, format, options);
+          ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+          std::vector<InputStep> steps = Drain(**pipeline);
+          for (const auto& [epoch, labels] : LabelsByEpoch(steps)) {
+            seen[epoch].insert(seen[epoch].end(), labels.begin(), labels.end());
+          }
+          if (shuffle || steps.size() < 2) continue;
+          // Resumed from the first step's position: the same rest.
+          absl::StatusOr<std::unique_ptr<InputPipeline>> resumed =
+              InputPipeline::Create(*shard, format, options,
+                                    &steps[0].position);
+          ASSERT_TRUE(resumed.ok()) << resumed.status();
+          std::vector<InputStep> rest = Drain(**resumed);
+          ASSERT_EQ(rest.size(), steps.size() - 1);
+          for (size_t i = 0; i < rest.size(); ++i) {
+            EXPECT_EQ(ReplicaLabels(rest[i]), ReplicaLabels(steps[i + 1]));
+            EXPECT_EQ(rest[i].epoch, steps[i + 1].epoch);
+            EXPECT_EQ(rest[i].step_in_epoch, steps[i + 1].step_in_epoch);
+          }
+        }
+        ASSERT_EQ(seen.size(), static_cast<size_t>(kEpochs));
+        for (const auto& [epoch, labels] : seen) {
+          EXPECT_EQ(Sorted(labels), Iota(total)) << "epoch " << epoch;
         }
       }
     }

@@ -28,8 +28,16 @@ absl::Status CheckHiddenUnits(const ModelConfig& config) {
   return absl::OkStatus();
 }
 
+// wide_deep on named features: the spec sets the feature counts and the
+// embedding dims, so num_features and embedding_dim are not used.
+bool WideDeepOnSpec(const ModelConfig& config) {
+  return config.name == "wide_deep" && config.feature_spec != nullptr;
+}
+
 absl::Status CheckConfig(const ModelConfig& config) {
-  if (config.num_features < 1) {
+  if (WideDeepOnSpec(config)) {
+    RETURN_IF_ERROR(WideDeepModel::CheckSpec(*config.feature_spec));
+  } else if (config.num_features < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model config: num_features must be >= 1, got ", config.num_features));
   }
@@ -41,7 +49,7 @@ absl::Status CheckConfig(const ModelConfig& config) {
   if (config.name == "mlp" || config.name == "wide_deep") {
     RETURN_IF_ERROR(CheckHiddenUnits(config));
   }
-  if (config.name == "wide_deep" &&
+  if (config.name == "wide_deep" && !WideDeepOnSpec(config) &&
       (config.embedding_dim < 1 || config.embedding_dim > kMaxEmbeddingDim)) {
     return absl::InvalidArgumentError(
         absl::StrCat("model config: embedding_dim must be in [1, 2^20], got ",
@@ -102,6 +110,9 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(const ModelConfig& config) {
   } else if (config.name == "mlp") {
     model = std::make_unique<MlpModel>(config.num_features, config.num_classes,
                                        config.hidden_units, options);
+  } else if (WideDeepOnSpec(config)) {
+    model = std::make_unique<WideDeepModel>(*config.feature_spec,
+                                            config.hidden_units, options);
   } else {
     model = std::make_unique<WideDeepModel>(config.num_features,
                                             config.embedding_dim,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/input/feature_spec.h"
 #include "runtime/models/model.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/placement.h"
@@ -48,6 +49,11 @@ struct ModelConfig {
   // For a model computing with a thread pool of its own (TorchScript): the
   // threads each replica may use; 0 leaves the pool's default.
   int threads_per_replica = 0;
+  // The named features the data is read with (--features), for models that
+  // take them (wide_deep, torchscript): Example::dense is the spec's
+  // numeric features and Example::groups its embedding groups, one table
+  // each. Null: no spec (LIBSVM ids, CSV columns).
+  std::shared_ptr<const FeatureSpec> feature_spec;
 };
 
 // The names CreateModel knows, sorted: the built-in models. ModelRegistry

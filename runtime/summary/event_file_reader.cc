@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "runtime/summary/tfrecord.h"
+#include "runtime/util/tfrecord_framing.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {

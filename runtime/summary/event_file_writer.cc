@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/summary/tfrecord.h"
+#include "runtime/util/tfrecord_framing.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 

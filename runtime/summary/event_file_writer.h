@@ -4,7 +4,7 @@
 // EventFileWriter: writes scalar summaries (loss, examples/s, learning rate,
 // eval metrics) to an event file that `tensorboard --logdir DIR` displays.
 //
-// The file is a sequence of TFRecords (runtime/summary/tfrecord.h), each a
+// The file is a sequence of TFRecords (runtime/util/tfrecord_framing.h), each a
 // serialized distrt.summary.Event (proto/summary_event.proto, wire-compatible
 // with TensorFlow's Event). The first record carries only the file version
 // "brain.Event:2"; each WriteScalars call appends one record.

@@ -20,6 +20,7 @@
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/model_registry.h"
 #include "runtime/models/model_variables.h"
+#include "runtime/models/embedding_bag.h"
 #include "runtime/torchscript/torchscript_plugin_api.h"
 #include "runtime/util/status_macros.h"
 
@@ -130,12 +131,21 @@ class TorchScriptModel : public Model {
     return config_.loss == TorchScriptLoss::kSoftmaxCrossEntropy ? outputs_ : 1;
   }
 
-  // Every table is looked up with all of an example's feature ids.
+  // Without groups, every table is looked up with all of an example's
+  // feature ids; with groups, each group's table with the group's ids.
   absl::Status SparseIds(
       const Batch& batch,
       std::vector<std::vector<int64_t>>* ids) const override {
     ids->assign(variables_.size(), {});
     if (embedding_dims_.empty()) return absl::OkStatus();
+    if (!config_.groups.empty()) {
+      if (batch.size == 0) return absl::OkStatus();
+      RETURN_IF_ERROR(CheckGroups(batch));
+      for (size_t g = 0; g < config_.groups.size(); ++g) {
+        (*ids)[num_parameters_ + g] = DistinctGroupIds(batch.groups[g]);
+      }
+      return absl::OkStatus();
+    }
     RETURN_IF_ERROR(CheckSparseIds(batch));
     const std::vector<int64_t> distinct = DistinctFeatureIds(batch);
     for (size_t i = num_parameters_; i < variables_.size(); ++i) {
@@ -158,9 +168,22 @@ class TorchScriptModel : public Model {
     std::vector<std::vector<float>> pooled_gradients(embedding_dims_.size());
     std::vector<const float*> embeddings;
     std::vector<float*> embedding_gradients;
+    // With groups: how each group's ids map onto its table's rows, kept
+    // for the gradients' scatter.
+    std::vector<EmbeddingBags> bags;
     for (size_t t = 0; t < embedding_dims_.size(); ++t) {
-      RETURN_IF_ERROR(Pool(batch, embedding_dims_[t],
-                           values[num_parameters_ + t], &pooled[t]));
+      const VariableSlice& table = values[num_parameters_ + t];
+      if (config_.groups.empty()) {
+        RETURN_IF_ERROR(Pool(batch, embedding_dims_[t], table, &pooled[t]));
+      } else if (batch.size > 0) {
+        const TorchScriptGroup& group = config_.groups[t];
+        ASSIGN_OR_RETURN(EmbeddingBags group_bags,
+                         EmbeddingBags::Make(
+                             batch.groups[t], batch.size, group.group.combiner,
+                             table, embedding_dims_[t], group.group.name));
+        pooled[t] = group_bags.Pool(table);
+        bags.push_back(std::move(group_bags));
+      }
       pooled_gradients[t].assign(pooled[t].size(), 0.0f);
       embeddings.push_back(pooled[t].data());
       embedding_gradients.push_back(pooled_gradients[t].data());
@@ -193,8 +216,14 @@ class TorchScriptModel : public Model {
     if (!with_gradients) return absl::OkStatus();
     for (size_t t = 0; t < embedding_dims_.size(); ++t) {
       const size_t v = num_parameters_ + t;
-      Scatter(batch, embedding_dims_[t], values[v], pooled_gradients[t],
-              &result->gradients[v]);
+      if (config_.groups.empty()) {
+        Scatter(batch, embedding_dims_[t], values[v], pooled_gradients[t],
+                &result->gradients[v]);
+      } else if (batch.size > 0) {
+        result->gradients[v] = bags[t].Scatter(values[v], pooled_gradients[t]);
+      } else {
+        result->gradients[v] = ZeroGradient(values[v]);
+      }
     }
     if (dense_gradients == nullptr) return absl::OkStatus();
     return MoveDenseGradientsTo(device, *dense_gradients, variables_,
@@ -212,6 +241,25 @@ class TorchScriptModel : public Model {
       }
     }
     return CheckSparseFeatures(batch, std::numeric_limits<int64_t>::max());
+  }
+
+  // One Batch::Group per group, each consistent and within its buckets.
+  absl::Status CheckGroups(const Batch& batch) const {
+    if (batch.groups.size() != config_.groups.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "torchscript model: examples have ", batch.groups.size(),
+          " embedding groups, the feature spec ", config_.groups.size()));
+    }
+    for (size_t g = 0; g < config_.groups.size(); ++g) {
+      const TorchScriptGroup& group = config_.groups[g];
+      if (absl::Status s = CheckEmbeddingGroup(batch.groups[g], batch.size,
+                                               group.buckets, group.group.name);
+          !s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("torchscript model: ", s.message()));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // Row k of `slice` for `id`, which SparseIds asked for.
@@ -268,15 +316,20 @@ class TorchScriptModel : public Model {
       return absl::InvalidArgumentError(
           absl::StrCat("torchscript model: ", s.message()));
     }
-    const int64_t n = config_.num_features;
-    if (embedding_dims_.empty() && batch.size > 0 &&
+    const bool grouped = !config_.groups.empty();
+    const int64_t n = grouped ? config_.num_dense : config_.num_features;
+    if ((embedding_dims_.empty() || grouped) && batch.size > 0 &&
         (batch.num_dense != n ||
          static_cast<int64_t>(batch.dense.size()) != batch.size * n)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "torchscript model: examples have ", batch.num_dense,
-          " dense features, the model takes ", n, " (--num_features)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("torchscript model: examples have ", batch.num_dense,
+                       " dense features, the model takes ", n,
+                       grouped ? " (the feature spec's numeric features)"
+                               : " (--num_features)"));
     }
-    if (!embedding_dims_.empty() && batch.size > 0) {
+    if (grouped && batch.size > 0) {
+      RETURN_IF_ERROR(CheckGroups(batch));
+    } else if (!embedding_dims_.empty() && batch.size > 0) {
       RETURN_IF_ERROR(CheckSparseIds(batch));
     }
     if (static_cast<int64_t>(batch.labels.size()) != batch.size) {
@@ -308,8 +361,16 @@ class TorchScriptModel : public Model {
   const int outputs_;
 };
 
+// The name of table `t`: its group's, or "embedding.<t>" without groups.
+std::string TableName(const TorchScriptModelConfig& config, int t) {
+  return config.groups.empty() ? TorchScriptEmbeddingName(t)
+                               : config.groups[t].group.name;
+}
+
 // The model's variables: the module's parameters, starting from the
-// file's values, then one hash embedding table per embedding input.
+// file's values, then one hash embedding table per embedding input (per
+// group, with groups). INVALID_ARGUMENT for a table named like a parameter
+// or another table: the ps tasks know variables by name.
 absl::StatusOr<std::vector<ModelVariable>> VariablesOf(
     const DistrtTorchScriptModuleInfo& info,
     const TorchScriptModelConfig& config, absl::string_view where) {
@@ -334,9 +395,19 @@ absl::StatusOr<std::vector<ModelVariable>> VariablesOf(
   options.optimizer = config.optimizer;
   options.partition = config.partition;
   for (int t = 0; t < info.num_embeddings; ++t) {
-    variables.push_back(HashEmbeddingVariable(
-        TorchScriptEmbeddingName(t), info.embedding_dims[t],
-        UniformInitializer(-0.05f, 0.05f), options));
+    const std::string name = TableName(config, t);
+    for (const ModelVariable& v : variables) {
+      if (v.name() == name) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": embedding group \"", name, "\" is named like the ",
+            v.kind == ModelVariable::Kind::kDense ? "module's parameter"
+                                                  : "table of another group",
+            "; variables need names of their own"));
+      }
+    }
+    variables.push_back(HashEmbeddingVariable(name, info.embedding_dims[t],
+                                              UniformInitializer(-0.05f, 0.05f),
+                                              options));
   }
   // Seeds the tables' initializers (the parameters start from the file).
   SeedInitializers(config.seed, &variables);
@@ -365,6 +436,35 @@ absl::Status CheckOutputsFitLoss(TorchScriptLoss loss, int outputs,
   return absl::OkStatus();
 }
 
+// x's width, or with groups dense's and the groups' dims.
+absl::Status CheckWidths(const TorchScriptModelConfig& config) {
+  if (config.groups.empty()) {
+    if (config.num_features < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("torchscript model: --num_features must be >= 1, not ",
+                       config.num_features));
+    }
+    return absl::OkStatus();
+  }
+  if (config.num_dense < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "torchscript model: num_dense must be >= 0, not ", config.num_dense));
+  }
+  for (const TorchScriptGroup& group : config.groups) {
+    if (group.group.dim < 1 || group.group.dim > (int64_t{1} << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "torchscript model: embedding group \"", group.group.name,
+          "\" has dim ", group.group.dim, "; it must be in [1, 1048576]"));
+    }
+    if (group.buckets < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "torchscript model: embedding group \"", group.group.name, "\" has ",
+          group.buckets, " buckets; 0 (hashed) or more"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TorchScriptLoss> ParseTorchScriptLoss(absl::string_view name) {
@@ -379,6 +479,16 @@ absl::StatusOr<TorchScriptLoss> ParseTorchScriptLoss(absl::string_view name) {
       "unknown loss \"", name,
       "\" (expected softmax_cross_entropy, sigmoid_cross_entropy or "
       "mean_squared_error)"));
+}
+
+std::vector<TorchScriptGroup> TorchScriptGroupsOf(const FeatureSpec& spec) {
+  std::vector<TorchScriptGroup> groups;
+  for (const EmbeddingGroup& group : spec.groups) {
+    const CategoricalFeature& key = spec.GroupKey(group);
+    groups.push_back(
+        {group, key.kind == CategoricalKind::kHashed ? 0 : key.buckets});
+  }
+  return groups;
 }
 
 std::string TorchScriptEmbeddingName(int index) {
@@ -400,11 +510,7 @@ absl::string_view TorchScriptLossName(TorchScriptLoss loss) {
 absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
     const TorchScriptModelConfig& config) {
   const std::string where = absl::StrCat("--torchscript_file=", config.path);
-  if (config.num_features < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("torchscript model: --num_features must be >= 1, not ",
-                     config.num_features));
-  }
+  RETURN_IF_ERROR(CheckWidths(config));
   // LibTorch's own message for a missing file is a C++ backtrace's worth.
   if (access(config.path.c_str(), R_OK) != 0) {
     return absl::InvalidArgumentError(
@@ -414,8 +520,15 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
   RETURN_IF_ERROR(api.status());
   DistrtTorchScriptModuleInfo info{};
   char* error = nullptr;
-  void* module = (*api)->load(config.path.c_str(), config.num_features,
-                              config.intra_op_threads, &info, &error);
+  std::vector<int64_t> group_dims;
+  for (const TorchScriptGroup& group : config.groups) {
+    group_dims.push_back(group.group.dim);
+  }
+  void* module = (*api)->load(
+      config.path.c_str(),
+      config.groups.empty() ? config.num_features : config.num_dense,
+      static_cast<int>(group_dims.size()), group_dims.data(),
+      config.intra_op_threads, &info, &error);
   if (module == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": ", TakeError(*api, error)));
@@ -460,6 +573,10 @@ absl::StatusOr<std::unique_ptr<Model>> CreateTorchScriptModel(
   torchscript.path = config.torchscript_file;
   torchscript.loss = *loss;
   torchscript.num_features = config.num_features;
+  if (config.feature_spec != nullptr) {
+    torchscript.groups = TorchScriptGroupsOf(*config.feature_spec);
+    torchscript.num_dense = config.feature_spec->num_dense();
+  }
   torchscript.optimizer = config.optimizer;
   torchscript.partition = config.partition;
   torchscript.seed = config.seed;

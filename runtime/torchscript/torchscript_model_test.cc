@@ -6,6 +6,7 @@
 
 #include "runtime/torchscript/torchscript_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -16,7 +17,9 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "runtime/input/batch.h"
+#include "runtime/input/feature_spec.h"
 #include "runtime/models/mlp_model.h"
+#include "runtime/models/model_inputs.h"
 #include "runtime/models/model_variables.h"
 #include "runtime/util/file_system.h"
 
@@ -455,6 +458,421 @@ TEST(TorchScriptModelTest, BadBatchesAreErrors) {
                         true, &result);
   EXPECT_THAT(s.message(),
               HasSubstr("\"fc1.bias\": got 7 values, its shape has 8"));
+}
+
+// Feature groups: forward(dense, embeddings) with one table per group.
+
+// The groups of testdata/groups.pt: "user" (dim 2, ids bounded by 100,
+// weighted) and "item" (dim 3, hashed), both pooled with `combiner`.
+TorchScriptModelConfig GroupsConfig(const std::string& module,
+                                    Combiner combiner) {
+  TorchScriptModelConfig config;
+  config.path = std::string(kDir) + module + ".pt";
+  config.loss = TorchScriptLoss::kMeanSquaredError;
+  config.num_dense = 3;
+  TorchScriptGroup user;
+  user.group.name = "user";
+  user.group.dim = 2;
+  user.group.combiner = combiner;
+  user.buckets = 100;
+  TorchScriptGroup item;
+  item.group.name = "item";
+  item.group.dim = 3;
+  item.group.combiner = combiner;
+  config.groups = {user, item};
+  return config;
+}
+
+Batch::Group MakeGroup(const std::vector<std::vector<int64_t>>& bags,
+                       const std::vector<std::vector<float>>& weights) {
+  Batch::Group group;
+  group.offsets.push_back(0);
+  for (size_t b = 0; b < bags.size(); ++b) {
+    group.ids.insert(group.ids.end(), bags[b].begin(), bags[b].end());
+    if (!weights.empty()) {
+      group.weights.insert(group.weights.end(), weights[b].begin(),
+                           weights[b].end());
+    }
+    group.offsets.push_back(static_cast<int64_t>(group.ids.size()));
+  }
+  return group;
+}
+
+// Four examples: repeated ids, an empty bag in each group, weights that TF
+// prunes (<= 0) leaving an example with none, a negative hashed id.
+Batch GroupsBatch() {
+  Batch batch;
+  batch.size = 4;
+  batch.num_dense = 3;
+  batch.dense = {0.5, -1, 2, 1.5, 0.25, -0.5, 0, 0, 1, -2, 1, 0.5};
+  batch.labels = {0.3f, -1.2f, 2.5f, 0.7f};
+  batch.offsets.assign(batch.size + 1, 0);
+  batch.groups.push_back(MakeGroup({{5, 7, 5}, {7}, {}, {9, 5}},
+                                   {{1.0f, 2.0f, 0.5f}, {3.0f}, {}, {0, -1}}));
+  batch.groups.push_back(
+      MakeGroup({{-9000000000, 3}, {}, {3, 3, 11}, {11}}, {}));
+  // The user group's own index of its distinct ids, as MakeBatch makes it;
+  // the item group's is left for the model to sort.
+  batch.groups[0].distinct_ids = {5, 7, 9};
+  batch.groups[0].distinct_index = {0, 1, 0, 1, 2, 0};
+  return batch;
+}
+
+// What the linear module of testdata/groups.pt gives, computed here from
+// the combiner's definition: predictions, the loss, and every gradient.
+struct LinearReference {
+  std::vector<float> predictions;
+  double loss_sum = 0;
+  std::vector<VariableSlice> gradients;
+};
+
+LinearReference ComputeReference(const Batch& batch, Combiner combiner,
+                                 const std::vector<VariableSlice>& values) {
+  // values: dense.weight [1, 3], dense.bias [1], group0.weight [1, 2],
+  // group1.weight [1, 3], then the tables "user" and "item".
+  LinearReference ref;
+  ref.gradients.resize(values.size());
+  for (size_t v = 0; v < values.size(); ++v) {
+    ref.gradients[v] = ZeroGradient(values[v]);
+  }
+  const int64_t dims[2] = {2, 3};
+  for (int64_t b = 0; b < batch.size; ++b) {
+    double out = values[1].dense[0];
+    for (int d = 0; d < 3; ++d) {
+      out += values[0].dense[d] * batch.dense[b * 3 + d];
+    }
+    // Per group: the kept (row, weight) pairs and the combiner's divisor.
+    std::vector<std::vector<std::pair<int64_t, double>>> kept(2);
+    std::vector<double> divisor(2, 0.0);
+    std::vector<std::vector<double>> pooled(2);
+    for (int g = 0; g < 2; ++g) {
+      const Batch::Group& group = batch.groups[g];
+      const VariableSlice& table = values[4 + g];
+      double sum = 0, squares = 0;
+      for (int64_t k = group.offsets[b]; k < group.offsets[b + 1]; ++k) {
+        const double w = group.weights.empty() ? 1.0 : group.weights[k];
+        if (w <= 0) continue;
+        const int64_t row =
+            std::find(table.ids.begin(), table.ids.end(), group.ids[k]) -
+            table.ids.begin();
+        kept[g].push_back({row, w});
+        sum += w;
+        squares += w * w;
+      }
+      divisor[g] = combiner == Combiner::kSum    ? 1.0
+                   : combiner == Combiner::kMean ? sum
+                                                 : std::sqrt(squares);
+      pooled[g].assign(dims[g], 0.0);
+      for (const auto& [row, w] : kept[g]) {
+        for (int d = 0; d < dims[g]; ++d) {
+          pooled[g][d] += w * table.rows[row * dims[g] + d] / divisor[g];
+        }
+      }
+      for (int d = 0; d < dims[g]; ++d) {
+        out += values[2 + g].dense[d] * pooled[g][d];
+      }
+    }
+    ref.predictions.push_back(static_cast<float>(out));
+    const double r = out - batch.labels[b];
+    ref.loss_sum += r * r;
+    const double dout = 2 * r;
+    for (int d = 0; d < 3; ++d) {
+      ref.gradients[0].dense[d] += dout * batch.dense[b * 3 + d];
+    }
+    ref.gradients[1].dense[0] += dout;
+    for (int g = 0; g < 2; ++g) {
+      for (int d = 0; d < dims[g]; ++d) {
+        ref.gradients[2 + g].dense[d] += dout * pooled[g][d];
+      }
+      for (const auto& [row, w] : kept[g]) {
+        for (int d = 0; d < dims[g]; ++d) {
+          ref.gradients[4 + g].rows[row * dims[g] + d] +=
+              dout * w / divisor[g] * values[2 + g].dense[d];
+        }
+      }
+    }
+  }
+  return ref;
+}
+
+class FeatureGroups : public ::testing::TestWithParam<Combiner> {};
+
+TEST_P(FeatureGroups, PoolAndGradientsAsTheCombinerDefines) {
+  const Combiner combiner = GetParam();
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      LoadTorchScriptModel(GroupsConfig("groups", combiner));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<ModelVariable>& variables = (*model)->variables();
+  ASSERT_EQ(variables.size(), 6u);
+  EXPECT_EQ(variables[3].name(), "group1.weight");
+  EXPECT_EQ(variables[4].name(), "user");
+  EXPECT_EQ(variables[4].kind, ModelVariable::Kind::kHashEmbedding);
+  EXPECT_EQ(variables[4].hash_spec.dim, 2);
+  EXPECT_EQ(variables[5].name(), "item");
+  EXPECT_EQ(variables[5].hash_spec.dim, 3);
+
+  const Batch batch = GroupsBatch();
+  std::vector<std::vector<int64_t>> ids;
+  ASSERT_TRUE((*model)->SparseIds(batch, &ids).ok());
+  EXPECT_TRUE(ids[0].empty());
+  EXPECT_EQ(ids[4], (std::vector<int64_t>{5, 7, 9}));
+  EXPECT_EQ(ids[5], (std::vector<int64_t>{-9000000000, 3, 11}));
+
+  std::vector<VariableSlice> values = InitialValues(**model);
+  for (int g = 0; g < 2; ++g) {
+    VariableSlice& table = values[4 + g];
+    table.ids = ids[4 + g];
+    for (size_t i = 0; i < table.ids.size() * (g == 0 ? 2 : 3); ++i) {
+      table.rows.push_back(0.1f * (i + 1) * (i % 2 ? -1 : 1) + 0.05f * g);
+    }
+  }
+  ModelStepResult result;
+  ASSERT_TRUE((*model)->Compute(batch, values, true, &result).ok());
+  const LinearReference ref = ComputeReference(batch, combiner, values);
+  EXPECT_NEAR(result.loss_sum, ref.loss_sum, 1e-5 * ref.loss_sum);
+  ExpectRelativelyNear(result.predictions, ref.predictions, "predictions");
+  // The example without ids left in "user" (weights 0 and -1) and the one
+  // with an empty bag pool zeros: their predictions have no user term.
+  ASSERT_EQ(result.gradients.size(), 6u);
+  for (int v = 0; v < 4; ++v) {
+    ExpectRelativelyNear(result.gradients[v].dense, ref.gradients[v].dense,
+                         variables[v].name() + " gradient");
+  }
+  for (int v = 4; v < 6; ++v) {
+    EXPECT_EQ(result.gradients[v].ids, values[v].ids);
+    ExpectRelativelyNear(result.gradients[v].rows, ref.gradients[v].rows,
+                         variables[v].name() + " gradient");
+  }
+  // Id 9 (weight 0) is pruned: no gradient.
+  EXPECT_EQ(result.gradients[4].rows[4], 0.0f);
+  EXPECT_EQ(result.gradients[4].rows[5], 0.0f);
+
+  // And as central differences of the loss (quadratic in each row value,
+  // so exact but for float rounding).
+  for (int v = 4; v < 6; ++v) {
+    for (size_t i = 0; i < values[v].rows.size(); ++i) {
+      constexpr float kStep = 1e-2f;
+      std::vector<VariableSlice> moved = values;
+      ModelStepResult up, down;
+      moved[v].rows[i] += kStep;
+      ASSERT_TRUE((*model)->Compute(batch, moved, false, &up).ok());
+      moved[v].rows[i] -= 2 * kStep;
+      ASSERT_TRUE((*model)->Compute(batch, moved, false, &down).ok());
+      const double numeric = (up.loss_sum - down.loss_sum) / (2 * kStep);
+      EXPECT_NEAR(result.gradients[v].rows[i], numeric,
+                  2e-3 * std::max(1.0, std::abs(numeric)))
+          << variables[v].name() << " element " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Combiners, FeatureGroups,
+                         ::testing::Values(Combiner::kSum, Combiner::kMean,
+                                           Combiner::kSqrtn),
+                         [](const ::testing::TestParamInfo<Combiner>& info) {
+                           return std::string(CombinerName(info.param));
+                         });
+
+// A replica without examples: zeros, with no groups in the batch at all.
+TEST(TorchScriptModelTest, AnEmptyBatchWithGroupsGivesZeroGradients) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      LoadTorchScriptModel(GroupsConfig("groups", Combiner::kMean));
+  ASSERT_TRUE(model.ok()) << model.status();
+  Batch empty;
+  empty.offsets = {0};
+  std::vector<std::vector<int64_t>> ids;
+  ASSERT_TRUE((*model)->SparseIds(empty, &ids).ok());
+  EXPECT_TRUE(ids[4].empty());
+  ModelStepResult result;
+  ASSERT_TRUE(
+      (*model)->Compute(empty, InitialValues(**model), true, &result).ok());
+  EXPECT_EQ(result.loss_sum, 0);
+  ASSERT_EQ(result.gradients.size(), 6u);
+  EXPECT_EQ(result.gradients[0].dense, std::vector<float>(3, 0.0f));
+  EXPECT_TRUE(result.gradients[5].rows.empty());
+}
+
+TEST(TorchScriptModelTest, ModulesThatDoNotFitTheGroupsSayHow) {
+  const std::string dir =
+      std::string("--torchscript_file=runtime/torchscript/testdata/");
+  // Dims that differ, and a count that differs: both lists named.
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      LoadTorchScriptModel(GroupsConfig("groups_other_dims", Combiner::kSum));
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(),
+              HasSubstr(dir + "groups_other_dims.pt: the feature spec's "
+                              "embedding groups have dims [2, 3] but the "
+                              "module's embedding_dims() returns [2, 4]"));
+  TorchScriptModelConfig three = GroupsConfig("groups", Combiner::kSum);
+  three.groups.push_back(three.groups[1]);
+  three.groups.back().group.name = "shop";
+  three.groups.back().group.dim = 4;
+  model = LoadTorchScriptModel(three);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(),
+              HasSubstr(dir + "groups.pt: the feature spec's embedding groups "
+                              "have dims [2, 3, 4] but the module's "
+                              "embedding_dims() returns [2, 3]"));
+  model = LoadTorchScriptModel(GroupsConfig("groups_no_dims", Combiner::kSum));
+  EXPECT_THAT(model.status().message(),
+              HasSubstr("embedding_dims() is missing"));
+
+  // forward's signature: one argument with groups, two without.
+  TorchScriptModelConfig one_argument =
+      GroupsConfig("wide_deep", Combiner::kSum);
+  one_argument.groups[0].group.dim = 1;
+  model = LoadTorchScriptModel(one_argument);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(),
+              HasSubstr(dir + "wide_deep.pt: forward(embeddings: "
+                              "List[Tensor]) does not take the feature "
+                              "spec's embedding groups: it must be "
+                              "forward(dense: Tensor, embeddings: "
+                              "List[Tensor])"));
+  model = Load("groups", TorchScriptLoss::kMeanSquaredError);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(),
+              HasSubstr(dir + "groups.pt: forward(dense: Tensor, embeddings: "
+                              "List[Tensor]) takes a feature spec's "
+                              "embedding groups"));
+
+  // A group named like a parameter.
+  TorchScriptModelConfig clash = GroupsConfig("groups", Combiner::kSum);
+  clash.groups[0].group.name = "dense.bias";
+  model = LoadTorchScriptModel(clash);
+  EXPECT_THAT(model.status().message(),
+              HasSubstr("embedding group \"dense.bias\" is named like the "
+                        "module's parameter"));
+}
+
+TEST(TorchScriptModelTest, BatchesThatDoNotFitTheGroupsAreErrors) {
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      LoadTorchScriptModel(GroupsConfig("groups", Combiner::kSum));
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<std::vector<int64_t>> ids;
+  Batch batch = GroupsBatch();
+  batch.groups[0].ids[1] = 100;  // the user group's ids are in [0, 100)
+  EXPECT_THAT((*model)->SparseIds(batch, &ids).message(),
+              HasSubstr("embedding group \"user\": example 0 has id 100, "
+                        "outside the group's [0, 100)"));
+  batch = GroupsBatch();
+  batch.groups.pop_back();
+  EXPECT_THAT((*model)->SparseIds(batch, &ids).message(),
+              HasSubstr("examples have 1 embedding groups, the feature "
+                        "spec 2"));
+  batch = GroupsBatch();
+  batch.groups[1].offsets.pop_back();
+  EXPECT_THAT((*model)->SparseIds(batch, &ids).message(),
+              HasSubstr("embedding group \"item\": 4 offsets for a batch "
+                        "of 4 examples"));
+
+  // Values without a row the batch needs, and dense of another width.
+  batch = GroupsBatch();
+  ASSERT_TRUE((*model)->SparseIds(batch, &ids).ok());
+  std::vector<VariableSlice> values = InitialValues(**model);
+  for (int v = 4; v < 6; ++v) {
+    values[v].ids = ids[v];
+    values[v].rows.assign(ids[v].size() * (v == 4 ? 2 : 3), 0.5f);
+  }
+  ModelStepResult result;
+  ASSERT_TRUE((*model)->Compute(batch, values, true, &result).ok());
+  values[5].ids.pop_back();
+  values[5].rows.resize(values[5].rows.size() - 3);
+  EXPECT_THAT((*model)->Compute(batch, values, true, &result).message(),
+              HasSubstr("embedding table \"item\" has no row for id 11"));
+  batch.num_dense = 2;
+  EXPECT_THAT((*model)->Compute(batch, values, true, &result).message(),
+              HasSubstr("examples have 2 dense features, the model takes 3 "
+                        "(the feature spec's numeric features)"));
+}
+
+// examples/torch/dlrm.py at a small size, with the spec it writes: the
+// worker's path from a FeatureSpec to the model, and steps of gradient
+// descent on the tables' rows and the MLPs lower the loss.
+TEST(TorchScriptModelTest, TheDlrmExampleTrainsWithItsFeatureSpec) {
+  absl::StatusOr<FeatureSpec> spec =
+      ReadFeatureSpec("examples/torch/dlrm_small_spec.json");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  TorchScriptModelConfig config;
+  config.path = "examples/torch/dlrm_small.pt";
+  config.loss = TorchScriptLoss::kSigmoidCrossEntropy;
+  config.groups = TorchScriptGroupsOf(*spec);
+  config.num_dense = spec->num_dense();
+  ASSERT_EQ(config.groups.size(), 3u);
+  EXPECT_EQ(config.groups[0].group.name, "C1");
+  EXPECT_EQ(config.groups[0].buckets, 0);  // hashed
+  EXPECT_EQ(config.num_dense, 4);
+  absl::StatusOr<std::unique_ptr<Model>> model = LoadTorchScriptModel(config);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<ModelVariable>& variables = (*model)->variables();
+  ASSERT_GE(variables.size(), 3u);
+  const size_t tables = variables.size() - 3;
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(variables[tables + t].name(), "C" + std::to_string(t + 1));
+    EXPECT_EQ(variables[tables + t].hash_spec.dim, 4);
+  }
+
+  // Eight examples; a label that depends on table C1's ids and a numeric
+  // feature, so that both parts have something to learn.
+  Batch batch;
+  batch.size = 8;
+  batch.num_dense = 4;
+  batch.offsets.assign(batch.size + 1, 0);
+  for (int t = 0; t < 3; ++t) {
+    std::vector<std::vector<int64_t>> bags;
+    for (int64_t b = 0; b < batch.size; ++b) {
+      bags.push_back({(b * (t + 3)) % 5 + 1000 * t});
+    }
+    batch.groups.push_back(MakeGroup(bags, {}));
+  }
+  for (int64_t b = 0; b < batch.size; ++b) {
+    for (int d = 0; d < 4; ++d) {
+      batch.dense.push_back(0.25f * ((b + d) % 4) - 0.3f);
+    }
+    batch.labels.push_back((b % 3 == 0 || b == 5) ? 1.0f : 0.0f);
+  }
+  std::vector<std::vector<int64_t>> ids;
+  ASSERT_TRUE((*model)->SparseIds(batch, &ids).ok());
+  std::vector<VariableSlice> values = InitialValues(**model);
+  for (size_t v = tables; v < variables.size(); ++v) {
+    values[v].ids = ids[v];
+    for (size_t i = 0; i < ids[v].size() * 4; ++i) {
+      values[v].rows.push_back(0.05f * static_cast<float>((i * 7) % 11) -
+                               0.25f);
+    }
+  }
+  ModelStepResult first;
+  ASSERT_TRUE((*model)->Compute(batch, values, true, &first).ok());
+  // The rows' gradients through the dot interactions, against central
+  // differences of the loss.
+  for (size_t v = tables; v < variables.size(); ++v) {
+    for (size_t i = 0; i < values[v].rows.size(); ++i) {
+      constexpr float kStep = 1e-2f;
+      std::vector<VariableSlice> moved = values;
+      ModelStepResult up, down;
+      moved[v].rows[i] += kStep;
+      ASSERT_TRUE((*model)->Compute(batch, moved, false, &up).ok());
+      moved[v].rows[i] -= 2 * kStep;
+      ASSERT_TRUE((*model)->Compute(batch, moved, false, &down).ok());
+      EXPECT_NEAR(first.gradients[v].rows[i],
+                  (up.loss_sum - down.loss_sum) / (2 * kStep), 2e-3)
+          << variables[v].name() << " element " << i;
+    }
+  }
+  for (int step = 0; step < 40; ++step) {
+    ModelStepResult result;
+    ASSERT_TRUE((*model)->Compute(batch, values, true, &result).ok());
+    for (size_t v = 0; v < values.size(); ++v) {
+      std::vector<float>& x = v < tables ? values[v].dense : values[v].rows;
+      const std::vector<float>& g =
+          v < tables ? result.gradients[v].dense : result.gradients[v].rows;
+      ASSERT_EQ(x.size(), g.size()) << variables[v].name();
+      for (size_t i = 0; i < x.size(); ++i) x[i] -= 1.0f * g[i] / batch.size;
+    }
+  }
+  ModelStepResult last;
+  ASSERT_TRUE((*model)->Compute(batch, values, false, &last).ok());
+  EXPECT_LT(last.loss_sum, 0.7 * first.loss_sum);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -58,9 +59,15 @@ struct Instance {
   std::vector<torch::Tensor> parameters;
 };
 
+// What forward takes: x [batch, num_features]; one pooled [batch, dim]
+// tensor per embedding table (over LIBSVM ids); or, with a feature spec's
+// embedding groups, dense [batch, num_features] and one per group.
+enum class Inputs { kX, kEmbeddings, kDenseAndEmbeddings };
+
 struct Module {
   torch::jit::Module prototype;
   int64_t num_features = 0;
+  Inputs inputs = Inputs::kX;
   // Of the embedding tables; empty for a module that takes x.
   std::vector<int64_t> embedding_dims;
   int outputs = 0;
@@ -110,28 +117,30 @@ struct Module {
     idle_instances.push_back(std::move(instance));
   }
 
-  // forward's arguments: x [batch, num_features], or the list of the
-  // tables' [batch, dim] inputs.
-  std::vector<c10::IValue> Inputs(torch::Tensor x,
-                                  const std::vector<torch::Tensor>& tables) {
-    if (embedding_dims.empty()) return {std::move(x)};
+  // forward's arguments: x [batch, num_features], the list of the
+  // tables' [batch, dim] inputs, or both.
+  std::vector<c10::IValue> Arguments(torch::Tensor x,
+                                     const std::vector<torch::Tensor>& tables) {
+    if (inputs == Inputs::kX) return {std::move(x)};
     c10::List<torch::Tensor> list;
     for (const torch::Tensor& t : tables) list.push_back(t);
-    return {c10::IValue(std::move(list))};
+    if (inputs == Inputs::kEmbeddings) return {c10::IValue(std::move(list))};
+    return {std::move(x), c10::IValue(std::move(list))};
   }
 
   // What forward was given, for messages.
   std::string InputsDescription(int64_t batch) const {
-    if (embedding_dims.empty()) {
-      return "x float32 [" + std::to_string(batch) + ", " +
-             std::to_string(num_features) + "]";
-    }
+    const std::string x = "float32 [" + std::to_string(batch) + ", " +
+                          std::to_string(num_features) + "]";
+    if (inputs == Inputs::kX) return "x " + x;
     std::string text = "embeddings [";
     for (size_t t = 0; t < embedding_dims.size(); ++t) {
       text += (t ? ", [" : "[") + std::to_string(batch) + ", " +
               std::to_string(embedding_dims[t]) + "]";
     }
-    return text + "]";
+    text += "]";
+    if (inputs == Inputs::kEmbeddings) return text;
+    return "dense " + x + " and " + text;
   }
 };
 
@@ -163,12 +172,96 @@ std::vector<int64_t> EmbeddingDims(torch::jit::Module& module) {
   return dims;
 }
 
+std::string DimsString(const std::vector<int64_t>& dims) {
+  return ShapeString(c10::IntArrayRef(dims));
+}
+
+// forward's arguments after self, as "name: Type" for messages and their
+// types. Throws what LibTorch throws.
+struct ForwardArgument {
+  std::string text;
+  c10::TypePtr type;
+};
+std::vector<ForwardArgument> ForwardArguments(torch::jit::Module& module) {
+  const c10::FunctionSchema& schema =
+      module.get_method("forward").function().getSchema();
+  std::vector<ForwardArgument> arguments;
+  for (size_t i = 1; i < schema.arguments().size(); ++i) {
+    const c10::Argument& a = schema.arguments()[i];
+    arguments.push_back(
+        {a.name() + ": " + a.type()->annotation_str(), a.type()});
+  }
+  return arguments;
+}
+
+std::string Signature(const std::vector<ForwardArgument>& arguments) {
+  std::string text = "forward(";
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    text += (i ? ", " : "") + arguments[i].text;
+  }
+  return text + ")";
+}
+
+bool IsTensorList(const c10::TypePtr& type) {
+  const auto list = type->cast<c10::ListType>();
+  return list != nullptr &&
+         list->getElementType()->kind() == c10::TypeKind::TensorType;
+}
+
+// Decides what forward takes (module.inputs, module.embedding_dims) from
+// the module and the feature spec's groups (`group_dims`, empty without
+// them). With groups, forward must take (dense: Tensor, embeddings:
+// List[Tensor]) and embedding_dims() return the groups' dims; without, a
+// module that exports embedding_dims() takes the tables' list, and a
+// forward of that two-argument shape is refused as needing groups. Throws
+// std::invalid_argument saying which, or what LibTorch throws.
+void DecideInputs(Module& module, const std::vector<int64_t>& group_dims) {
+  const std::vector<ForwardArgument> arguments =
+      ForwardArguments(module.prototype);
+  const bool dense_and_embeddings =
+      arguments.size() == 2 &&
+      arguments[0].type->kind() == c10::TypeKind::TensorType &&
+      IsTensorList(arguments[1].type);
+  module.embedding_dims = EmbeddingDims(module.prototype);
+  if (group_dims.empty()) {
+    if (dense_and_embeddings) {
+      throw std::invalid_argument(
+          Signature(arguments) +
+          " takes a feature spec's embedding groups (--features=SPEC.json, "
+          "one group per table of embedding_dims()), and none were given");
+    }
+    module.inputs =
+        module.embedding_dims.empty() ? Inputs::kX : Inputs::kEmbeddings;
+    return;
+  }
+  if (!dense_and_embeddings) {
+    throw std::invalid_argument(
+        Signature(arguments) +
+        " does not take the feature spec's embedding groups: it must be "
+        "forward(dense: Tensor, embeddings: List[Tensor]), dense float32 "
+        "[batch, " +
+        std::to_string(module.num_features) +
+        "] and one pooled float32 [batch, dim] tensor per group, of dims " +
+        DimsString(group_dims));
+  }
+  if (module.embedding_dims != group_dims) {
+    throw std::invalid_argument(
+        "the feature spec's embedding groups have dims " +
+        DimsString(group_dims) + " but the module's embedding_dims() " +
+        (module.embedding_dims.empty()
+             ? std::string("is missing (export it: @torch.jit.export)")
+             : "returns " + DimsString(module.embedding_dims)) +
+        "; it must return one dim per group, in the spec's order");
+  }
+  module.inputs = Inputs::kDenseAndEmbeddings;
+}
+
 // x for a forward of `batch` examples: zeros, or for batch 2 two different
 // rows (so that statistics over the batch move). Undefined for a module
-// with embedding tables, which does not take x: its num_features may be any
-// feature id's bound.
+// with embedding tables over LIBSVM ids, which does not take x: its
+// num_features may be any feature id's bound.
 torch::Tensor ProbeX(const Module& module, int64_t batch) {
-  if (!module.embedding_dims.empty()) return torch::Tensor();
+  if (module.inputs == Inputs::kEmbeddings) return torch::Tensor();
   torch::Tensor x = torch::zeros({batch, module.num_features});
   if (batch > 1) x[1].fill_(1.0);
   return x;
@@ -199,7 +292,7 @@ std::vector<std::string> BuffersForwardChanges(Module& module) {
   if (before.empty()) return {};
   copy.train(true);
   // Two examples: batch norm refuses one in training.
-  copy.forward(module.Inputs(ProbeX(module, 2), ProbeTables(module, 2)));
+  copy.forward(module.Arguments(ProbeX(module, 2), ProbeTables(module, 2)));
   std::vector<std::string> changed;
   size_t i = 0;
   for (const auto& b : copy.named_buffers(/*recurse=*/true)) {
@@ -277,10 +370,10 @@ bool ProbeOutputs(Module& module, char** error) {
   try {
     torch::NoGradGuard no_grad;
     module.prototype.eval();
-    torch::Tensor out =
-        module.prototype
-            .forward(module.Inputs(ProbeX(module, 1), ProbeTables(module, 1)))
-            .toTensor();
+    torch::Tensor out = module.prototype
+                            .forward(module.Arguments(ProbeX(module, 1),
+                                                      ProbeTables(module, 1)))
+                            .toTensor();
     if (out.dim() != 2 || out.size(0) != 1) {
       *error = Error("forward of " + module.InputsDescription(1) +
                      " returned shape " + ShapeString(out.sizes()) +
@@ -342,14 +435,15 @@ bool SetIntraOpThreads(int threads, char** error) {
 }
 
 // Load's work; throws what LibTorch throws only where Load says so.
-void* LoadOrThrow(const char* path, int64_t num_features, int threads,
+void* LoadOrThrow(const char* path, int64_t num_features,
+                  const std::vector<int64_t>& group_dims, int threads,
                   DistrtTorchScriptModuleInfo* info, char** error) {
   auto module = std::make_unique<Module>();
   module->num_features = num_features;
   if (!LoadPrototype(path, *module, error)) return nullptr;
   try {
     ListTrainableParameters(*module);
-    module->embedding_dims = EmbeddingDims(module->prototype);
+    DecideInputs(*module, group_dims);
   } catch (const std::exception& e) {
     *error = Error(Describe(e));
     return nullptr;
@@ -366,7 +460,8 @@ void* LoadOrThrow(const char* path, int64_t num_features, int threads,
   return module.release();
 }
 
-void* Load(const char* path, int64_t num_features, int threads,
+void* Load(const char* path, int64_t num_features, int num_groups,
+           const int64_t* group_dims, int threads,
            DistrtTorchScriptModuleInfo* info, char** error) {
 #if defined(__SANITIZE_ADDRESS__)
   // Under --config=asan: LeakSanitizer's end-of-process check crashes
@@ -382,7 +477,9 @@ void* Load(const char* path, int64_t num_features, int threads,
 #endif
   // No exception may leave this extern "C" function: it would abort.
   try {
-    return LoadOrThrow(path, num_features, threads, info, error);
+    const std::vector<int64_t> dims(group_dims,
+                                    group_dims + std::max(num_groups, 0));
+    return LoadOrThrow(path, num_features, dims, threads, info, error);
   } catch (const std::exception& e) {
     *error = Error("loading the module failed: " + Describe(e));
   } catch (...) {
@@ -492,9 +589,13 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
          float* predictions_out, float* const* gradients,
          float* const* embedding_gradients, char** error) {
   torch::Tensor input;
-  if (module.embedding_dims.empty()) {
-    input = torch::from_blob(const_cast<float*>(x),
-                             {batch, module.num_features}, torch::kFloat32);
+  if (module.inputs != Inputs::kEmbeddings) {
+    // No dense features (a spec with categorical ones only): x may be null.
+    input =
+        module.num_features == 0
+            ? torch::zeros({batch, 0})
+            : torch::from_blob(const_cast<float*>(x),
+                               {batch, module.num_features}, torch::kFloat32);
   }
   const std::vector<torch::Tensor> tables =
       EmbeddingInputs(module, embeddings, batch, with_gradients != 0);
@@ -506,7 +607,7 @@ int Step(Module& module, Instance& instance, int loss_kind, const float* x,
   std::optional<torch::NoGradGuard> no_grad;
   if (!with_gradients) no_grad.emplace();
   torch::Tensor out =
-      instance.module.forward(module.Inputs(input, tables)).toTensor();
+      instance.module.forward(module.Arguments(input, tables)).toTensor();
   if (!CheckOutput(module, out, batch, error)) return -1;
   torch::Tensor loss, predictions;
   if (!ComputeLoss(loss_kind, out, targets, loss, predictions, error)) {

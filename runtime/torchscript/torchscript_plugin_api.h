@@ -32,7 +32,8 @@ struct DistrtTorchScriptParameter {
 // The trainable parameters (requires_grad in the file), in
 // named_parameters() order; frozen ones keep their saved values. A module
 // with embedding tables (an exported embedding_dims() -> List[int]) has
-// their widths; its forward takes the tables' pooled rows instead of x.
+// their widths; its forward takes the tables' pooled rows instead of x
+// (or, loaded with group dims, after x: forward(dense, embeddings)).
 struct DistrtTorchScriptModuleInfo {
   int num_parameters;
   const DistrtTorchScriptParameter* parameters;
@@ -48,12 +49,18 @@ struct DistrtTorchScriptApi {
   // process-wide setting) to `threads` when it is >= 1, and runs forward
   // on x of [1, num_features] (or on one zero row per embedding table) to
   // learn its outputs; a module whose buffers forward changes in training
-  // is refused, naming the buffer. Returns the module, or null with *error
-  // set (a message for free_error). `info` stays valid until free_module.
-  void* (*load)(const char* path, int64_t num_features, int threads,
+  // is refused, naming the buffer. With num_groups >= 1 (a feature spec's
+  // embedding groups, of widths group_dims), forward must take
+  // (dense: Tensor, embeddings: List[Tensor]), dense being x of
+  // num_features (>= 0) columns, and embedding_dims() must return
+  // group_dims. Returns the module, or null with *error set (a message for
+  // free_error). `info` stays valid until free_module.
+  void* (*load)(const char* path, int64_t num_features, int num_groups,
+                const int64_t* group_dims, int threads,
                 DistrtTorchScriptModuleInfo* info, char** error);
   // One step: x [batch, num_features] (ignored by a module with embedding
-  // tables, which gets embeddings[t] of [batch, embedding_dims[t]] instead)
+  // tables but no groups, which gets embeddings[t] of
+  // [batch, embedding_dims[t]] instead; a module with groups gets both)
   // and labels [batch]; parameter i's values at parameters[i]. Writes the
   // summed loss, predictions (batch * outputs: softmax probabilities,
   // sigmoid probabilities, or the values) and, with with_gradients,
@@ -74,6 +81,6 @@ const DistrtTorchScriptApi* distrt_torchscript_api(void);
 
 }  // extern "C"
 
-inline constexpr int kDistrtTorchScriptApiVersion = 2;
+inline constexpr int kDistrtTorchScriptApiVersion = 3;
 
 #endif  // DISTRT_RUNTIME_TORCHSCRIPT_TORCHSCRIPT_PLUGIN_API_H_

@@ -60,7 +60,7 @@ class StepLoop {
   absl::StatusOr<StepResult> Train(const InputStep& step);
   // Counts the step done and moves on the global step, then reports
   // progress and checkpoints where due.
-  absl::Status AfterStep(const StepResult& done);
+  absl::Status AfterStep(const StepResult& done, const InputPosition& position);
   absl::Status AdvanceGlobalStep(const StepResult& done);
   absl::Status ReportProgress(absl::Time time);
   absl::Status CheckpointIfDue(absl::Time time);
@@ -91,7 +91,7 @@ absl::StatusOr<TrainingLoopResult> StepLoop::Run() {
     if (absl::IsOutOfRange(step.status())) break;  // the end of the data
     RETURN_IF_ERROR(step.status());
     ASSIGN_OR_RETURN(const StepResult done, Train(*step));
-    RETURN_IF_ERROR(AfterStep(done));
+    RETURN_IF_ERROR(AfterStep(done, step->position));
   }
   return Finish();
 }
@@ -123,12 +123,16 @@ absl::StatusOr<StepResult> StepLoop::Train(const InputStep& step) {
                    ") failed: ", failed.message()));
 }
 
-absl::Status StepLoop::AfterStep(const StepResult& done) {
+absl::Status StepLoop::AfterStep(const StepResult& done,
+                                 const InputPosition& position) {
   ++result_.steps;
   result_.examples += done.examples;
   meter_.AddStep(done.examples, done.loss_sum);
   RETURN_IF_ERROR(AdvanceGlobalStep(done));
   if (options_.on_step) options_.on_step(done, global_step_);
+  if (options_.on_input_position) {
+    RETURN_IF_ERROR(options_.on_input_position(position, global_step_));
+  }
   const absl::Time time = Now(options_);
   RETURN_IF_ERROR(ReportProgress(time));
   return CheckpointIfDue(time);
@@ -193,8 +197,11 @@ absl::StatusOr<TrainingLoopResult> RunSteps(
   const absl::Time start = Now(options);
   ASSIGN_OR_RETURN(const int64_t global_step,
                    variables.ReadGlobalStep(strategy));
-  Log(options, absl::StrCat("training from global step ", global_step, " on ",
-                            pipeline.examples_per_epoch(), " examples"));
+  const int64_t examples = pipeline.examples_per_epoch();
+  Log(options,
+      absl::StrCat("training from global step ", global_step,
+                   examples >= 0 ? absl::StrCat(" on ", examples, " examples")
+                                 : std::string(" on streamed input")));
   StepLoop loop(strategy, model, variables, pipeline, options, start,
                 global_step);
   return loop.Run();

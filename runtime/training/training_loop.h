@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "runtime/distribute/strategy.h"
 #include "runtime/input/input_pipeline.h"
+#include "runtime/input/input_position.h"
 #include "runtime/models/model.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/progress_meter.h"
@@ -64,6 +65,12 @@ struct TrainingLoopOptions {
       on_progress;
   // After each step, with its result and the global step after it.
   std::function<void(const StepResult& step, int64_t global_step)> on_step;
+  // After each step, with where the input stood after it (a file
+  // pipeline's resume point; InputStep::position) and the global step
+  // after it, e.g. to log it for a restarted worker (InputPositionLog); an
+  // error ends the loop with it.
+  std::function<absl::Status(const InputPosition& after, int64_t global_step)>
+      on_input_position;
   // What a failed step returns instead of its error, e.g. one that names
   // the lost worker (WorkerGroup::ExplainFailure); unset: the error.
   std::function<absl::Status(const absl::Status&)> explain_step_failure;

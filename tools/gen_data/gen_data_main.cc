@@ -1,19 +1,36 @@
-// gen_data: writes a synthetic LIBSVM data set with a known ground truth
-// (see synthetic_data.h) as <out_dir>/<prefix>.train.svm and
-// <out_dir>/<prefix>.eval.svm, creating out_dir if needed, and prints one
-// line saying what it wrote and what accuracy (or RMSE) the true model
-// reaches on the eval file, e.g.
-//   wrote 8000 train and 2000 eval rows of binary data (1000 features, 10
-//   per row) to /tmp/d/binary.{train,eval}.svm; positives 49.1%; the true
-//   model's eval accuracy is 90.5%
+// gen_data: writes a synthetic data set with a known ground truth, creating
+// out_dir if needed, and prints one line saying what it wrote and how well
+// the true model does on the eval rows. Two shapes:
+//
+//   --shape=linear (the default): LIBSVM rows with a linear ground truth
+//   (see synthetic_data.h) as <out_dir>/<prefix>.train.svm and
+//   <out_dir>/<prefix>.eval.svm, e.g.
+//     wrote 8000 train and 2000 eval rows of binary data (1000 features, 10
+//     per row) to /tmp/d/binary.{train,eval}.svm; positives 49.1%; the true
+//     model's eval accuracy is 90.5%
+//
+//   --shape=criteo: Criteo-shaped click data (see criteo_data.h) as sharded
+//   TFRecord (or CSV) files <out_dir>/<prefix>.train-00000-of-0000K.tfrecord
+//   ..., <out_dir>/<prefix>.eval-..., and the feature spec
+//   <out_dir>/<prefix>.features.json, e.g.
+//     wrote 80000 train and 20000 eval rows of criteo-shaped data (13
+//     numeric, 26 categorical features of 1000000 ids, zipf 1.1) in 8
+//     tfrecord files, 61.2 MiB, to /tmp/d/criteo.{train,eval}-*-of-00004.
+//     tfrecord with the feature spec /tmp/d/criteo.features.json; positives
+//     25.1%; the true model's eval AUC is 0.776
+//
+// Flags of one shape are refused with the other.
 // (--help exits 1: that is absl's choice in this release.)
 // Exit status: 0 on success, 2 with one line on stderr for a bad flag, 1 for
 // an error writing the files.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,14 +47,25 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/types/span.h"
+#include "runtime/input/tfrecord_reader.h"
 #include "runtime/util/file_system.h"
+#include "runtime/util/format_bytes.h"
+#include "tools/gen_data/criteo_data.h"
 #include "tools/gen_data/synthetic_data.h"
 
 namespace {
-// The defaults of SyntheticDataOptions, which the flags start from.
+// The defaults of SyntheticDataOptions and CriteoDataOptions, which the
+// flags start from.
 constexpr distrt::SyntheticDataOptions kDefaults;
+const distrt::CriteoDataOptions kCriteoDefaults;
 }  // namespace
 
+ABSL_FLAG(std::string, shape, "linear",
+          "linear: LIBSVM rows with a linear ground truth (--task etc.). "
+          "criteo: Criteo-shaped click data, 13 numeric and 26 categorical "
+          "features, as sharded tfrecord or csv files with a feature spec "
+          "(--format, --shards, --vocab, --zipf etc.).");
 ABSL_FLAG(std::string, task, "binary",
           "binary (labels 0/1), multiclass (labels 0..classes-1) or "
           "regression (real labels).");
@@ -63,8 +91,33 @@ ABSL_FLAG(uint64_t, seed, kDefaults.seed,
 ABSL_FLAG(std::string, out_dir, "",
           "Directory for the files (required); created if missing.");
 ABSL_FLAG(std::string, prefix, "",
-          "File name prefix: <prefix>.train.svm and <prefix>.eval.svm. "
-          "Default: the task name.");
+          "File name prefix: <prefix>.train.svm and <prefix>.eval.svm, or "
+          "for criteo <prefix>.train-SSSSS-of-KKKKK.<ext>, "
+          "<prefix>.eval-... and <prefix>.features.json. Default: the task "
+          "name, or criteo.");
+// --shape=criteo only.
+ABSL_FLAG(std::string, format, "tfrecord",
+          "criteo: tfrecord (one tf.Example per row) or csv (a header line, "
+          "then one line per row).");
+ABSL_FLAG(std::string, compression, "none",
+          "criteo: none or gzip (tfrecord only; files end in .tfrecord.gz).");
+ABSL_FLAG(int, shards, kCriteoDefaults.shards,
+          "criteo: files per split (train and eval each), each holding a "
+          "contiguous range of the split's rows.");
+ABSL_FLAG(int64_t, vocab, kCriteoDefaults.vocab,
+          "criteo: ids per categorical feature (up to 2^40); no table of "
+          "this size is ever built.");
+ABSL_FLAG(double, zipf, kCriteoDefaults.zipf,
+          "criteo: exponent s of the Zipf distribution of the ids, P(rank "
+          "k) ~ k^-s.");
+ABSL_FLAG(std::string, spec_kind, "hashed",
+          "criteo: how the feature spec declares C1..C26: hashed (hash "
+          "embedding tables on the ps tasks) or identity (buckets = "
+          "--vocab).");
+ABSL_FLAG(int64_t, embedding_dim, kCriteoDefaults.embedding_dim,
+          "criteo: the embedding dimension of every group in the spec.");
+ABSL_FLAG(int, threads, 0,
+          "criteo: files written at once; 0 means one per core.");
 
 namespace distrt {
 namespace {
@@ -82,8 +135,9 @@ int Fail(int exit_code, absl::string_view message) {
 // every bad flag, so each "--name=value" or "--name value" is first parsed
 // here with the flag's own parser. What this does not understand (usage
 // flags such as --help, bool flags, anything after "--") is left to absl.
-// Returns 0 when absl may parse the command line, else the exit status.
-int CheckFlagValues(int argc, char** argv) {
+// Returns 0 when absl may parse the command line, else the exit status;
+// adds the name of every flag given to `given`.
+int CheckFlagValues(int argc, char** argv, std::set<std::string>* given) {
   // Handled by ParseCommandLine, which finds them without flag objects.
   constexpr absl::string_view kUsageFlags[] = {
       "help",    "helpfull",        "helpshort", "helppackage",
@@ -107,6 +161,7 @@ int CheckFlagValues(int argc, char** argv) {
       return Fail(kExitBadFlag,
                   absl::StrCat("unknown flag --", name, " (see --help)"));
     }
+    given->insert(std::string(flag->Name()));
     if (flag->IsOfType<bool>()) continue;
     std::string value;
     if (equals != absl::string_view::npos) {
@@ -185,25 +240,42 @@ std::string Statistics(const SyntheticDataOptions& options,
   return text;
 }
 
-int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "gen_data --out_dir=DIR [--task=binary|multiclass|regression] "
-      "[--rows=N] [--features=N] [--features_per_row=N] [--classes=N] "
-      "[--noise=X] [--eval_fraction=X] [--seed=N] [--prefix=NAME]\n"
-      "Writes synthetic LIBSVM data with a known linear ground truth to "
-      "DIR/NAME.train.svm and DIR/NAME.eval.svm (NAME defaults to the "
-      "task) and prints the accuracy the true model reaches on the eval "
-      "file.");
-  if (int exit_code = CheckFlagValues(argc, argv); exit_code != 0) {
-    return exit_code;
-  }
-  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() > 1) {
-    return Fail(kExitBadFlag,
-                absl::StrCat("unexpected argument \"", args[1],
-                             "\" (everything is set with flags; see --help)"));
-  }
+// The flags that only one shape reads.
+constexpr absl::string_view kLinearOnlyFlags[] = {
+    "task", "features", "features_per_row", "classes", "noise"};
+constexpr absl::string_view kCriteoOnlyFlags[] = {
+    "format",    "compression",   "shards",  "vocab",
+    "spec_kind", "embedding_dim", "threads", "zipf"};
 
+// 0, or the exit status after saying which flag does not apply.
+int CheckShapeFlags(absl::string_view shape,
+                    const std::set<std::string>& given) {
+  const auto& others = shape == "criteo"
+                           ? absl::MakeConstSpan(kLinearOnlyFlags)
+                           : absl::MakeConstSpan(kCriteoOnlyFlags);
+  for (absl::string_view name : others) {
+    if (given.count(std::string(name)) > 0) {
+      return Fail(kExitBadFlag,
+                  absl::StrCat("--", name, " does not apply to --shape=", shape,
+                               " (see --help)"));
+    }
+  }
+  return 0;
+}
+
+// The prefix flag, or `fallback`; empty (after saying why) if unusable.
+std::string Prefix(absl::string_view fallback) {
+  std::string prefix = absl::GetFlag(FLAGS_prefix);
+  if (prefix.empty()) prefix = std::string(fallback);
+  if (absl::StrContains(prefix, '/') || prefix == "." || prefix == "..") {
+    Fail(kExitBadFlag,
+         absl::StrCat("--prefix=", prefix, " must be a file name, not a path"));
+    return "";
+  }
+  return prefix;
+}
+
+int RunLinear() {
   SyntheticDataOptions options;
   absl::StatusOr<SyntheticTask> task =
       ParseSyntheticTask(absl::GetFlag(FLAGS_task));
@@ -225,12 +297,8 @@ int Main(int argc, char** argv) {
   }
   const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
   if (out_dir.empty()) return Fail(kExitBadFlag, "--out_dir is required");
-  std::string prefix = absl::GetFlag(FLAGS_prefix);
-  if (prefix.empty()) prefix = std::string(SyntheticTaskName(options.task));
-  if (absl::StrContains(prefix, '/') || prefix == "." || prefix == "..") {
-    return Fail(kExitBadFlag, absl::StrCat("--prefix=", prefix,
-                                           " must be a file name, not a path"));
-  }
+  const std::string prefix = Prefix(SyntheticTaskName(options.task));
+  if (prefix.empty()) return kExitBadFlag;
 
   if (absl::Status s = CreateDirectories(out_dir); !s.ok()) {
     return Fail(kExitIoError, s.message());
@@ -256,6 +324,128 @@ int Main(int argc, char** argv) {
       static_cast<long long>(options.num_features), per_row.c_str(),
       base.c_str(), Statistics(options, summary).c_str());
   return 0;
+}
+
+// "vocab must be ..." -> "--vocab must be ...": CriteoDataOptions' fields
+// are named as the flags.
+std::string CriteoMessageInTermsOfFlags(absl::string_view message) {
+  return absl::StrCat("--", message);
+}
+
+int RunCriteo() {
+  CriteoDataOptions options;
+  options.rows = absl::GetFlag(FLAGS_rows);
+  options.eval_fraction = absl::GetFlag(FLAGS_eval_fraction);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.shards = absl::GetFlag(FLAGS_shards);
+  options.vocab = absl::GetFlag(FLAGS_vocab);
+  options.zipf = absl::GetFlag(FLAGS_zipf);
+  options.embedding_dim = absl::GetFlag(FLAGS_embedding_dim);
+  absl::StatusOr<CriteoFileFormat> format =
+      ParseCriteoFileFormat(absl::GetFlag(FLAGS_format));
+  if (!format.ok()) {
+    return Fail(kExitBadFlag,
+                CriteoMessageInTermsOfFlags(format.status().message()));
+  }
+  options.format = *format;
+  absl::StatusOr<TfRecordCompression> compression =
+      ParseTfRecordCompression(absl::GetFlag(FLAGS_compression));
+  if (!compression.ok()) {
+    return Fail(kExitBadFlag, absl::StrCat("--compression: ",
+                                           compression.status().message()));
+  }
+  options.compression = *compression;
+  absl::StatusOr<CriteoSpecKind> spec_kind =
+      ParseCriteoSpecKind(absl::GetFlag(FLAGS_spec_kind));
+  if (!spec_kind.ok()) {
+    return Fail(kExitBadFlag,
+                CriteoMessageInTermsOfFlags(spec_kind.status().message()));
+  }
+  options.spec_kind = *spec_kind;
+  options.threads = absl::GetFlag(FLAGS_threads);
+  if (options.threads == 0) {
+    options.threads = static_cast<int>(
+        std::clamp(std::thread::hardware_concurrency(), 1u, 256u));
+  }
+  if (absl::Status s = ValidateCriteoDataOptions(options); !s.ok()) {
+    return Fail(kExitBadFlag, CriteoMessageInTermsOfFlags(s.message()));
+  }
+  const std::string out_dir = absl::GetFlag(FLAGS_out_dir);
+  if (out_dir.empty()) return Fail(kExitBadFlag, "--out_dir is required");
+  const std::string prefix = Prefix("criteo");
+  if (prefix.empty()) return kExitBadFlag;
+
+  if (absl::Status s = CreateDirectories(out_dir); !s.ok()) {
+    return Fail(kExitIoError, s.message());
+  }
+  CriteoDataSummary summary;
+  if (absl::Status s = WriteCriteoData(options, out_dir, prefix, &summary);
+      !s.ok()) {
+    return Fail(kExitIoError, s.message());
+  }
+
+  const size_t files = summary.train_files.size() + summary.eval_files.size();
+  // ".../criteo.train-00000-of-00004.tfrecord" -> "...-of-00004.tfrecord".
+  const std::string& first = summary.train_files.front();
+  const std::string ending = first.substr(first.rfind("-of-"));
+  std::string auc = "; no eval rows";
+  if (summary.eval_rows > 0) {
+    auc = std::isnan(summary.true_eval_auc)
+              ? "; the eval rows all have one label (no AUC)"
+              : absl::StrFormat("; the true model's eval AUC is %.3f",
+                                summary.true_eval_auc);
+  }
+  std::printf(
+      "wrote %lld train and %lld eval rows of criteo-shaped data (13 "
+      "numeric, 26 categorical features of %lld ids, zipf %g) in %zu %s "
+      "files, %s, to %s.{train,eval}-*%s with the feature spec %s; "
+      "positives %s%s\n",
+      static_cast<long long>(summary.train_rows),
+      static_cast<long long>(summary.eval_rows),
+      static_cast<long long>(options.vocab), options.zipf, files,
+      std::string(CriteoFileFormatName(options.format)).c_str(),
+      FormatBytes(summary.bytes).c_str(), JoinPath(out_dir, prefix).c_str(),
+      ending.c_str(), summary.spec_file.c_str(),
+      Percent(summary.positive_fraction).c_str(), auc.c_str());
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "gen_data --out_dir=DIR [--task=binary|multiclass|regression] "
+      "[--rows=N] [--features=N] [--features_per_row=N] [--classes=N] "
+      "[--noise=X] [--eval_fraction=X] [--seed=N] [--prefix=NAME]\n"
+      "Writes synthetic LIBSVM data with a known linear ground truth to "
+      "DIR/NAME.train.svm and DIR/NAME.eval.svm (NAME defaults to the "
+      "task) and prints the accuracy the true model reaches on the eval "
+      "file.\n"
+      "gen_data --shape=criteo --out_dir=DIR [--format=tfrecord|csv] "
+      "[--compression=none|gzip] [--rows=N] [--shards=K] [--vocab=N] "
+      "[--zipf=S] [--eval_fraction=X] [--seed=N] [--prefix=NAME] "
+      "[--spec_kind=hashed|identity] [--embedding_dim=D] [--threads=T]\n"
+      "Writes Criteo-shaped click data (label, I1..I13, C1..C26) with a "
+      "known ground truth to DIR/NAME.train-SSSSS-of-KKKKK.tfrecord, "
+      "DIR/NAME.eval-..., and its feature spec DIR/NAME.features.json, and "
+      "prints the AUC the true model reaches on the eval rows.");
+  std::set<std::string> given;
+  if (int exit_code = CheckFlagValues(argc, argv, &given); exit_code != 0) {
+    return exit_code;
+  }
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1) {
+    return Fail(kExitBadFlag,
+                absl::StrCat("unexpected argument \"", args[1],
+                             "\" (everything is set with flags; see --help)"));
+  }
+  const std::string shape = absl::GetFlag(FLAGS_shape);
+  if (shape != "linear" && shape != "criteo") {
+    return Fail(kExitBadFlag,
+                absl::StrCat("--shape=", shape, ": expected linear or criteo"));
+  }
+  if (int exit_code = CheckShapeFlags(shape, given); exit_code != 0) {
+    return exit_code;
+  }
+  return shape == "criteo" ? RunCriteo() : RunLinear();
 }
 
 }  // namespace

@@ -116,6 +116,51 @@ class BadEmbeddingDims(torch.nn.Module):
         return self.fc(embeddings[0])
 
 
+class Groups(torch.nn.Module):
+    """Feature groups, linear so that the test computes what it must give
+    in closed form: dense of 3 columns, groups of dims 2 and 3."""
+    def __init__(self):
+        super().__init__()
+        self.dense = torch.nn.Linear(3, 1)
+        self.group0 = torch.nn.Linear(2, 1, bias=False)
+        self.group1 = torch.nn.Linear(3, 1, bias=False)
+
+    @torch.jit.export
+    def embedding_dims(self) -> List[int]:
+        return [2, 3]
+
+    def forward(self, dense: torch.Tensor,
+                embeddings: List[torch.Tensor]) -> torch.Tensor:
+        return (self.dense(dense) + self.group0(embeddings[0]) +
+                self.group1(embeddings[1]))
+
+
+class GroupsOtherDims(torch.nn.Module):
+    """forward(dense, embeddings) with tables of dims [2, 4]."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 1)
+
+    @torch.jit.export
+    def embedding_dims(self) -> List[int]:
+        return [2, 4]
+
+    def forward(self, dense: torch.Tensor,
+                embeddings: List[torch.Tensor]) -> torch.Tensor:
+        return self.fc(torch.cat([embeddings[0], embeddings[1]], 1))
+
+
+class GroupsNoDims(torch.nn.Module):
+    """forward(dense, embeddings) without embedding_dims()."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 1)
+
+    def forward(self, dense: torch.Tensor,
+                embeddings: List[torch.Tensor]) -> torch.Tensor:
+        return self.fc(dense)
+
+
 class BatchNorm(torch.nn.Module):
     """Batch norm's running statistics: buffers forward changes."""
     def __init__(self):
@@ -251,7 +296,9 @@ def main():
                "batch_norm": BatchNorm(), "constant_buffer": ConstantBuffer(),
                "relu_mlp": ReluMlp(), "raises": Raises(),
                "two_arguments": TwoArguments(),
-               "double_output": DoubleOutput()}
+               "double_output": DoubleOutput(), "groups": Groups(),
+               "groups_other_dims": GroupsOtherDims(),
+               "groups_no_dims": GroupsNoDims()}
     for name, module in modules.items():
         torch.jit.script(module).save(os.path.join(out_dir, name + ".pt"))
     result = {"x": X}

@@ -1,12 +1,13 @@
-#ifndef DISTRT_RUNTIME_SUMMARY_TFRECORD_H_
-#define DISTRT_RUNTIME_SUMMARY_TFRECORD_H_
+#ifndef DISTRT_RUNTIME_UTIL_TFRECORD_FRAMING_H_
+#define DISTRT_RUNTIME_UTIL_TFRECORD_FRAMING_H_
 
-// TFRecord framing, the container format of TensorBoard's event files: a
+// TFRecord framing, the container format of TensorBoard's event files and
+// of TensorFlow users' training data (runtime/input/tfrecord_reader.h): a
 // file is a sequence of records, each
 //
 //   offset 0       8 bytes   n: data length, uint64 little-endian
 //   offset 8       4 bytes   masked CRC32C of those 8 bytes, uint32 LE
-//   offset 12      n bytes   data (here a serialized distrt.summary.Event)
+//   offset 12      n bytes   data (an event, a tf.Example, ...)
 //   offset 12 + n  4 bytes   masked CRC32C of the data, uint32 LE
 //
 // with nothing before, between or after the records. Pure functions;
@@ -44,4 +45,4 @@ uint32_t DecodeUint32LE(absl::string_view bytes);
 
 }  // namespace distrt
 
-#endif  // DISTRT_RUNTIME_SUMMARY_TFRECORD_H_
+#endif  // DISTRT_RUNTIME_UTIL_TFRECORD_FRAMING_H_

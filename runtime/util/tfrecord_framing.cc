@@ -1,4 +1,4 @@
-#include "runtime/summary/tfrecord.h"
+#include "runtime/util/tfrecord_framing.h"
 
 #include "runtime/util/crc32c.h"
 
