@@ -170,7 +170,7 @@ absl::Status InferShapes(const std::vector<std::string>& files,
   if (model == "mlp" && config->num_classes == 0) {
     config->num_classes = std::max(2, static_cast<int>(max_label) + 1);
   }
-  if (config->num_features == 0) {
+  if (config->num_features == 0 && config->feature_spec == nullptr) {
     return absl::InvalidArgumentError(
         "--train_data holds no features; check the files and --data_format");
   }
@@ -256,12 +256,13 @@ absl::StatusOr<JobModel> BuildJobModel(
   config.seed = options.seed;
   config.feature_spec = spec;
   RETURN_IF_ERROR(MakeOptimizerConfig(options, &config.optimizer));
-  // With a spec the dense width is the spec's; only mlp's class count may
-  // still need the labels.
+  // With a spec the dense width is the spec's (0 for a spec of embedding
+  // groups only, which the models that take groups accept); only mlp's
+  // class count may still need the labels.
   if (spec != nullptr && config.num_features == 0) {
     config.num_features = spec->num_dense();
   }
-  if (config.num_features == 0 ||
+  if ((spec == nullptr && config.num_features == 0) ||
       (options.model == "mlp" && options.num_classes == 0)) {
     if (log) {
       log(absl::StrCat("reading all ", job.train_files.size(),

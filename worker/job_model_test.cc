@@ -135,6 +135,25 @@ TEST(JobModelTest, AFeatureSpecGivesTheShapesAndNamedCsvColumns) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(JobModelTest, ASpecOfEmbeddingGroupsOnlyNeedsNoPassOverTheData) {
+  TestDir dir;
+  const std::string train = dir.path() + "/train.csv";
+  std::ofstream(train) << "c,y\n7,1\n9,0\n";
+  const std::string spec = dir.path() + "/groups_only.json";
+  std::ofstream(spec) << R"({"label": "y",
+      "categorical": [{"name": "c", "kind": "hashed"}],
+      "embedding_groups": [{"name": "g", "features": ["c"], "dim": 4}]})";
+  WorkerOptions options = OptionsFor("wide_deep", train);
+  options.features = spec;
+  absl::StatusOr<JobModel> job = BuildJobModel(options);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->config.num_features, 0);
+  const std::vector<Example> all = ReadAll(train, *job);
+  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all[0].groups.size(), 1u);
+  EXPECT_THAT(all[0].groups[0].ids, ElementsAre(7));
+}
+
 TEST(JobModelTest, ASpecTheModelCannotTakeIsRefused) {
   TestDir dir;
   const std::string train = dir.path() + "/train.tfrecord";

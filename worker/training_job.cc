@@ -236,25 +236,30 @@ absl::StatusOr<int64_t> CountShardExamples(Job& job,
                      job.records->Open(file, RecordPosition{}));
     while (true) {
       const int64_t index = reader->position().index;
-      ASSIGN_OR_RETURN(bool more, reader->Next(&record));
-      if (!more) break;
+      absl::StatusOr<bool> more = reader->Next(&record);
+      // A damaged file's rest is what --input_errors=skip skips.
+      if (absl::IsDataLoss(more.status()) &&
+          job.options.input_errors == "skip") {
+        break;
+      }
+      RETURN_IF_ERROR(more.status());
+      if (!*more) break;
       if (shard.Keeps(index)) ++kept;
     }
   }
   return kept;
 }
 
-// Multi-worker mirrored: every step is a collective of all workers, so all
-// must run the same number. With --epochs, each counts the examples of its
-// shard first (a streaming pipeline learns an epoch's length only at its
-// end) and all take the fewest steps any worker's data allows; no limit
-// otherwise.
+// Multi-worker mirrored with --epochs: every step is a collective of all
+// workers, so all must run the same number. Each counts the examples of its
+// shard (a streaming pipeline learns an epoch's length only at its end),
+// and all take the fewest steps (counted from global step 0) any worker's
+// data allows.
 absl::StatusOr<int64_t> AgreeOnStepLimit(Job& job, const InputContext& context,
                                          AutoShardPolicy policy,
                                          int64_t examples_per_step) {
   constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
   const int64_t epochs = job.options.epochs;
-  if (!IsMultiWorker(job) || epochs == 0) return kNoLimit;
   job.log(
       "counting this worker's examples, so that every worker runs as many "
       "steps (--train_steps instead of --epochs skips this)");
@@ -303,11 +308,10 @@ absl::StatusOr<DistributeFilesOptions> InputOptions(const Job& job) {
 // --checkpoint_dir keeps this task's input positions, continuing from the
 // one the job's global step left (InputResume).
 absl::StatusOr<std::unique_ptr<InputPipeline>> StartInput(
-    Job& job, DistributeFilesOptions input, InputResume* resume) {
+    Job& job, DistributeFilesOptions input, InputResume* resume,
+    int64_t global_step) {
   std::optional<InputPosition> position;
   if (resume != nullptr) {
-    ASSIGN_OR_RETURN(const int64_t global_step,
-                     job.variables->ReadGlobalStep(*job.strategy));
     ASSIGN_OR_RETURN(position, resume->ResumeAt(global_step));
   }
   if (position.has_value()) {
@@ -321,8 +325,10 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> StartInput(
   absl::StatusOr<std::unique_ptr<InputPipeline>> pipeline =
       DistributeFiles(*job.strategy, job.train_files, job.records,
                       job.options.global_batch_size, input);
-  if (position.has_value() && absl::IsFailedPrecondition(pipeline.status())) {
-    // Other files, shards or interleave than the logged position's.
+  if (position.has_value() && !pipeline.ok()) {
+    // Other files, shards or interleave than the logged position's, or
+    // files changed under the same names (the position no longer fits):
+    // starting over is right, failing every restart alike is not.
     job.log(absl::StrCat("input: not resuming: ", pipeline.status().message(),
                          "; starting at the input's beginning"));
     input.resume = nullptr;
@@ -332,17 +338,43 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> StartInput(
   return pipeline;
 }
 
+// The most steps this process runs: under multi-worker mirrored with
+// --epochs, what the workers agreed on less the steps the job already ran
+// (a restarted job, whose input resumes where it was); its input then
+// repeats forever so that no worker runs out of data before the others
+// (which would leave them waiting in a collective). No limit otherwise.
+absl::StatusOr<int64_t> StepLimit(Job& job, int64_t start_step,
+                                  DistributeFilesOptions* input) {
+  if (!IsMultiWorker(job) || job.options.epochs == 0) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  const InputContext context = job.strategy->input_context();
+  ASSIGN_OR_RETURN(const int64_t per_replica,
+                   context.GetPerReplicaBatchSize(
+                       job.options.global_batch_size));
+  ASSIGN_OR_RETURN(
+      const int64_t total,
+      AgreeOnStepLimit(job, context, input->auto_shard,
+                       per_replica * job.strategy->num_local_replicas()));
+  input->pipeline.num_epochs = 0;
+  return std::max<int64_t>(0, total - start_step);
+}
+
 absl::Status Train(Job& job, FinalMetrics* metrics) {
   const WorkerOptions& o = job.options;
   ASSIGN_OR_RETURN(DistributeFilesOptions input, InputOptions(job));
-  const AutoShardPolicy policy = input.auto_shard;
+  ASSIGN_OR_RETURN(const int64_t start_step,
+                   job.variables->ReadGlobalStep(*job.strategy));
+  TrainingLoopOptions loop;
+  loop.train_steps = o.train_steps;
+  ASSIGN_OR_RETURN(loop.max_steps, StepLimit(job, start_step, &input));
   std::unique_ptr<InputResume> resume;
   if (!o.checkpoint_dir.empty()) {
     ASSIGN_OR_RETURN(resume,
                      InputResume::Open(o.checkpoint_dir, job.pipeline_id));
   }
   absl::StatusOr<std::unique_ptr<InputPipeline>> distributed =
-      StartInput(job, std::move(input), resume.get());
+      StartInput(job, std::move(input), resume.get(), start_step);
   if (!distributed.ok()) {
     return absl::Status(
         distributed.status().code(),
@@ -350,13 +382,6 @@ absl::Status Train(Job& job, FinalMetrics* metrics) {
   }
   std::unique_ptr<InputPipeline> pipeline = *std::move(distributed);
 
-  TrainingLoopOptions loop;
-  loop.train_steps = o.train_steps;
-  const InputPipeline::Options& steps = pipeline->options();
-  ASSIGN_OR_RETURN(
-      loop.max_steps,
-      AgreeOnStepLimit(job, job.strategy->input_context(), policy,
-                       steps.per_replica_batch_size * steps.num_replicas));
   loop.log_every = Secs(o.log_every_secs);
   loop.read_ahead = o.read_ahead;
   // Periodic checkpoints; the final one comes after the other workers are

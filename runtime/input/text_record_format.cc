@@ -184,6 +184,60 @@ class CsvRecordParser : public RecordParser {
   const CsvLineParser parser_;
 };
 
+// Reads up to the first non-blank line of a CSV file into `first`, the
+// line that fixes the columns (the header, or the first row), and returns
+// where it is (its index 0); none when the file has no such line.
+absl::StatusOr<std::optional<RecordPosition>> ReadFirstCsvLine(
+    LineReader& lines, std::string* first) {
+  while (true) {
+    const int64_t offset = lines.next_line_offset();
+    ASSIGN_OR_RETURN(bool more, lines.ReadLine(first));
+    if (!more) return std::nullopt;
+    if (CsvLineHoldsRecord(*first)) {
+      return RecordPosition{offset, 0, lines.line_number()};
+    }
+  }
+}
+
+// CsvLineParser's parser for a file whose first non-blank line is `first`
+// (at `first_position`, when there is one): it reads the header, or the
+// columns of the first row, there. An error in that row's fields is its
+// record's, reported when it is parsed; only one that leaves the columns
+// unknown fails here.
+absl::StatusOr<std::shared_ptr<const RecordParser>> MakeCsvLineParser(
+    const CsvOptions& options, const std::string& path,
+    const std::string& first,
+    const std::optional<RecordPosition>& first_position) {
+  ASSIGN_OR_RETURN(CsvLineParser line_parser, CsvLineParser::Create(options));
+  if (first_position.has_value()) {
+    const absl::StatusOr<std::optional<Example>> parsed = line_parser.ParseLine(
+        first, RecordLocation{path, *first_position}.ToString());
+    if (!parsed.ok() && line_parser.num_columns() == 0) {
+      return parsed.status();
+    }
+  }
+  return std::make_shared<CsvRecordParser>(std::move(line_parser));
+}
+
+// A later start (offset > 0) of a CSV file must be past its header, or at
+// or past its first record when it has none.
+absl::Status CheckCsvLaterStart(
+    const std::string& path, const RecordPosition& start,
+    const std::optional<RecordPosition>& first_position, bool first_is_record) {
+  if (!first_position.has_value()) return absl::OkStatus();
+  if (first_is_record && start.offset < first_position->offset) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot open ", path, " at byte ", start.offset,
+                     ": the first record is at byte ", first_position->offset));
+  }
+  if (!first_is_record && start.offset <= first_position->offset) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot open ", path, " at byte ", start.offset,
+        ": the records follow the header at byte ", first_position->offset));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LibsvmFormat>> LibsvmFormat::Create(
@@ -221,54 +275,16 @@ absl::StatusOr<std::unique_ptr<RecordReader>> CsvFormat::Open(
     const std::string& path, const RecordPosition& start) const {
   RETURN_IF_ERROR(CheckStart(path, start));
   ASSIGN_OR_RETURN(std::unique_ptr<LineReader> lines, LineReader::Open(path));
-
-  // The first non-blank line fixes the columns: the header, or the first
-  // row.
   std::string first;
-  std::optional<RecordPosition> first_position;
-  while (true) {
-    const int64_t offset = lines->next_line_offset();
-    ASSIGN_OR_RETURN(bool more, lines->ReadLine(&first));
-    if (!more) break;
-    if (CsvLineHoldsRecord(first)) {
-      first_position = RecordPosition{offset, 0, lines->line_number()};
-      break;
-    }
-  }
-
-  std::shared_ptr<const RecordParser> parser;
-  if (first_position.has_value() && options_.has_header && named_parser_) {
-    const std::string location =
-        RecordLocation{path, *first_position}.ToString();
-    absl::StatusOr<std::vector<absl::string_view>> fields =
-        SplitCsvFields(first, options_.delimiter);
-    if (!fields.ok()) return WithLocation(fields.status(), location);
-    ASSIGN_OR_RETURN(parser, named_parser_(std::vector<std::string>(
-                                               fields->begin(), fields->end()),
-                                           path));
-    if (parser == nullptr) {
-      return absl::InternalError(absl::StrCat(
-          "the named CSV parser factory made no parser for ", path));
-    }
-  } else {
-    ASSIGN_OR_RETURN(CsvLineParser line_parser,
-                     CsvLineParser::Create(options_));
-    if (first_position.has_value()) {
-      // Reads the header, or the columns of the first row; an error in that
-      // row's fields is its record's, reported when it is parsed.
-      const absl::StatusOr<std::optional<Example>> parsed =
-          line_parser.ParseLine(
-              first, RecordLocation{path, *first_position}.ToString());
-      if (!parsed.ok() && line_parser.num_columns() == 0) {
-        return parsed.status();
-      }
-    }
-    parser = std::make_shared<CsvRecordParser>(std::move(line_parser));
-  }
+  ASSIGN_OR_RETURN(const std::optional<RecordPosition> first_position,
+                   ReadFirstCsvLine(*lines, &first));
+  ASSIGN_OR_RETURN(std::shared_ptr<const RecordParser> parser,
+                   MakeParser(path, first, first_position));
 
   const bool first_is_record =
       first_position.has_value() && !options_.has_header;
   if (start.offset == 0) {
+    // Go on from the first line, already read.
     auto reader = std::make_unique<TextRecordReader>(
         std::move(lines), CsvLineHoldsRecord, /*first_index=*/0,
         std::move(parser));
@@ -279,25 +295,36 @@ absl::StatusOr<std::unique_ptr<RecordReader>> CsvFormat::Open(
     }
     return reader;
   }
-
-  if (first_position.has_value()) {
-    if (first_is_record && start.offset < first_position->offset) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot open ", path, " at byte ", start.offset,
-          ": the first record is at byte ", first_position->offset));
-    }
-    if (!first_is_record && start.offset <= first_position->offset) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot open ", path, " at byte ", start.offset,
-          ": the records follow the header at byte ", first_position->offset));
-    }
-  }
+  RETURN_IF_ERROR(
+      CheckCsvLaterStart(path, start, first_position, first_is_record));
   lines.reset();
   ASSIGN_OR_RETURN(lines, OpenLines(path, start));
   auto reader = std::make_unique<TextRecordReader>(
       std::move(lines), CsvLineHoldsRecord, start.index, std::move(parser));
   RETURN_IF_ERROR(reader->Start());
   return reader;
+}
+
+absl::StatusOr<std::shared_ptr<const RecordParser>> CsvFormat::MakeParser(
+    const std::string& path, const std::string& first,
+    const std::optional<RecordPosition>& first_position) const {
+  if (!first_position.has_value() || !options_.has_header || !named_parser_) {
+    return MakeCsvLineParser(options_, path, first, first_position);
+  }
+  // The factory makes it from the header's names.
+  const std::string location = RecordLocation{path, *first_position}.ToString();
+  absl::StatusOr<std::vector<absl::string_view>> fields =
+      SplitCsvFields(first, options_.delimiter);
+  if (!fields.ok()) return WithLocation(fields.status(), location);
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<const RecordParser> parser,
+      named_parser_(std::vector<std::string>(fields->begin(), fields->end()),
+                    path));
+  if (parser == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("the named CSV parser factory made no parser for ", path));
+  }
+  return parser;
 }
 
 }  // namespace distrt

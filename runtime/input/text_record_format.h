@@ -41,6 +41,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,6 +96,12 @@ class CsvFormat : public RecordFormat {
  private:
   CsvFormat(const CsvOptions& options, NamedCsvParserFactory named_parser)
       : options_(options), named_parser_(std::move(named_parser)) {}
+
+  // The parser of the file at `path`, whose first non-blank line is
+  // `first`, read at `first_position` (none: the file has no such line).
+  absl::StatusOr<std::shared_ptr<const RecordParser>> MakeParser(
+      const std::string& path, const std::string& first,
+      const std::optional<RecordPosition>& first_position) const;
 
   const CsvOptions options_;
   const NamedCsvParserFactory named_parser_;

@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/models/dense_gradient_output.h"
-#include "runtime/models/embedding_bag.h"
 #include "runtime/models/device_arrays.h"
+#include "runtime/models/embedding_bag.h"
 #include "runtime/models/loss_arrays.h"
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/sparse_batch_arrays.h"
@@ -430,28 +430,15 @@ absl::Status WideDeepModel::ComputeIdsOn(
   return loss.Finish(arrays, n, 1, result);
 }
 
-absl::Status WideDeepModel::ComputeSpecOn(
-    Device& device, const Batch& batch, absl::Span<const VariableSlice> values,
-    bool with_gradients, const DenseGradientBuffer* dense_gradients,
-    ModelStepResult* result) const {
-  RETURN_IF_ERROR(CheckLabels(batch));
-  RETURN_IF_ERROR(CheckBinaryLabels(batch));
-  RETURN_IF_ERROR(CheckSpecFeatures(batch));
-  RETURN_IF_ERROR(CheckValues(variables_, values));
-  const int64_t n = batch.size;
-  const int64_t h1 = first_layer_width_;
-  const size_t num_groups = groups_.size();
-  // An empty batch may come without groups: each then has no ids.
-  Batch::Group no_ids;
-  no_ids.offsets.assign(1, 0);
-
-  // Host arrays the device reads (on a CPU, in place): declared before
-  // `arrays` so that they outlive every use.
+// What ComputeSpecOn's forward steps leave for the later ones. Its host
+// arrays are read by the device (on a CPU, in place): ComputeSpecOn
+// declares it before its DeviceArrays so that they outlive every use.
+struct WideDeepModel::SpecForward {
+  // A group's host arrays that the batch does not hold.
   struct HostGroup {
     std::vector<float> pooling_factors;
     std::vector<float> unit_weights;  // when the batch gives no weights
   };
-  std::vector<HostGroup> host(num_groups);
   // A group's arrays on the device.
   struct DeviceGroup {
     const int64_t* offsets = nullptr;
@@ -463,39 +450,71 @@ absl::Status WideDeepModel::ComputeSpecOn(
     const float* wide = nullptr;
     float* pooled = nullptr;  // n by dim
   };
-  std::vector<DeviceGroup> up(num_groups);
 
+  SpecForward(int64_t n, size_t num_groups)
+      : n(n), host(num_groups), groups(num_groups) {
+    no_ids.offsets.assign(1, 0);
+  }
+
+  const int64_t n;  // the batch's examples
+  // An empty batch may come without groups: each then has no ids.
+  Batch::Group no_ids;
+  std::vector<HostGroup> host;
+  std::vector<DeviceGroup> groups;
+  // The dense features, n by num_dense_; null without numeric features.
+  const float* dense = nullptr;
+  // The first deep layer's kernel [input, h1], and its output (n by h1,
+  // ReLU'd when upper layers follow).
+  const float* kernel = nullptr;
+  float* first = nullptr;
+  // The upper layers' parameters and activations (empty without hidden
+  // units).
+  std::vector<const float*> upper_params;
+  std::vector<const float*> upper_activations;
+};
+
+absl::Status WideDeepModel::ComputeSpecOn(
+    Device& device, const Batch& batch, absl::Span<const VariableSlice> values,
+    bool with_gradients, const DenseGradientBuffer* dense_gradients,
+    ModelStepResult* result) const {
+  RETURN_IF_ERROR(CheckLabels(batch));
+  RETURN_IF_ERROR(CheckBinaryLabels(batch));
+  RETURN_IF_ERROR(CheckSpecFeatures(batch));
+  RETURN_IF_ERROR(CheckValues(variables_, values));
+  const int64_t n = batch.size;
+  // Declared before `arrays`: its host arrays must outlive every device use.
+  SpecForward forward(n, groups_.size());
   DeviceArrays arrays(device);
-  DeviceMath& math = arrays.math();
   ASSIGN_OR_RETURN(const float* labels, arrays.Upload(batch.labels));
   ASSIGN_OR_RETURN(float* logits, arrays.Zeros(n));
-  // The wide part of the groups, and their pooled embeddings.
-  for (size_t g = 0; g < num_groups; ++g) {
+  RETURN_IF_ERROR(ForwardGroups(arrays, batch, values, &forward, logits));
+  RETURN_IF_ERROR(ForwardWide(arrays, batch, values, &forward, logits));
+  RETURN_IF_ERROR(ForwardDeep(arrays, values, &forward, logits));
+  ASSIGN_OR_RETURN(LossArrays loss,
+                   LossArrays::OfSigmoidCrossEntropy(arrays, n, logits, labels,
+                                                     with_gradients));
+  result->gradients.clear();
+  if (with_gradients) {
+    RETURN_IF_ERROR(BackwardSpec(arrays, values, forward, loss.d_logits,
+                                 dense_gradients, result));
+  }
+  return loss.Finish(arrays, n, 1, result);
+}
+
+// The wide part of the groups, added to the logits, and their pooled
+// embeddings (forward->groups[g].pooled), the deep part's input blocks.
+absl::Status WideDeepModel::ForwardGroups(
+    DeviceArrays& arrays, const Batch& batch,
+    absl::Span<const VariableSlice> values, SpecForward* forward,
+    float* logits) const {
+  DeviceMath& math = arrays.math();
+  const int64_t n = forward->n;
+  for (size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
-    const Batch::Group& in = batch.groups.empty() ? no_ids : batch.groups[g];
-    const VariableSlice& table = values[group.embedding_variable];
-    const VariableSlice& wide = values[group.wide_variable];
-    DeviceGroup& on = up[g];
-    ASSIGN_OR_RETURN(
-        std::vector<int32_t> embedding_rows,
-        GroupSliceRows(in, variables_[group.embedding_variable], table));
-    ASSIGN_OR_RETURN(std::vector<int32_t> wide_rows,
-                     GroupSliceRows(in, variables_[group.wide_variable], wide));
-    host[g].pooling_factors = PoolingFactors(in, n, group.combiner);
-    const std::vector<float>* wide_weights = &in.weights;
-    if (in.weights.empty()) {
-      host[g].unit_weights.assign(in.ids.size(), 1.0f);
-      wide_weights = &host[g].unit_weights;
-    }
-    ASSIGN_OR_RETURN(on.offsets, arrays.Upload(in.offsets));
-    ASSIGN_OR_RETURN(on.embedding_rows,
-                     arrays.UploadOwned(std::move(embedding_rows)));
-    ASSIGN_OR_RETURN(on.wide_rows, arrays.UploadOwned(std::move(wide_rows)));
-    ASSIGN_OR_RETURN(on.pooling_factors,
-                     arrays.Upload(host[g].pooling_factors));
-    ASSIGN_OR_RETURN(on.wide_weights, arrays.Upload(*wide_weights));
-    ASSIGN_OR_RETURN(on.table, arrays.Upload(table.rows));
-    ASSIGN_OR_RETURN(on.wide, arrays.Upload(wide.rows));
+    const Batch::Group& in =
+        batch.groups.empty() ? forward->no_ids : batch.groups[g];
+    RETURN_IF_ERROR(UploadGroup(arrays, in, g, values, forward));
+    SpecForward::DeviceGroup& on = forward->groups[g];
     RETURN_IF_ERROR(math.SparseGatherSum(n, 1, on.offsets, on.wide_rows,
                                          on.wide_weights, on.wide, logits));
     ASSIGN_OR_RETURN(on.pooled, arrays.Zeros(n * group.dim));
@@ -503,120 +522,220 @@ absl::Status WideDeepModel::ComputeSpecOn(
                                          on.embedding_rows, on.pooling_factors,
                                          on.table, on.pooled));
   }
-  // The wide part of the dense features, and the bias.
-  const float* dense = nullptr;
+  return absl::OkStatus();
+}
+
+// Group g's arrays on the device (forward->groups[g], all but `pooled`):
+// the batch's CSR arrays `in`, each id's row in the slices of the group's
+// table and wide weights, its pooling factors, the weights of its wide part
+// (1 where the batch gives none: forward->host[g] keeps what the batch does
+// not hold) and the two slices' rows.
+absl::Status WideDeepModel::UploadGroup(DeviceArrays& arrays,
+                                        const Batch::Group& in, size_t g,
+                                        absl::Span<const VariableSlice> values,
+                                        SpecForward* forward) const {
+  const Group& group = groups_[g];
+  const VariableSlice& table = values[group.embedding_variable];
+  const VariableSlice& wide = values[group.wide_variable];
+  SpecForward::HostGroup& host = forward->host[g];
+  SpecForward::DeviceGroup& on = forward->groups[g];
+  ASSIGN_OR_RETURN(
+      std::vector<int32_t> embedding_rows,
+      GroupSliceRows(in, variables_[group.embedding_variable], table));
+  ASSIGN_OR_RETURN(std::vector<int32_t> wide_rows,
+                   GroupSliceRows(in, variables_[group.wide_variable], wide));
+  host.pooling_factors = PoolingFactors(in, forward->n, group.combiner);
+  const std::vector<float>* wide_weights = &in.weights;
+  if (in.weights.empty()) {
+    host.unit_weights.assign(in.ids.size(), 1.0f);
+    wide_weights = &host.unit_weights;
+  }
+  ASSIGN_OR_RETURN(on.offsets, arrays.Upload(in.offsets));
+  ASSIGN_OR_RETURN(on.embedding_rows,
+                   arrays.UploadOwned(std::move(embedding_rows)));
+  ASSIGN_OR_RETURN(on.wide_rows, arrays.UploadOwned(std::move(wide_rows)));
+  ASSIGN_OR_RETURN(on.pooling_factors, arrays.Upload(host.pooling_factors));
+  ASSIGN_OR_RETURN(on.wide_weights, arrays.Upload(*wide_weights));
+  ASSIGN_OR_RETURN(on.table, arrays.Upload(table.rows));
+  ASSIGN_OR_RETURN(on.wide, arrays.Upload(wide.rows));
+  return absl::OkStatus();
+}
+
+// The wide part of the dense features (uploading them, for the deep part
+// too, into forward->dense) and the bias, added to the logits.
+absl::Status WideDeepModel::ForwardWide(DeviceArrays& arrays,
+                                        const Batch& batch,
+                                        absl::Span<const VariableSlice> values,
+                                        SpecForward* forward,
+                                        float* logits) const {
+  DeviceMath& math = arrays.math();
+  const int64_t n = forward->n;
   if (wide_dense_variable_ >= 0) {
-    ASSIGN_OR_RETURN(dense, arrays.Upload(batch.dense));
+    ASSIGN_OR_RETURN(forward->dense, arrays.Upload(batch.dense));
     ASSIGN_OR_RETURN(const float* wide_dense,
                      arrays.Upload(values[wide_dense_variable_].dense));
-    RETURN_IF_ERROR(math.Gemm(false, false, n, 1, num_dense_, 1.0f, dense,
-                              wide_dense, 1.0f, logits));
+    RETURN_IF_ERROR(math.Gemm(false, false, n, 1, num_dense_, 1.0f,
+                              forward->dense, wide_dense, 1.0f, logits));
   }
   ASSIGN_OR_RETURN(const float* wide_bias,
                    arrays.Upload(values[wide_bias_variable_].dense));
-  RETURN_IF_ERROR(math.AddBias(n, 1, wide_bias, logits));
+  return math.AddBias(n, 1, wide_bias, logits);
+}
 
-  // The deep part's first layer, on concat(dense, pooled_1, ...) without
-  // building it: the kernel's rows for each block are contiguous
-  // (row-major [input, h1]), so the layer is a sum of one product per block.
+// The deep part's first layer (before its ReLU), on concat(dense, pooled_1,
+// ...) without building it: the kernel's rows for each block are contiguous
+// (row-major [input, h1]), so the layer is a sum of one product per block.
+absl::Status WideDeepModel::ForwardFirstLayer(
+    DeviceArrays& arrays, absl::Span<const VariableSlice> values,
+    SpecForward* forward) const {
+  DeviceMath& math = arrays.math();
+  const int64_t n = forward->n;
+  const int64_t h1 = first_layer_width_;
   const absl::Span<const VariableSlice> deep_values =
       values.subspan(first_deep_variable_);
-  ASSIGN_OR_RETURN(const float* kernel, arrays.Upload(deep_values[0].dense));
+  ASSIGN_OR_RETURN(forward->kernel, arrays.Upload(deep_values[0].dense));
   ASSIGN_OR_RETURN(const float* bias, arrays.Upload(deep_values[1].dense));
-  ASSIGN_OR_RETURN(float* first, arrays.Zeros(n * h1));
-  if (dense != nullptr) {
-    RETURN_IF_ERROR(math.Gemm(false, false, n, h1, num_dense_, 1.0f, dense,
-                              kernel, 1.0f, first));
+  ASSIGN_OR_RETURN(forward->first, arrays.Zeros(n * h1));
+  if (forward->dense != nullptr) {
+    RETURN_IF_ERROR(math.Gemm(false, false, n, h1, num_dense_, 1.0f,
+                              forward->dense, forward->kernel, 1.0f,
+                              forward->first));
   }
-  for (size_t g = 0; g < num_groups; ++g) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
-    RETURN_IF_ERROR(
-        math.Gemm(false, false, n, h1, group.dim, 1.0f, up[g].pooled,
-                  kernel + group.deep_input_offset * h1, 1.0f, first));
+    RETURN_IF_ERROR(math.Gemm(
+        false, false, n, h1, group.dim, 1.0f, forward->groups[g].pooled,
+        forward->kernel + group.deep_input_offset * h1, 1.0f, forward->first));
   }
-  RETURN_IF_ERROR(math.AddBias(n, h1, bias, first));
-  // The layers after it, when there are hidden units.
-  const bool has_upper = upper_layers_.num_layers() > 0;
-  const float* deep_logits = first;
-  std::vector<const float*> upper_params;
-  std::vector<const float*> upper_activations;
-  if (has_upper) {
-    RETURN_IF_ERROR(math.Relu(n * h1, first));
-    ASSIGN_OR_RETURN(upper_params, upper_layers_.UploadParams(
-                                       arrays, deep_values.subspan(2)));
-    RETURN_IF_ERROR(upper_layers_.Forward(arrays, upper_params, n, first,
-                                          &upper_activations));
-    deep_logits = upper_activations.back();
-  }
-  RETURN_IF_ERROR(math.Axpy(n, 1.0f, deep_logits, logits));
-  ASSIGN_OR_RETURN(LossArrays loss,
-                   LossArrays::OfSigmoidCrossEntropy(arrays, n, logits, labels,
-                                                     with_gradients));
+  return math.AddBias(n, h1, bias, forward->first);
+}
 
-  result->gradients.clear();
-  if (with_gradients) {
-    result->gradients.resize(variables_.size());
-    for (const Group& group : groups_) {
-      result->gradients[group.embedding_variable] =
-          ZeroGradient(values[group.embedding_variable]);
-      result->gradients[group.wide_variable] =
-          ZeroGradient(values[group.wide_variable]);
-    }
-    DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
-    ASSIGN_OR_RETURN(float* d_wide_bias, gradients.For(wide_bias_variable_, 1));
-    RETURN_IF_ERROR(math.ColumnSums(n, 1, loss.d_logits, d_wide_bias));
-    if (dense != nullptr) {
-      ASSIGN_OR_RETURN(float* d_wide_dense,
-                       gradients.For(wide_dense_variable_, num_dense_));
-      RETURN_IF_ERROR(math.Gemm(true, false, num_dense_, 1, n, 1.0f, dense,
-                                loss.d_logits, 0.0f, d_wide_dense));
-    }
-    // d loss / d the first layer's output before its ReLU.
-    const float* delta = loss.d_logits;
-    if (has_upper) {
-      float* d_first = nullptr;
-      RETURN_IF_ERROR(upper_layers_.Backward(
-          arrays, upper_params, n, upper_activations, loss.d_logits, gradients,
-          first_deep_variable_ + 2, &d_first));
-      RETURN_IF_ERROR(math.ReluGrad(n * h1, first, d_first));
-      delta = d_first;
-    }
-    const int64_t input_width = variables_[first_deep_variable_].spec.shape[0];
-    ASSIGN_OR_RETURN(float* d_kernel,
-                     gradients.For(first_deep_variable_, input_width * h1));
-    ASSIGN_OR_RETURN(float* d_bias,
-                     gradients.For(first_deep_variable_ + 1, h1));
-    RETURN_IF_ERROR(math.ColumnSums(n, h1, delta, d_bias));
-    if (dense != nullptr) {
-      RETURN_IF_ERROR(math.Gemm(true, false, num_dense_, h1, n, 1.0f, dense,
-                                delta, 0.0f, d_kernel));
-    }
-    for (size_t g = 0; g < num_groups; ++g) {
-      const Group& group = groups_[g];
-      const DeviceGroup& on = up[g];
-      const int64_t block = group.deep_input_offset * h1;
-      RETURN_IF_ERROR(math.Gemm(true, false, group.dim, h1, n, 1.0f, on.pooled,
-                                delta, 0.0f, d_kernel + block));
-      ASSIGN_OR_RETURN(float* d_pooled, arrays.Floats(n * group.dim));
-      RETURN_IF_ERROR(math.Gemm(false, true, n, group.dim, h1, 1.0f, delta,
-                                kernel + block, 0.0f, d_pooled));
-      VariableSlice& d_table = result->gradients[group.embedding_variable];
-      ASSIGN_OR_RETURN(float* table_rows, arrays.Zeros(d_table.rows.size()));
-      RETURN_IF_ERROR(
-          math.SparseScatterAdd(n, group.dim, on.offsets, on.embedding_rows,
-                                on.pooling_factors, d_pooled, table_rows));
-      RETURN_IF_ERROR(
-          arrays.Download(table_rows, absl::MakeSpan(d_table.rows)));
-      VariableSlice& d_wide = result->gradients[group.wide_variable];
-      ASSIGN_OR_RETURN(float* wide_rows, arrays.Zeros(d_wide.rows.size()));
-      RETURN_IF_ERROR(math.SparseScatterAdd(n, 1, on.offsets, on.wide_rows,
-                                            on.wide_weights, loss.d_logits,
-                                            wide_rows));
-      RETURN_IF_ERROR(arrays.Download(wide_rows, absl::MakeSpan(d_wide.rows)));
-    }
-    RETURN_IF_ERROR(gradients.Finish());
+// The deep part: the first layer, then (when there are hidden units) its
+// ReLU and the layers after it; its logits are added to `logits`.
+absl::Status WideDeepModel::ForwardDeep(DeviceArrays& arrays,
+                                        absl::Span<const VariableSlice> values,
+                                        SpecForward* forward,
+                                        float* logits) const {
+  DeviceMath& math = arrays.math();
+  const int64_t n = forward->n;
+  RETURN_IF_ERROR(ForwardFirstLayer(arrays, values, forward));
+  const float* deep_logits = forward->first;
+  if (upper_layers_.num_layers() > 0) {
+    RETURN_IF_ERROR(math.Relu(n * first_layer_width_, forward->first));
+    ASSIGN_OR_RETURN(forward->upper_params,
+                     upper_layers_.UploadParams(
+                         arrays, values.subspan(first_deep_variable_ + 2)));
+    RETURN_IF_ERROR(upper_layers_.Forward(arrays, forward->upper_params, n,
+                                          forward->first,
+                                          &forward->upper_activations));
+    deep_logits = forward->upper_activations.back();
   }
-  return loss.Finish(arrays, n, 1, result);
+  return math.Axpy(n, 1.0f, deep_logits, logits);
+}
+
+// Every variable's gradient into result->gradients (the dense ones through
+// `dense_gradients` when given), from d loss / d logits: the wide bias and
+// dense weights, the deep layers, then the groups' tables and wide weights.
+absl::Status WideDeepModel::BackwardSpec(
+    DeviceArrays& arrays, absl::Span<const VariableSlice> values,
+    const SpecForward& forward, const float* d_logits,
+    const DenseGradientBuffer* dense_gradients, ModelStepResult* result) const {
+  DeviceMath& math = arrays.math();
+  const int64_t n = forward.n;
+  result->gradients.resize(variables_.size());
+  for (const Group& group : groups_) {
+    result->gradients[group.embedding_variable] =
+        ZeroGradient(values[group.embedding_variable]);
+    result->gradients[group.wide_variable] =
+        ZeroGradient(values[group.wide_variable]);
+  }
+  DenseGradientOutput gradients(arrays, dense_gradients, &result->gradients);
+  ASSIGN_OR_RETURN(float* d_wide_bias, gradients.For(wide_bias_variable_, 1));
+  RETURN_IF_ERROR(math.ColumnSums(n, 1, d_logits, d_wide_bias));
+  if (forward.dense != nullptr) {
+    ASSIGN_OR_RETURN(float* d_wide_dense,
+                     gradients.For(wide_dense_variable_, num_dense_));
+    RETURN_IF_ERROR(math.Gemm(true, false, num_dense_, 1, n, 1.0f,
+                              forward.dense, d_logits, 0.0f, d_wide_dense));
+  }
+  const float* delta = nullptr;
+  float* d_kernel = nullptr;
+  RETURN_IF_ERROR(
+      BackwardDeep(arrays, forward, d_logits, gradients, &delta, &d_kernel));
+  RETURN_IF_ERROR(
+      BackwardGroups(arrays, forward, d_logits, delta, d_kernel, result));
+  return gradients.Finish();
+}
+
+// The deep layers' gradients but the groups' blocks of the first kernel
+// (BackwardGroups writes those): the upper layers', the first bias's, and
+// the dense features' block of the first kernel. Sets *delta to d loss / d
+// the first layer's output before its ReLU, and *d_kernel to the first
+// kernel's gradient.
+absl::Status WideDeepModel::BackwardDeep(DeviceArrays& arrays,
+                                         const SpecForward& forward,
+                                         const float* d_logits,
+                                         DenseGradientOutput& gradients,
+                                         const float** delta,
+                                         float** d_kernel) const {
+  DeviceMath& math = arrays.math();
+  const int64_t n = forward.n;
+  const int64_t h1 = first_layer_width_;
+  *delta = d_logits;
+  if (upper_layers_.num_layers() > 0) {
+    float* d_first = nullptr;
+    RETURN_IF_ERROR(upper_layers_.Backward(
+        arrays, forward.upper_params, n, forward.upper_activations, d_logits,
+        gradients, first_deep_variable_ + 2, &d_first));
+    RETURN_IF_ERROR(math.ReluGrad(n * h1, forward.first, d_first));
+    *delta = d_first;
+  }
+  const int64_t input_width = variables_[first_deep_variable_].spec.shape[0];
+  ASSIGN_OR_RETURN(*d_kernel,
+                   gradients.For(first_deep_variable_, input_width * h1));
+  ASSIGN_OR_RETURN(float* d_bias, gradients.For(first_deep_variable_ + 1, h1));
+  RETURN_IF_ERROR(math.ColumnSums(n, h1, *delta, d_bias));
+  if (forward.dense != nullptr) {
+    RETURN_IF_ERROR(math.Gemm(true, false, num_dense_, h1, n, 1.0f,
+                              forward.dense, *delta, 0.0f, *d_kernel));
+  }
+  return absl::OkStatus();
+}
+
+// Per group, from `delta` (d loss / d the first layer's output before its
+// ReLU): its block of the first kernel's gradient `d_kernel`, then d loss /
+// d its pooled embedding scattered into its table's rows, and d_logits
+// into its wide weights' rows, each downloaded into result->gradients.
+absl::Status WideDeepModel::BackwardGroups(DeviceArrays& arrays,
+                                           const SpecForward& forward,
+                                           const float* d_logits,
+                                           const float* delta, float* d_kernel,
+                                           ModelStepResult* result) const {
+  DeviceMath& math = arrays.math();
+  const int64_t n = forward.n;
+  const int64_t h1 = first_layer_width_;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
+    const SpecForward::DeviceGroup& on = forward.groups[g];
+    const int64_t block = group.deep_input_offset * h1;
+    RETURN_IF_ERROR(math.Gemm(true, false, group.dim, h1, n, 1.0f, on.pooled,
+                              delta, 0.0f, d_kernel + block));
+    ASSIGN_OR_RETURN(float* d_pooled, arrays.Floats(n * group.dim));
+    RETURN_IF_ERROR(math.Gemm(false, true, n, group.dim, h1, 1.0f, delta,
+                              forward.kernel + block, 0.0f, d_pooled));
+    VariableSlice& d_table = result->gradients[group.embedding_variable];
+    ASSIGN_OR_RETURN(float* table_rows, arrays.Zeros(d_table.rows.size()));
+    RETURN_IF_ERROR(math.SparseScatterAdd(n, group.dim, on.offsets,
+                                          on.embedding_rows, on.pooling_factors,
+                                          d_pooled, table_rows));
+    RETURN_IF_ERROR(arrays.Download(table_rows, absl::MakeSpan(d_table.rows)));
+    VariableSlice& d_wide = result->gradients[group.wide_variable];
+    ASSIGN_OR_RETURN(float* wide_rows, arrays.Zeros(d_wide.rows.size()));
+    RETURN_IF_ERROR(math.SparseScatterAdd(
+        n, 1, on.offsets, on.wide_rows, on.wide_weights, d_logits, wide_rows));
+    RETURN_IF_ERROR(arrays.Download(wide_rows, absl::MakeSpan(d_wide.rows)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace distrt

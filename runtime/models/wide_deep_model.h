@@ -50,7 +50,9 @@
 #include "absl/types/span.h"
 #include "runtime/input/batch.h"
 #include "runtime/input/feature_spec.h"
+#include "runtime/models/dense_gradient_output.h"
 #include "runtime/models/dense_layers.h"
+#include "runtime/models/device_arrays.h"
 #include "runtime/models/model.h"
 #include "runtime/models/model_variables.h"
 
@@ -141,6 +143,40 @@ class WideDeepModel final : public Model {
                              ModelStepResult* result) const;
   // Spec form: the batch's dense features and groups fit the spec.
   absl::Status CheckSpecFeatures(const Batch& batch) const;
+
+  // The steps of ComputeSpecOn, in the order it runs them. SpecForward
+  // (defined in the .cc) holds what the forward steps leave for the later
+  // ones: each group's arrays (host and device), the dense features, the
+  // first layer's kernel and output and the upper layers' activations.
+  // `logits` (n on the device) accumulate the wide and deep parts.
+  struct SpecForward;
+  absl::Status ForwardGroups(DeviceArrays& arrays, const Batch& batch,
+                             absl::Span<const VariableSlice> values,
+                             SpecForward* forward, float* logits) const;
+  absl::Status UploadGroup(DeviceArrays& arrays, const Batch::Group& in,
+                           size_t g, absl::Span<const VariableSlice> values,
+                           SpecForward* forward) const;
+  absl::Status ForwardWide(DeviceArrays& arrays, const Batch& batch,
+                           absl::Span<const VariableSlice> values,
+                           SpecForward* forward, float* logits) const;
+  absl::Status ForwardFirstLayer(DeviceArrays& arrays,
+                                 absl::Span<const VariableSlice> values,
+                                 SpecForward* forward) const;
+  absl::Status ForwardDeep(DeviceArrays& arrays,
+                           absl::Span<const VariableSlice> values,
+                           SpecForward* forward, float* logits) const;
+  absl::Status BackwardSpec(DeviceArrays& arrays,
+                            absl::Span<const VariableSlice> values,
+                            const SpecForward& forward, const float* d_logits,
+                            const DenseGradientBuffer* dense_gradients,
+                            ModelStepResult* result) const;
+  absl::Status BackwardDeep(DeviceArrays& arrays, const SpecForward& forward,
+                            const float* d_logits,
+                            DenseGradientOutput& gradients, const float** delta,
+                            float** d_kernel) const;
+  absl::Status BackwardGroups(DeviceArrays& arrays, const SpecForward& forward,
+                              const float* d_logits, const float* delta,
+                              float* d_kernel, ModelStepResult* result) const;
 
   const bool from_spec_;
   // LIBSVM form (0 in the spec form).
