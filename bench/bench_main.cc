@@ -32,6 +32,7 @@
 #include "bench/bench_report.h"
 #include "bench/dense_transport_bench.h"
 #include "bench/end_to_end_bench.h"
+#include "bench/input_bench.h"
 #include "bench/ps_memory_bench.h"
 #include "bench/repeated_runs.h"
 #include "bench/sparse_bench.h"
@@ -54,7 +55,7 @@ ABSL_FLAG(std::string, json, "",
           "relative to where `bazel run` was started)");
 ABSL_FLAG(std::vector<std::string>, only, {},
           "run only these families (dense, sparse, allreduce, end_to_end, "
-          "time_to_accuracy, ps_memory, torchscript)");
+          "time_to_accuracy, ps_memory, torchscript, input)");
 
 namespace distrt::bench {
 namespace {
@@ -72,6 +73,7 @@ constexpr Family kFamilies[] = {
     {"time_to_accuracy", RunTimeToAccuracyBench},
     {"ps_memory", RunPsMemoryBench},
     {"torchscript", RunTorchScriptBench},
+    {"input", RunInputBench},
 };
 
 // How many times a family runs: exactly `fixed` when it is set, else from

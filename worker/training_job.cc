@@ -338,6 +338,59 @@ absl::StatusOr<std::unique_ptr<InputPipeline>> StartInput(
   return pipeline;
 }
 
+// The loop's settings and callbacks: checkpoints (the chief's), progress
+// lines with the input's bad records, summaries, metrics, and logging the
+// input's position after each step for a restart (`resume`, may be null).
+void SetUpLoop(Job& job, InputPipeline& pipeline, InputResume* resume,
+               TrainingLoopOptions* loop_options) {
+  TrainingLoopOptions& loop = *loop_options;
+  loop.log_every = Secs(job.options.log_every_secs);
+  loop.read_ahead = job.options.read_ahead;
+  // Periodic checkpoints; the final one comes after the other workers are
+  // done (SaveFinalCheckpoint).
+  if (job.checkpoints != nullptr) {
+    loop.checkpoint_every_steps = job.options.checkpoint_every_steps;
+    loop.checkpoint_every = Secs(job.options.checkpoint_every_secs);
+    loop.save_checkpoint = [&job](int64_t step) {
+      return job.checkpoints->Save(step).status();
+    };
+  }
+  loop.log = job.log;
+  loop.on_progress = [&job, pipeline = &pipeline,
+                      skipped_reported = int64_t{0}](
+                         int64_t global_step, const ProgressMeter& meter,
+                         absl::Time now) mutable -> absl::Status {
+    RETURN_IF_ERROR(NoticeRestartedPsTasks(job));
+    const int64_t skipped = pipeline->records_skipped();
+    if (skipped != skipped_reported) {
+      job.log(absl::StrCat("input: ", skipped, " bad record(s) skipped of ",
+                           pipeline->records_read(), " read"));
+      skipped_reported = skipped;
+    }
+    return WriteSummaries(job, global_step,
+                          {{"loss", meter.recent_loss()},
+                           {"examples_per_sec", meter.ExamplesPerSecond(now)},
+                           {"learning_rate", job.options.learning_rate}});
+  };
+  if (job.options.metrics != nullptr) {
+    loop.on_step = [&job, pipeline = &pipeline](const StepResult& step,
+                                                int64_t global_step) {
+      job.options.metrics->AddStep(step.examples, global_step);
+      job.options.metrics->SetInputRecords(pipeline->records_read(),
+                                           pipeline->records_skipped());
+    };
+  }
+  if (resume != nullptr) {
+    loop.on_input_position = [resume](const InputPosition& after,
+                                      int64_t global_step) {
+      return resume->Record(after, global_step);
+    };
+  }
+  loop.explain_step_failure = [&job](const absl::Status& failure) {
+    return StepFailed(job, failure);
+  };
+}
+
 // The most steps this process runs: under multi-worker mirrored with
 // --epochs, what the workers agreed on less the steps the job already ran
 // (a restarted job, whose input resumes where it was); its input then
@@ -349,9 +402,9 @@ absl::StatusOr<int64_t> StepLimit(Job& job, int64_t start_step,
     return std::numeric_limits<int64_t>::max();
   }
   const InputContext context = job.strategy->input_context();
-  ASSIGN_OR_RETURN(const int64_t per_replica,
-                   context.GetPerReplicaBatchSize(
-                       job.options.global_batch_size));
+  ASSIGN_OR_RETURN(
+      const int64_t per_replica,
+      context.GetPerReplicaBatchSize(job.options.global_batch_size));
   ASSIGN_OR_RETURN(
       const int64_t total,
       AgreeOnStepLimit(job, context, input->auto_shard,
@@ -382,51 +435,7 @@ absl::Status Train(Job& job, FinalMetrics* metrics) {
   }
   std::unique_ptr<InputPipeline> pipeline = *std::move(distributed);
 
-  loop.log_every = Secs(o.log_every_secs);
-  loop.read_ahead = o.read_ahead;
-  // Periodic checkpoints; the final one comes after the other workers are
-  // done (SaveFinalCheckpoint).
-  if (job.checkpoints != nullptr) {
-    loop.checkpoint_every_steps = o.checkpoint_every_steps;
-    loop.checkpoint_every = Secs(o.checkpoint_every_secs);
-    loop.save_checkpoint = [&job](int64_t step) {
-      return job.checkpoints->Save(step).status();
-    };
-  }
-  loop.log = job.log;
-  int64_t skipped_reported = 0;
-  loop.on_progress = [&job, &pipeline, &skipped_reported](
-                         int64_t global_step, const ProgressMeter& meter,
-                         absl::Time now) -> absl::Status {
-    RETURN_IF_ERROR(NoticeRestartedPsTasks(job));
-    const int64_t skipped = pipeline->records_skipped();
-    if (skipped != skipped_reported) {
-      job.log(absl::StrCat("input: ", skipped, " bad record(s) skipped of ",
-                           pipeline->records_read(), " read"));
-      skipped_reported = skipped;
-    }
-    return WriteSummaries(job, global_step,
-                          {{"loss", meter.recent_loss()},
-                           {"examples_per_sec", meter.ExamplesPerSecond(now)},
-                           {"learning_rate", job.options.learning_rate}});
-  };
-  if (o.metrics != nullptr) {
-    loop.on_step = [&o, &pipeline](const StepResult& step,
-                                   int64_t global_step) {
-      o.metrics->AddStep(step.examples, global_step);
-      o.metrics->SetInputRecords(pipeline->records_read(),
-                                 pipeline->records_skipped());
-    };
-  }
-  if (resume != nullptr) {
-    loop.on_input_position = [&resume](const InputPosition& after,
-                                       int64_t global_step) {
-      return resume->Record(after, global_step);
-    };
-  }
-  loop.explain_step_failure = [&job](const absl::Status& failure) {
-    return StepFailed(job, failure);
-  };
+  SetUpLoop(job, *pipeline, resume.get(), &loop);
   ASSIGN_OR_RETURN(TrainingLoopResult result,
                    RunTrainingLoop(*job.strategy, *job.model, *job.variables,
                                    *pipeline, loop));
