@@ -16,7 +16,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/arena.h"
 #include "proto/example.pb.h"
 #include "runtime/input/csv_reader.h"
 #include "runtime/util/status_macros.h"
@@ -109,44 +108,6 @@ absl::Status IdOutOfRange(int64_t id, int index, int64_t buckets) {
 
 // Whether `value` is not a NaN or an infinity.
 bool IsFinite(float value) { return std::isfinite(value); }
-
-// A parse's tf.Example lives on an arena, reset after each record, so that
-// the map of features and its strings reuse one block instead of being
-// allocated and freed piece by piece for every record. One per thread:
-// the parser is shared by the pipeline's parsing threads.
-class ThreadArena {
- public:
-  ThreadArena() : block_(new char[kBlockSize]), arena_(Options(block_.get())) {}
-
-  google::protobuf::Arena& arena() { return arena_; }
-
- private:
-  // Several Criteo-shaped records' worth; larger records spill into blocks
-  // that the reset frees.
-  static constexpr size_t kBlockSize = 64 << 10;
-
-  static google::protobuf::ArenaOptions Options(char* block) {
-    google::protobuf::ArenaOptions options;
-    options.initial_block = block;
-    options.initial_block_size = kBlockSize;
-    return options;
-  }
-
-  std::unique_ptr<char[]> block_;  // outlives arena_, declared before it
-  google::protobuf::Arena arena_;
-};
-
-// Resets the thread's arena when a parse ends, however it ends.
-class ArenaReset {
- public:
-  explicit ArenaReset(google::protobuf::Arena* arena) : arena_(arena) {}
-  ~ArenaReset() { arena_->Reset(); }
-  ArenaReset(const ArenaReset&) = delete;
-  ArenaReset& operator=(const ArenaReset&) = delete;
-
- private:
-  google::protobuf::Arena* arena_;
-};
 
 // --- tf.Example ---------------------------------------------------------
 // Each reader takes the feature (null when missing) and returns a Problem;
@@ -498,10 +459,14 @@ absl::StatusOr<Example> FeatureParser::ParseTfExample(
         absl::StrCat(where.ToString(), ": a record of ", serialized.size(),
                      " bytes is larger than a tf.Example can be"));
   }
-  thread_local ThreadArena thread_arena;
-  google::protobuf::Arena& arena = thread_arena.arena();
-  ArenaReset reset(&arena);
-  auto* proto = google::protobuf::Arena::CreateMessage<tf::Example>(&arena);
+  // One message per parsing thread (the parser is shared by the pipeline's
+  // threads), reused so that its map and strings keep their capacity from
+  // record to record. Not an arena: resetting one frees its maps' storage
+  // through libprotobuf's cleanup list, which crashed under
+  // ThreadSanitizer (libprotobuf is not instrumented), and a reused message
+  // costs little more.
+  thread_local tf::Example reused;
+  tf::Example* proto = &reused;
   if (!proto->ParseFromArray(serialized.data(),
                              static_cast<int>(serialized.size()))) {
     return absl::InvalidArgumentError(
