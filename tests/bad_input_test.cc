@@ -706,8 +706,9 @@ INSTANTIATE_TEST_SUITE_P(
         Worker("GpuRequestedWhereThereIsNone", {"--devices=gpu"},
                {"GPUs were requested, but there is no usable GPU: "},
                /*exit_code=*/1),
-        Worker("UnknownDataFormat", {"--data_format=json"},
-               {"worker: --data_format: \"json\" is not libsvm, csv or tfrecord"}),
+        Worker(
+            "UnknownDataFormat", {"--data_format=json"},
+            {"worker: --data_format: \"json\" is not libsvm, csv or tfrecord"}),
         Worker("UnknownStrategy", {"--strategy=tpu"},
                {"worker: --strategy: unknown strategy \"tpu\"; known: auto, "
                 "one_device, mirrored, central_storage, parameter_server, "
@@ -1006,14 +1007,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"logreg/weights\": shape [9223372036854775806, 1] has "
                   "more than 2^40 elements"}},
         // Evaluation data.
-        DataCase{"EvalDataBadLine",
-                 "bad.svm",
-                 "1 1:1\nx 1:1\n",
-                 {"--train_data=$DIR/good.svm", "--eval_data=$DIR/bad.svm"},
-                 2,
-                 {"worker: INVALID_ARGUMENT: --eval_data: $DIR/bad.svm:2: label "
-                  "\"x\" is "
-                  "not a number"}},
+        DataCase{
+            "EvalDataBadLine",
+            "bad.svm",
+            "1 1:1\nx 1:1\n",
+            {"--train_data=$DIR/good.svm", "--eval_data=$DIR/bad.svm"},
+            2,
+            {"worker: INVALID_ARGUMENT: --eval_data: $DIR/bad.svm:2: label "
+             "\"x\" is "
+             "not a number"}},
         DataCase{"EvalDataMissing",
                  "",
                  "",

@@ -43,7 +43,7 @@ class TfRecordTrainingTest : public ::testing::Test {
                 const std::vector<std::string>& more = {}) {
     std::vector<std::string> flags = {
         "--shape=criteo",    absl::StrCat("--rows=", rows),
-        "--vocab=200",      absl::StrCat("--shards=", shards),
+        "--vocab=200",       absl::StrCat("--shards=", shards),
         "--embedding_dim=8", "--eval_fraction=0.2"};
     flags.insert(flags.end(), more.begin(), more.end());
     GenerateData(Data(), "c", flags);

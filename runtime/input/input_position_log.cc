@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/util/tfrecord_framing.h"
 #include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
+#include "runtime/util/tfrecord_framing.h"
 
 namespace distrt {
 namespace {

@@ -54,7 +54,6 @@ absl::string_view TfRecordCompressionName(TfRecordCompression compression);
 // suffix (any case), kNone otherwise. For a compression option of "auto".
 TfRecordCompression TfRecordCompressionForPath(absl::string_view path);
 
-
 // The largest record length accepted. A larger one is DATA_LOSS: no
 // tf.Example can be that large (protobuf stops at 2 GiB), so the length is
 // damaged, and reading it must not allocate that much.

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "runtime/util/tfrecord_framing.h"
 #include "runtime/util/status_macros.h"
+#include "runtime/util/tfrecord_framing.h"
 
 namespace distrt {
 

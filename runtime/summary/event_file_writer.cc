@@ -12,9 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/util/tfrecord_framing.h"
 #include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
+#include "runtime/util/tfrecord_framing.h"
 
 namespace distrt {
 namespace {

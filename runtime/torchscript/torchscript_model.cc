@@ -17,10 +17,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/models/embedding_bag.h"
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/model_registry.h"
 #include "runtime/models/model_variables.h"
-#include "runtime/models/embedding_bag.h"
 #include "runtime/torchscript/torchscript_plugin_api.h"
 #include "runtime/util/status_macros.h"
 
