@@ -151,7 +151,7 @@ absl::Status InferShapes(const std::vector<std::string>& files,
   float max_label = 0;
   for (const std::string& file : files) {
     RETURN_IF_ERROR(ForEachExample(file, records, [&](const Example& e) {
-      // Dense models take LIBSVM rows too (FitExampleToModel).
+      // Dense models take LIBSVM rows too (FitExample).
       // (An id of INT64_MAX, which a hashed feature may be, stays the
       // bound.)
       if (!e.ids.empty()) {
@@ -177,7 +177,12 @@ absl::Status InferShapes(const std::vector<std::string>& files,
   return absl::OkStatus();
 }
 
-// FitExampleToModel, with TakesSparseFeatures(model) given.
+// Makes one example fit the model, as the pipeline parses it: a model with
+// only dense variables (`sparse` false: linear, mlp, a TorchScript module
+// without embedding tables) reads LIBSVM files too, so an example given
+// with sparse features becomes a dense row of config.num_features. Checks
+// the label is one the model's output takes. INVALID_ARGUMENT saying what
+// is wrong (the mapped format names the record).
 absl::Status FitExample(const ModelConfig& config, const Model& model,
                         bool sparse, Example& e) {
   RETURN_IF_ERROR(CheckLabelForModel(config, model, e.label));
@@ -299,11 +304,6 @@ absl::StatusOr<JobModel> BuildJobModel(
         return FitExample(config, *fitted_to, sparse, e);
       });
   return job;
-}
-
-absl::Status FitExampleToModel(const ModelConfig& config, const Model& model,
-                               Example& example) {
-  return FitExample(config, model, TakesSparseFeatures(model), example);
 }
 
 absl::StatusOr<std::vector<std::string>> CheckEvalData(

@@ -33,7 +33,8 @@ struct JobModel {
   ModelConfig config;
   std::shared_ptr<Model> model;
   // How the input pipeline reads --train_data and --eval_data: `format`,
-  // each example fitted to the model (FitExampleToModel).
+  // each example fitted to the model as it is parsed (LIBSVM rows
+  // become dense rows for a dense model; labels checked against its output).
   std::shared_ptr<const RecordFormat> records;
 };
 
@@ -42,16 +43,6 @@ struct JobModel {
 absl::StatusOr<JobModel> BuildJobModel(
     const WorkerOptions& options,
     const std::function<void(absl::string_view)>& log = nullptr);
-
-// Makes one example fit the model, as the pipeline reads it: a model with
-// only dense variables (linear, mlp, a TorchScript module without
-// embedding tables) reads LIBSVM files too, so an example given with
-// sparse features becomes a dense row of config.num_features. Checks the
-// label is one the model's output takes (0 or 1 for a binary classifier, a
-// class id for a multiclass one). INVALID_ARGUMENT saying what is wrong
-// (the caller names the record).
-absl::Status FitExampleToModel(const ModelConfig& config, const Model& model,
-                               Example& example);
 
 // --eval_data expanded, each file opened once to check it can be read (a
 // missing file, a CSV header without the spec's columns), so that a mistake

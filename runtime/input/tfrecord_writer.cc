@@ -22,14 +22,6 @@ constexpr size_t kMaxDeflateChunk = size_t{1} << 30;
 // small the framing buffer (tests shrink that).
 constexpr size_t kMinCompressedBuffer = size_t{16} << 10;
 
-void EncodeFixed64(char* p, uint64_t value) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(value >> (8 * i));
-}
-
-void EncodeFixed32(char* p, uint32_t value) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(value >> (8 * i));
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TfRecordWriter>> TfRecordWriter::Open(
@@ -102,14 +94,16 @@ absl::Status TfRecordWriter::Write(absl::string_view record) {
         absl::StrCat("cannot write a record of ", record.size(), " bytes to ",
                      path_, ": the limit is ", kMaxTfRecordLength));
   }
-  char header[kTfRecordHeaderBytes];
-  EncodeFixed64(header, record.size());
-  EncodeFixed32(header + 8, MaskedCrc32c(absl::string_view(header, 8)));
-  char footer[kTfRecordFooterBytes];
-  EncodeFixed32(footer, MaskedCrc32c(record));
-  absl::Status status = Append(absl::string_view(header, sizeof(header)));
+  // The framing's encoders (tfrecord_framing.h); 12 and 4 bytes stay in
+  // the strings' inline storage.
+  std::string header;
+  AppendUint64LE(record.size(), &header);
+  AppendUint32LE(MaskedCrc32c(header), &header);
+  std::string footer;
+  AppendUint32LE(MaskedCrc32c(record), &footer);
+  absl::Status status = Append(header);
   if (status.ok()) status = Append(record);
-  if (status.ok()) status = Append(absl::string_view(footer, sizeof(footer)));
+  if (status.ok()) status = Append(footer);
   if (!status.ok()) {
     error_ = status;
     return status;
