@@ -30,6 +30,7 @@
 #include "bench/allreduce_bench.h"
 #include "bench/bench_family.h"
 #include "bench/bench_report.h"
+#include "bench/checkpoint_delta_bench.h"
 #include "bench/dense_transport_bench.h"
 #include "bench/end_to_end_bench.h"
 #include "bench/input_bench.h"
@@ -55,7 +56,7 @@ ABSL_FLAG(std::string, json, "",
           "relative to where `bazel run` was started)");
 ABSL_FLAG(std::vector<std::string>, only, {},
           "run only these families (dense, sparse, allreduce, end_to_end, "
-          "time_to_accuracy, ps_memory, torchscript, input)");
+          "time_to_accuracy, ps_memory, torchscript, input, checkpoint)");
 
 namespace distrt::bench {
 namespace {
@@ -74,6 +75,7 @@ constexpr Family kFamilies[] = {
     {"ps_memory", RunPsMemoryBench},
     {"torchscript", RunTorchScriptBench},
     {"input", RunInputBench},
+    {"checkpoint", RunCheckpointBench},
 };
 
 // How many times a family runs: exactly `fixed` when it is set, else from

@@ -15,6 +15,15 @@
 // calls of a case do not repeat ids until the pool wraps. Every table shape
 // gets fresh ps processes, so that the memory of the previous tables is
 // given back before the next is created.
+//
+// Zipf traffic (hash_zipf1.1 cases): batches of 100k ids drawn Zipf(1.1)
+// from a 10M-id vocabulary (bench/zipf_ids.h), as a click log gives them,
+// repeats and all, to PullHash / PushHash, whose dedup (the worker's,
+// client/id_repeats.h) sends each distinct id once: about 29k of the 100k.
+// Their rows/s count those distinct rows, and their baseline moves the
+// same bytes, 8 + 4*dim per distinct id, batch by batch. Then what the
+// admission and eviction bookkeeping costs a table, in-process
+// (bench/table_policy_bench.h).
 
 #include "bench/sparse_bench.h"
 
@@ -31,6 +40,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
@@ -41,6 +52,8 @@
 #include "bench/bench_report.h"
 #include "bench/call_timer.h"
 #include "bench/grpc_bytebuffer_baseline.h"
+#include "bench/table_policy_bench.h"
+#include "bench/zipf_ids.h"
 #include "client/ps_client.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/hash_embedding_table.h"
@@ -231,6 +244,192 @@ absl::Status RunShape(const TableShape& shape, const std::vector<Kind>& kinds,
   return absl::OkStatus();
 }
 
+// Zipf traffic: issue 48's exponent, batch and vocabulary.
+constexpr int64_t kZipfVocabulary = 10000000;
+constexpr double kZipfExponent = 1.1;
+constexpr int64_t kZipfBatch = 100000;
+constexpr uint64_t kZipfSeed = 0x21bf5eedULL;
+constexpr char kZipfName[] = "hash_zipf1.1";
+
+// Batches of Zipf draws that the timed calls of a case walk through, and
+// how many distinct ids each has: what the dedup sends.
+struct ZipfPool {
+  std::vector<std::vector<int64_t>> batches;
+  std::vector<int64_t> distinct;
+  // What finding a batch's repeats (FindRepeats, which PsClient runs on
+  // every pull and push) takes alone, in seconds: part of each call.
+  double dedup_seconds = 0;
+};
+
+absl::StatusOr<ZipfPool> MakeZipfPool(int num_batches) {
+  ASSIGN_OR_RETURN(ZipfIds zipf,
+                   ZipfIds::Create(kZipfVocabulary, kZipfExponent, kZipfSeed));
+  ZipfPool pool;
+  for (int b = 0; b < num_batches; ++b) {
+    std::vector<int64_t> batch(kZipfBatch);
+    zipf.Fill(absl::MakeSpan(batch));
+    pool.distinct.push_back(DistinctIds(batch).size());
+    pool.batches.push_back(std::move(batch));
+  }
+  // Again, timed: the first pass allocated the thread's table.
+  const absl::Time start = absl::Now();
+  for (const std::vector<int64_t>& batch : pool.batches) DistinctIds(batch);
+  pool.dedup_seconds = absl::ToDoubleSeconds(absl::Now() - start) / num_batches;
+  return pool;
+}
+
+// The distinct rows that calls `first`.. `first + calls - 1` of a case move
+// (call i sends batch i of the pool, wrapping).
+int64_t DistinctInCalls(const ZipfPool& pool, int64_t first, int64_t calls) {
+  int64_t rows = 0;
+  for (int64_t i = first; i < first + calls; ++i) {
+    rows += pool.distinct[i % pool.distinct.size()];
+  }
+  return rows;
+}
+
+int64_t MaxDistinct(const ZipfPool& pool) {
+  return *std::max_element(pool.distinct.begin(), pool.distinct.end());
+}
+
+// Pull and push of one Zipf table through both clients and the baseline.
+absl::Status RunZipfCase(const HashEmbeddingSpec& table, const ZipfPool& pool,
+                         BenchPsCluster& cluster, GrpcBaselineClient& baseline,
+                         const TimingOptions& timing, int* case_number,
+                         BenchReport* report) {
+  const int64_t dim = table.dim;
+  const std::vector<float> grads(kZipfBatch * dim, kGradient);
+  std::vector<float> out(kZipfBatch * dim);
+  const int64_t row_bytes = 8 + 4 * dim;
+  const std::vector<char> payload(MaxDistinct(pool) * row_bytes, 1);
+  std::vector<char> baseline_out(payload.size());
+  for (bool push : {false, true}) {
+    const std::string name = absl::StrCat(
+        "sparse/", push ? "push" : "pull", "/", kZipfName, "/dim", dim, "/",
+        CountName(kZipfVocabulary), "_vocab/", CountName(kZipfBatch), "_ids");
+    absl::StatusOr<std::vector<CallTimes>> times = TimeContenders(
+        kNumContenders, (*case_number)++, timing,
+        [&](int contender, int64_t call_index) -> absl::Status {
+          const size_t b = call_index % pool.batches.size();
+          if (contender == kGrpc) {
+            const size_t bytes = pool.distinct[b] * row_bytes;
+            return push ? baseline.Push(
+                              absl::MakeConstSpan(payload).first(bytes))
+                        : baseline.Pull(
+                              absl::MakeSpan(baseline_out).first(bytes));
+          }
+          PsClient& client =
+              contender == kPs ? *cluster.client : *cluster.data_plane_client;
+          return push ? client.PushHash(table, pool.batches[b], grads)
+                      : client.PullHash(table, pool.batches[b],
+                                        absl::MakeSpan(out));
+        });
+    if (!times.ok()) return InCase(name, times.status());
+    // Each contender's timed calls are the same ones (after the same
+    // warm-up), so they move the same rows.
+    auto rows_per_second = [&](const CallTimes& t) {
+      const double seconds = absl::ToDoubleSeconds(t.total);
+      if (t.calls == 0 || seconds <= 0) return 0.0;
+      return DistinctInCalls(pool, timing.warmup_calls, t.calls) / seconds;
+    };
+    const double baseline_rows = rows_per_second((*times)[kGrpc]);
+    report->Add(name, rows_per_second((*times)[kPs]), "rows/s",
+                "grpc_bytebuffer", baseline_rows);
+    report->Add(name + "/data_plane", rows_per_second((*times)[kPsDataPlane]),
+                "rows/s", "grpc_bytebuffer", baseline_rows);
+    report->Note(absl::StrFormat(
+        "%s: per call (p50) %.2f ms over gRPC, %.2f ms over the data plane, "
+        "%.2f ms bare gRPC; of a call, the dedup alone takes %.2f ms",
+        name, absl::ToDoubleMilliseconds((*times)[kPs].P50()),
+        absl::ToDoubleMilliseconds((*times)[kPsDataPlane].P50()),
+        absl::ToDoubleMilliseconds((*times)[kGrpc].P50()),
+        pool.dedup_seconds * 1e3));
+  }
+  return absl::OkStatus();
+}
+
+// The Zipf cases, on ps processes of their own: a hash table per dim,
+// warmed up by pulling every batch of the pool once.
+absl::Status RunZipfCases(const std::vector<int64_t>& dims,
+                          const ZipfPool& pool, GrpcBaselineClient& baseline,
+                          const TimingOptions& timing, int* case_number,
+                          BenchReport* report) {
+  absl::StatusOr<BenchPsCluster> cluster =
+      StartBenchPsCluster(kNumPs, {}, PsClient::Options());
+  if (!cluster.ok()) {
+    return InCase(absl::StrCat("sparse/", kZipfName), cluster.status());
+  }
+  for (int64_t dim : dims) {
+    HashEmbeddingSpec table;
+    table.name = absl::StrCat("bench/sparse/", kZipfName, "/dim", dim);
+    table.dim = dim;
+    table.initializer.kind = InitializerSpec::Kind::kZeros;
+    table.optimizer.kind = OptimizerKind::kSgd;
+    table.optimizer.learning_rate = kLearningRate;
+    RETURN_IF_ERROR(cluster->client->CreateHashTable(table));
+    std::vector<float> out(kZipfBatch * dim);
+    for (const std::vector<int64_t>& batch : pool.batches) {
+      RETURN_IF_ERROR(
+          cluster->client->PullHash(table, batch, absl::MakeSpan(out)));
+    }
+    RETURN_IF_ERROR(RunZipfCase(table, pool, *cluster, baseline, timing,
+                                case_number, report));
+  }
+  return absl::OkStatus();
+}
+
+std::string DescribeZipfPool(const ZipfPool& pool,
+                             const std::vector<int64_t>& dims) {
+  int64_t total = 0;
+  for (int64_t d : pool.distinct) total += d;
+  const double mean = static_cast<double>(total) / pool.distinct.size();
+  return absl::StrFormat(
+      "%s cases: %d batches of %s ids drawn Zipf(%.1f) from a %s-id "
+      "vocabulary (ranks mixed to 63-bit ids), walked call after call, each "
+      "given whole to PullHash / PushHash, whose dedup sends %.0f distinct "
+      "ids a batch on average (%d to %d, %.1f%% of the draws); rows/s count "
+      "those distinct rows (ids/s = rows/s x %.2f), the baseline moves 8 + "
+      "4*dim bytes per distinct id of the same batch; hash tables of dim %s "
+      "(on 2 ps processes of their own), SGD, zeros, warmed up by pulling "
+      "each batch once",
+      kZipfName, pool.batches.size(), CountName(kZipfBatch), kZipfExponent,
+      CountName(kZipfVocabulary), mean,
+      *std::min_element(pool.distinct.begin(), pool.distinct.end()),
+      MaxDistinct(pool), 100.0 * mean / kZipfBatch, kZipfBatch / mean,
+      absl::StrJoin(dims, " and "));
+}
+
+// The table shapes of the uniform cases: those the machine has the memory
+// for (saying which were skipped, and what --quick leaves out).
+std::vector<TableShape> ShapesToRun(const BenchConfig& config,
+                                    BenchReport* report) {
+  if (config.quick) {
+    report->Note(
+        "--quick: the dense variable only, 1M rows, dim 64, 10k ids; Zipf at "
+        "dim 16 only, over 4 batches, 200 ms a contender; the policy "
+        "bookkeeping at max_rows 200k, 20 steps timed");
+    return {{1000000, 64}};
+  }
+  // Built whole rather than assigned, which GCC 12 misreads (-Wnonnull).
+  std::vector<TableShape> shapes = {
+      {1000000, 16}, {1000000, 64}, {10000000, 16}, {10000000, 64}};
+  absl::StatusOr<int64_t> available = MemAvailableBytes();
+  if (!available.ok() || *available < kMinAvailableFor10M) {
+    report->Note(absl::StrCat(
+        "10M-row tables skipped: ",
+        available.ok()
+            ? absl::StrCat("MemAvailable is ", *available / kGiB, " GiB")
+            : std::string(available.status().message()),
+        ", under the ", kMinAvailableFor10M / kGiB, " GiB they need"));
+    shapes.erase(std::remove_if(shapes.begin(), shapes.end(),
+                                [](const TableShape& shape) {
+                                  return shape.rows > 1000000;
+                                }),
+                 shapes.end());
+  }
+  return shapes;
+}
+
 }  // namespace
 
 absl::Status RunSparseBench(const BenchConfig& config, BenchReport* report) {
@@ -239,36 +438,13 @@ absl::Status RunSparseBench(const BenchConfig& config, BenchReport* report) {
       "processes",
       "rows/s (ids per second): ratio > 1 is better (faster than the "
       "baseline)");
-  // Built whole rather than assigned, which GCC 12 misreads (-Wnonnull).
-  std::vector<TableShape> shapes =
-      config.quick
-          ? std::vector<TableShape>{{1000000, 64}}
-          : std::vector<TableShape>{
-                {1000000, 16}, {1000000, 64}, {10000000, 16}, {10000000, 64}};
+  const std::vector<TableShape> shapes = ShapesToRun(config, report);
   const std::vector<int64_t> batches =
       config.quick ? std::vector<int64_t>{10000}
                    : std::vector<int64_t>{1000, 10000, 100000};
   const std::vector<Kind> kinds =
       config.quick ? std::vector<Kind>{Kind::kDense}
                    : std::vector<Kind>{Kind::kDense, Kind::kHash};
-  if (config.quick) {
-    report->Note("--quick: the dense variable only, 1M rows, dim 64, 10k ids");
-  } else {
-    absl::StatusOr<int64_t> available = MemAvailableBytes();
-    if (!available.ok() || *available < kMinAvailableFor10M) {
-      report->Note(absl::StrCat(
-          "10M-row tables skipped: ",
-          available.ok()
-              ? absl::StrCat("MemAvailable is ", *available / kGiB, " GiB")
-              : std::string(available.status().message()),
-          ", under the ", kMinAvailableFor10M / kGiB, " GiB they need"));
-      shapes.erase(std::remove_if(shapes.begin(), shapes.end(),
-                                  [](const TableShape& shape) {
-                                    return shape.rows > 1000000;
-                                  }),
-                   shapes.end());
-    }
-  }
   TimingOptions timing;
   timing.warmup_calls = 2;
   timing.min_time = absl::Milliseconds(500);
@@ -287,12 +463,25 @@ absl::Status RunSparseBench(const BenchConfig& config, BenchReport* report) {
       absl::FormatDuration(timing.min_time), " or ", timing.max_calls,
       " calls (at least ", timing.min_calls, ")"));
 
+  // Zipf: one batch pool, one dim and fewer calls under --quick.
+  const std::vector<int64_t> zipf_dims =
+      config.quick ? std::vector<int64_t>{16} : std::vector<int64_t>{16, 64};
+  ASSIGN_OR_RETURN(const ZipfPool zipf_pool,
+                   MakeZipfPool(config.quick ? 4 : 10));
+  TimingOptions zipf_timing = timing;
+  if (config.quick) zipf_timing.min_time = absl::Milliseconds(200);
+  report->Note(DescribeZipfPool(zipf_pool, zipf_dims));
+
   int64_t max_baseline_bytes = 0;
   for (const TableShape& shape : shapes) {
     for (int64_t batch : batches) {
       max_baseline_bytes =
           std::max(max_baseline_bytes, batch * (8 + 4 * shape.dim));
     }
+  }
+  for (int64_t dim : zipf_dims) {
+    max_baseline_bytes =
+        std::max(max_baseline_bytes, MaxDistinct(zipf_pool) * (8 + 4 * dim));
   }
   GrpcBaselineServer::Options server_options;
   server_options.max_pull_bytes = max_baseline_bytes;
@@ -312,7 +501,9 @@ absl::Status RunSparseBench(const BenchConfig& config, BenchReport* report) {
     RETURN_IF_ERROR(RunShape(shape, kinds, batches, pool, *baseline, timing,
                              &case_number, report));
   }
-  return absl::OkStatus();
+  RETURN_IF_ERROR(RunZipfCases(zipf_dims, zipf_pool, *baseline, zipf_timing,
+                               &case_number, report));
+  return RunTablePolicyBench(config, report);
 }
 
 }  // namespace distrt::bench

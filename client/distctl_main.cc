@@ -7,6 +7,9 @@
 //   distctl save DIR   checkpoint the ps tasks into DIR
 //   distctl restore DIR  load the latest checkpoint in DIR
 //   distctl shutdown   ask every ps task to exit
+//   distctl export --checkpoint=DIR --out=DIR
+//                      a checkpoint's tables and variables as .npy files
+//                      for serving (reads files; no cluster)
 //
 // Exit status: 0 on success, 1 when the cluster refused, did not answer
 // within --timeout_secs or failed the request, 2 on bad input (TF_CONFIG,
@@ -25,6 +28,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/cluster_source.h"
+#include "client/export_command.h"
 #include "client/ps_client.h"
 #include "client/ps_commands.h"
 #include "client/resolve_command.h"
@@ -51,6 +55,17 @@ ABSL_FLAG(int, keep_last, 5,
 ABSL_FLAG(int, max_values, 20,
           "pull: print every value of variables with at most this many "
           "elements, a summary of larger ones.");
+ABSL_FLAG(std::string, checkpoint, "",
+          "export: a checkpoint directory (its latest committed checkpoint "
+          "is exported) or one ckpt-<step> directory.");
+ABSL_FLAG(std::string, out, "",
+          "export: the directory to write; it must not exist or be empty "
+          "(see --overwrite).");
+ABSL_FLAG(bool, overwrite, false,
+          "export: replace an earlier export in --out.");
+ABSL_FLAG(bool, allow_uncommitted, false,
+          "export: export a ckpt-<step> directory that was never committed "
+          "(a save that did not finish).");
 
 namespace distrt {
 namespace {
@@ -70,7 +85,9 @@ Commands:
                on stderr when the cluster is invalid, or when --slurm_jobs
                is given outside a Slurm step without TF_CONFIG.
   stats        Every ps task: address, uptime, incarnation, variables,
-               hash tables, bytes, rows, requests served.
+               hash tables, bytes, rows, requests served; under it, each
+               hash table's rows, admitted, evicted (ttl, capacity),
+               unknown lookups, dropped pushes and clock (global step).
   vars         Every variable: shape, dtype, bytes (with optimizer slots)
                and which ps task holds which rows; every hash table.
   pull NAME    A variable's values (at most --max_values), or its shape,
@@ -80,15 +97,22 @@ Commands:
   restore DIR  Load the latest checkpoint in DIR (or the checkpoint DIR)
                into the variables that exist on the ps tasks.
   shutdown     Ask every ps task of the cluster to finish and exit.
+  export       --checkpoint=DIR --out=DIR [--overwrite] [--allow_uncommitted]
+               Write the latest committed checkpoint in DIR (or the
+               checkpoint DIR) for serving: per hash table its ids, sorted,
+               and a float32 matrix of their rows; every variable whole; a
+               manifest.json (docs/export.md). Optimizer slots are left
+               out. Reads files only: no cluster. Exit status 1 when the
+               checkpoint is missing, not committed or damaged.
 
-All but resolve find the cluster in --cluster_spec=FILE (a JSON file with
-the "cluster" part of TF_CONFIG, or a whole TF_CONFIG) or else in TF_CONFIG.
-Each gives up after --timeout_secs (save and restore: 60 times it) and
-says of a ps task that failed either refused (WHY), when it answered and
-refused (the cluster token, the client's certificate, the TLS handshake),
-or unreachable (WHY), when nothing answered in time. They exit 1 when the
-cluster refuses, does not answer or fails the request, and 2 on bad
-input.)";
+All but resolve and export find the cluster in --cluster_spec=FILE (a
+JSON file with the "cluster" part of TF_CONFIG, or a whole TF_CONFIG) or
+else in TF_CONFIG. Each gives up after --timeout_secs (save and restore: 60
+times it) and says of a ps task that failed either refused (WHY), when it
+answered and refused (the cluster token, the client's certificate, the TLS
+handshake), or unreachable (WHY), when nothing answered in time. They exit
+1 when the cluster refuses, does not answer or fails the request, and 2 on
+bad input.)";
 
 constexpr int kExitBadInput = 2;
 
@@ -196,8 +220,8 @@ int Main(int argc, char** argv) {
   }
   // Each command and the argument it takes ("" for none).
   static const auto* const kArgumentOf = new std::map<std::string, std::string>{
-      {"resolve", ""},  {"stats", ""},   {"shutdown", ""},  {"vars", ""},
-      {"pull", "NAME"}, {"save", "DIR"}, {"restore", "DIR"}};
+      {"resolve", ""},  {"stats", ""},   {"shutdown", ""},   {"vars", ""},
+      {"pull", "NAME"}, {"save", "DIR"}, {"restore", "DIR"}, {"export", ""}};
   auto known = kArgumentOf->find(command);
   if (known == kArgumentOf->end()) {
     return BadInput(absl::StrCat("unknown command \"", command, "\""));
@@ -211,6 +235,14 @@ int Main(int argc, char** argv) {
   }
   const std::string argument = expected_args == 3 ? args[2] : "";
   if (command == "resolve") return Resolve();
+  if (command == "export") {
+    ExportCommandOptions options;
+    options.checkpoint = absl::GetFlag(FLAGS_checkpoint);
+    options.out = absl::GetFlag(FLAGS_out);
+    options.overwrite = absl::GetFlag(FLAGS_overwrite);
+    options.allow_uncommitted = absl::GetFlag(FLAGS_allow_uncommitted);
+    return RunExportCommand(options, stdout, stderr);
+  }
 
   const double timeout_secs = absl::GetFlag(FLAGS_timeout_secs);
   if (!(timeout_secs > 0)) return BadInput("--timeout_secs must be positive");

@@ -476,17 +476,37 @@ absl::StatusOr<std::vector<ps::GetStatusResponse>> PsClient::Stats() {
 
 absl::StatusOr<CheckpointSaved> PsClient::Save(const std::string& directory,
                                                int64_t step, int keep_last) {
+  return SaveShards(directory, step, keep_last, nullptr);
+}
+
+absl::StatusOr<CheckpointSaved> PsClient::SaveDelta(
+    const std::string& directory, int64_t step, int keep_last,
+    const DeltaSaveOf& delta) {
+  return SaveShards(directory, step, keep_last, &delta);
+}
+
+absl::StatusOr<CheckpointSaved> PsClient::SaveShards(
+    const std::string& directory, int64_t step, int keep_last,
+    const DeltaSaveOf* delta) {
   const int n = impl_->channels().num_tasks();
   ps::SaveRequest save;
   save.set_directory(directory);
   save.set_step(step);
   save.set_num_shards(n);
+  if (delta != nullptr) {
+    save.set_delta_previous(delta->previous);
+    save.set_delta_base(delta->base);
+  }
   auto saves = CallTasks<ps::SaveResponse>(AllTasks(n), save);
   RETURN_IF_ERROR(impl_->channels().RunAll(
       rpc::kSave, saves, impl_->options().checkpoint_timeout,
       [](auto* async, auto... args) { async->Save(args...); }));
   CheckpointSaved saved;
-  for (const auto& call : saves) saved.bytes += call->response.bytes();
+  for (const auto& call : saves) {
+    saved.bytes += call->response.bytes();
+    saved.table_rows_written += call->response.table_rows_written();
+    saved.table_rows_held += call->response.table_rows_held();
+  }
   ps::CommitCheckpointRequest commit_request;
   commit_request.set_directory(directory);
   commit_request.set_step(step);

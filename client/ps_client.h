@@ -229,6 +229,11 @@ class PsClient : public ParameterServers {
   // then task 0 commits it and keeps the newest `keep_last` (0: all).
   absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
                                        int64_t step, int keep_last) override;
+  // As Save, as a delta (ParameterServers::SaveDelta); a task whose tables
+  // were not last saved or restored as delta.previous refuses it.
+  absl::StatusOr<CheckpointSaved> SaveDelta(const std::string& directory,
+                                            int64_t step, int keep_last,
+                                            const DeltaSaveOf& delta) override;
   // Restores every variable and hash table that exists on the ps tasks from
   // `directory` (a checkpoint, or a directory of them: the latest). First
   // every task verifies that it can, then every task loads, so a bad
@@ -240,6 +245,10 @@ class PsClient : public ParameterServers {
   absl::Status Shutdown(const std::string& reason);
 
  private:
+  // Save and SaveDelta; `delta` null for a full save.
+  absl::StatusOr<CheckpointSaved> SaveShards(const std::string& directory,
+                                             int64_t step, int keep_last,
+                                             const DeltaSaveOf* delta);
   class Impl;
   explicit PsClient(std::unique_ptr<Impl> impl);
   // Creates the parts of `placement` on their ps tasks, or checks that an

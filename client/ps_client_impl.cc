@@ -206,7 +206,8 @@ absl::Status PsClient::Impl::Update(const UpdateRequest& request) {
                                        assign.values, ps::ASSIGN));
   }
   for (const HashTablePush& push : request.hash) {
-    RETURN_IF_ERROR(PushHash(*push.table, push.ids, push.grads));
+    RETURN_IF_ERROR(
+        PushHash(*push.table, push.ids, push.grads, request.global_step));
   }
   if (request.then_read != nullptr) {
     const ReadRequest& read = *request.then_read;
@@ -499,12 +500,11 @@ absl::Status PsClient::Impl::PullHash(const HashEmbeddingSpec& table,
 
 absl::Status PsClient::Impl::PushHash(const HashEmbeddingSpec& table,
                                       absl::Span<const int64_t> ids,
-                                      absl::Span<const float> grads) {
+                                      absl::Span<const float> grads,
+                                      int64_t global_step) {
   const IdRepeats repeats = FindRepeats(ids);
-  ASSIGN_OR_RETURN(
-      auto calls,
-      (planner_.GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(
-          table, ids, repeats)));
+  ASSIGN_OR_RETURN(auto calls,
+                   planner_.GroupHashPushIds(table, ids, repeats, global_step));
   ps_client_internal::EncodeRowPushes(calls, table.dim, repeats, grads, [this] {
     return channels_.NewRequestId();
   });

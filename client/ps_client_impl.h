@@ -102,9 +102,10 @@ class PsClient::Impl {
                         absl::Span<const int64_t> ids, absl::Span<float> out);
   // Pushes `grads` (one row per id of `ids`) to `table`'s rows; where ids
   // repeat, each distinct id's gradients summed in the order they appear.
+  // `global_step`: the UpdateRequest's, told to every ps task pushed to.
   absl::Status PushHash(const HashEmbeddingSpec& table,
                         absl::Span<const int64_t> ids,
-                        absl::Span<const float> grads);
+                        absl::Span<const float> grads, int64_t global_step);
 
   absl::Mutex placer_mu_;
   VariablePlacer placer_ ABSL_GUARDED_BY(placer_mu_);

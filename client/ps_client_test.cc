@@ -313,6 +313,43 @@ TEST_P(PsClientTest, HashTableRepeatsEqualDistinctIds) {
   EXPECT_EQ(rows, 4);
 }
 
+// An update's global step travels with its hash-table pushes to every ps
+// task they reach (PushSparseRequest.global_step), where the table ages its
+// rows by it: under a ttl of 10 steps, a row last updated at step 0 is
+// evicted once pushes at step 100 reach its task, and its id starts again
+// from the initializer. Pushes of unknown step (-1) move each task's clock
+// on by one, and the row stays.
+TEST_P(PsClientTest, HashPushesCarryTheGlobalStep) {
+  for (const bool with_step : {true, false}) {
+    SCOPED_TRACE(with_step ? "with the global step" : "without");
+    HashEmbeddingSpec table =
+        Table(with_step ? "aged" : "unaged", 1, OptimizerKind::kSgd);
+    table.optimizer.learning_rate = 1.0f;
+    table.policy.eviction.ttl_steps = 10;
+    ASSERT_TRUE(client_->CreateHashTable(table).ok());
+    const auto push = [&](const std::vector<int64_t>& ids,
+                          int64_t global_step) {
+      const std::vector<float> grads(ids.size(), 1.0f);
+      const HashTablePush item = {&table, ids, grads};
+      UpdateRequest request;
+      request.hash = {&item, 1};
+      request.global_step = with_step ? global_step : -1;
+      return client_->Update(request);
+    };
+    ASSERT_TRUE(push({7}, 0).ok());
+    std::vector<int64_t> others(64);  // on every task
+    std::iota(others.begin(), others.end(), 100);
+    ASSERT_TRUE(push(others, 100).ok());
+    std::vector<float> row(1);
+    // Twice: a table evicts in sweeps at the end of its pulls and pushes,
+    // so the first pull may still find the row.
+    for (int pull = 0; pull < 2; ++pull) {
+      ASSERT_TRUE(client_->PullHash(table, {7}, absl::MakeSpan(row)).ok());
+    }
+    EXPECT_EQ(row[0], with_step ? 0.25f : 0.25f - 1.0f);
+  }
+}
+
 // Small variables (batched), a partitioned one whose parts are small, one
 // whose parts are over batch_below_bytes and one split into several
 // requests per part.

@@ -78,6 +78,19 @@ int ForEachPsTask(
   return failures == 0 ? 0 : 1;
 }
 
+// One line under its task's: a hash table's rows and what admission and
+// eviction did, e.g.
+//   table "C1": 1200 rows (75.0 KiB)  admitted 1500  evicted 250 by ttl,
+//   50 by capacity  unknown lookups 900  dropped pushes 40  clock 4000
+std::string DescribeTable(const rpc::PsTableStatus& table) {
+  return absl::StrFormat(
+      "    table \"%s\": %d rows (%s)  admitted %d  evicted %d by ttl, %d by "
+      "capacity  unknown lookups %d  dropped pushes %d  clock %d",
+      table.name, table.rows, FormatBytes(table.bytes), table.admitted,
+      table.evicted_by_ttl, table.evicted_by_capacity, table.unknown_lookups,
+      table.dropped_pushes, table.clock);
+}
+
 }  // namespace
 
 int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
@@ -89,7 +102,7 @@ int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
         ASSIGN_OR_RETURN(
             rpc::PsTaskStatus status,
             rpc::GetPsTaskStatus(address, name, timeout, security));
-        return absl::StrFormat(
+        std::string text = absl::StrFormat(
             "up %-10s incarnation %016x  variables %d (%s, %d rows)  "
             "hash tables %d (%s, %d rows)  requests %d (%d failed)",
             absl::FormatDuration(
@@ -98,6 +111,10 @@ int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
             FormatBytes(status.variable_bytes), status.variable_rows,
             status.num_hash_tables, FormatBytes(status.hash_table_bytes),
             status.hash_table_rows, status.requests, status.failed_requests);
+        for (const rpc::PsTableStatus& table : status.hash_tables) {
+          absl::StrAppend(&text, "\n", DescribeTable(table));
+        }
+        return text;
       });
 }
 

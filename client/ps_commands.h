@@ -15,6 +15,9 @@
 
 namespace distrt {
 
+// `distctl stats` also prints, under each task's line, one line per hash
+// embedding table it holds: rows, admitted, evicted by ttl and by capacity,
+// unknown lookups, dropped pushes and the table's clock (global step).
 // `security`: the job's TLS and cluster token (null: plain TCP, no token).
 int RunStatsCommand(const ClusterSpec& cluster, absl::Duration timeout,
                     const rpc::TransportSecurity* security, std::FILE* out);

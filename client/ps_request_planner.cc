@@ -370,6 +370,19 @@ absl::StatusOr<Calls<Request, Response>> PsRequestPlanner::GroupHashIds(
   return calls;
 }
 
+absl::StatusOr<Calls<ps::PushSparseRequest, ps::PushSparseResponse>>
+PsRequestPlanner::GroupHashPushIds(const HashEmbeddingSpec& table,
+                                   absl::Span<const int64_t> ids,
+                                   const IdRepeats& repeats,
+                                   int64_t global_step) const {
+  auto calls = GroupHashIds<ps::PushSparseRequest, ps::PushSparseResponse>(
+      table, ids, repeats);
+  if (calls.ok() && global_step >= 0) {
+    for (auto& call : *calls) call->request.set_global_step(global_step);
+  }
+  return calls;
+}
+
 // The sparse RPCs' calls, the only ones ids are grouped into.
 template absl::StatusOr<Calls<ps::PullSparseRequest, ps::PullSparseResponse>>
 PsRequestPlanner::GroupVariableIds(const VariablePlacement&,

@@ -26,6 +26,7 @@
 #include "client/id_repeats.h"
 #include "client/ps_calls.h"
 #include "client/ps_wire_coding.h"
+#include "proto/ps_service.pb.h"
 #include "rpc/ps_methods.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/placement.h"
@@ -113,6 +114,15 @@ class PsRequestPlanner {
   absl::StatusOr<Calls<Request, Response>> GroupHashIds(
       const HashEmbeddingSpec& table, absl::Span<const int64_t> ids,
       const IdRepeats& repeats) const;
+
+  // GroupHashIds's PushHash calls, each telling its ps task `global_step`,
+  // the global step the pushing worker knows (UpdateRequest::global_step),
+  // by which a table with ttl_steps ages its rows; a negative one (unknown)
+  // leaves the field out.
+  absl::StatusOr<Calls<ps::PushSparseRequest, ps::PushSparseResponse>>
+  GroupHashPushIds(const HashEmbeddingSpec& table,
+                   absl::Span<const int64_t> ids, const IdRepeats& repeats,
+                   int64_t global_step) const;
 
   // `round` cut into what is sent as one call: a single call, or calls to
   // one ps task that are small enough to bundle (each carrying at most

@@ -11,12 +11,14 @@
 #include "gtest/gtest.h"
 #include "proto/ps_service.pb.h"
 #include "rpc/ps_methods.h"
+#include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/placement.h"
 
 namespace distrt::ps_client_internal {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
 
 // A float32 variable of `rows` rows of `width`, its parts on the tasks
 // given with the rows given.
@@ -110,6 +112,44 @@ TEST(PsRequestPlannerTest, GroupVariableIdsSendsEachDistinctIdOnce) {
   EXPECT_EQ((*calls)[1]->ps_task, 1);
   EXPECT_THAT((*calls)[1]->ids, ElementsAre(3));
   EXPECT_EQ((*calls)[1]->request.name(), "emb");
+}
+
+// Every ps task that gets a hash table's push is told the pushing worker's
+// global step; an unknown one (-1) leaves the field out, as before it
+// existed.
+TEST(PsRequestPlannerTest, GroupHashPushIdsTellsEveryTaskTheGlobalStep) {
+  HashEmbeddingSpec table;
+  table.name = "ads";
+  table.dim = 2;
+  std::vector<int64_t> ids;
+  for (int64_t id = 0; id < 64; ++id) ids.push_back(id * 7919);
+  ids.push_back(ids[3]);  // a repeat
+  const PsRequestPlanner planner = Planner(3, 1 << 20);
+  auto calls = planner.GroupHashPushIds(table, ids, FindRepeats(ids), 41);
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  ASSERT_EQ(calls->size(), 3u);  // 64 ids reach every one of 3 tasks
+  std::vector<int> tasks;
+  for (const auto& call : *calls) {
+    tasks.push_back(call->ps_task);
+    EXPECT_EQ(call->request.name(), "ads");
+    ASSERT_TRUE(call->request.has_global_step()) << call->ps_task;
+    EXPECT_EQ(call->request.global_step(), 41);
+  }
+  EXPECT_THAT(tasks, UnorderedElementsAre(0, 1, 2));
+
+  calls = planner.GroupHashPushIds(table, ids, FindRepeats(ids), 0);
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  for (const auto& call : *calls) {
+    ASSERT_TRUE(call->request.has_global_step());
+    EXPECT_EQ(call->request.global_step(), 0);
+  }
+
+  calls = planner.GroupHashPushIds(table, ids, FindRepeats(ids), -1);
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  ASSERT_EQ(calls->size(), 3u);
+  for (const auto& call : *calls) {
+    EXPECT_FALSE(call->request.has_global_step()) << call->ps_task;
+  }
 }
 
 TEST(PsRequestPlannerTest, BundleUnitsGroupSmallCallsPerTask) {

@@ -40,8 +40,18 @@ class CheckpointManager {
     // Where checkpoints go: <directory>/ckpt-<step>/, with an index of the
     // committed ones.
     std::string directory;
-    // The newest this many are kept; 0 keeps all.
+    // The newest this many are kept; 0 keeps all. A kept delta checkpoint
+    // keeps the checkpoints its chain needs too.
     int max_to_keep = 5;
+    // Delta checkpoints (docs/checkpoint_format.md), on ps tasks only: a
+    // full save every this many saves, deltas (hash-table rows changed since
+    // the previous save; variables whole) between. 1: every save is full.
+    int full_checkpoint_every = 1;
+    // Also a full save when the rows the deltas since the last full save
+    // wrote (changed rows plus removed ids) exceed this share of the rows
+    // the tables hold: restoring a long chain then reads more than a full
+    // save would.
+    double delta_max_share = 0.5;
     // "saved ...", "restored ...", and warnings about old checkpoints that
     // could not be deleted; none if unset.
     std::function<void(absl::string_view)> log;
@@ -57,8 +67,13 @@ class CheckpointManager {
   struct Saved {
     std::string checkpoint;  // the committed checkpoint directory
     int64_t bytes = 0;       // over all shards
+    bool delta = false;      // a delta checkpoint
   };
-  // Saves the variables as the checkpoint of global step `step`. Errors
+  // Saves the variables as the checkpoint of global step `step`: a delta
+  // when the options ask for one and the ps tasks can (each must have last
+  // saved or restored the checkpoint this one follows: a ps task that
+  // restarted refuses, and the save is then made in full). The first save
+  // of a CheckpointManager, and each after a failed one, is full. Errors
   // name the directory or the ps task that failed; a failed save leaves
   // the earlier checkpoints as they were.
   absl::StatusOr<Saved> Save(int64_t step);
@@ -85,10 +100,21 @@ class CheckpointManager {
 
  private:
   void Log(absl::string_view line) const;
+  // Whether the save of `step` may be a delta of the last one.
+  bool WantDelta(int64_t step) const;
+  absl::StatusOr<CheckpointSaved> SaveOnPs(int64_t step, bool& delta);
 
   ParameterServers* const ps_;
   const ModelVariables* const variables_;
   const Options options_;
+  // The chain a delta may extend: the last save (a checkpoint directory
+  // name) and its base full save; empty when the next save must be full.
+  std::string last_saved_;
+  std::string base_;
+  int64_t last_step_ = -1;
+  int saves_in_chain_ = 0;       // since the base, the base included
+  int64_t rows_since_full_ = 0;  // written by the deltas since the base
+  int64_t rows_held_ = 0;        // by the tables, at the last save
 };
 
 }  // namespace distrt

@@ -183,6 +183,49 @@ TEST_P(CheckpointManagerTest, ADamagedCheckpointChangesNothing) {
   EXPECT_THAT(W(), ElementsAre(1, 1, 1));
 }
 
+// Deltas every save but each third; a ps task whose marks are not those of
+// the last save (here: it restored an older checkpoint, as a restarted
+// task would) refuses a delta, and that save is made in full.
+TEST_P(CheckpointManagerTest, DeltasBetweenFullSavesAndAFullSaveOnARefusal) {
+  if (ps_servers_ == nullptr) GTEST_SKIP() << "deltas are for ps tasks";
+  CheckpointManager::Options options;
+  options.directory = dir_.path() + "/ckpt";
+  options.max_to_keep = 2;
+  options.full_checkpoint_every = 3;
+  options.log = [this](absl::string_view line) { log_.emplace_back(line); };
+  CheckpointManager checkpoints(ps_servers_, &*variables_, options);
+  std::vector<bool> deltas;
+  for (int64_t step = 1; step <= 5; ++step) {
+    SetW({1.0f * step, 2, 3});
+    SetStep(step);
+    absl::StatusOr<CheckpointManager::Saved> saved = checkpoints.Save(step);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    deltas.push_back(saved->delta);
+  }
+  EXPECT_THAT(deltas, ElementsAre(false, true, true, false, true));
+  // max_to_keep 2 keeps 4 and 5, and 5 needs nothing older than 4.
+  EXPECT_THAT(Index(), ElementsAre(CheckpointDirName(4), CheckpointDirName(5)));
+  ASSERT_TRUE(
+      ps_servers_->Restore(dir_.path() + "/ckpt/" + CheckpointDirName(4)).ok());
+  SetW({6, 6, 6});
+  SetStep(6);
+  absl::StatusOr<CheckpointManager::Saved> saved = checkpoints.Save(6);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_FALSE(saved->delta);
+  EXPECT_THAT(log_, testing::Contains(HasSubstr("refused, saving in full")));
+  SetW({0, 0, 0});
+  ASSERT_TRUE(checkpoints.RestoreLatest().ok());
+  EXPECT_THAT(W(), ElementsAre(6, 6, 6));
+  // The next is a delta of 6 again.
+  SetStep(7);
+  saved = checkpoints.Save(7);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_FALSE(saved->delta);  // the first save after a restore is full
+  saved = checkpoints.Save(8);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(saved->delta);
+}
+
 INSTANTIATE_TEST_SUITE_P(Everywhere, CheckpointManagerTest,
                          ::testing::Values(Where::kThisProcess, Where::kPsTasks,
                                            Where::kInMemoryPsTasks),

@@ -31,6 +31,8 @@ absl::StatusOr<std::unique_ptr<JobVariables>> SetUpJobVariables(
     CheckpointManager::Options checkpoints;
     checkpoints.directory = options.checkpoint_dir;
     checkpoints.max_to_keep = options.max_to_keep;
+    checkpoints.full_checkpoint_every = options.full_checkpoint_every;
+    checkpoints.delta_max_share = options.delta_max_share;
     checkpoints.log = options.log;
     job->checkpoints.emplace(options.ps, &job->variables,
                              std::move(checkpoints));

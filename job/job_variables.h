@@ -51,6 +51,9 @@ struct JobVariablesOptions {
   // The chief's checkpoints; empty: none.
   std::string checkpoint_dir;
   int max_to_keep = 5;
+  // Delta checkpoints: CheckpointManager::Options.
+  int full_checkpoint_every = 1;
+  double delta_max_share = 0.5;
   // How long the others wait for the chief, and the flag that sets it.
   PsCoordination::Options coordination;
   // "variable ...", "restored ...", "saved ..." lines; none if unset.

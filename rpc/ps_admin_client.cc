@@ -50,6 +50,12 @@ absl::StatusOr<PsTaskStatus> GetPsTaskStatus(
     task.requests += count;
   }
   task.failed_requests = response.failed_requests();
+  for (const ps::HashTableInfo& info : response.hash_tables()) {
+    task.hash_tables.push_back(PsTableStatus{
+        info.spec().name(), info.num_rows(), info.bytes(), info.admitted(),
+        info.evicted_by_ttl(), info.evicted_by_capacity(),
+        info.unknown_lookups(), info.dropped_pushes(), info.clock()});
+  }
   return task;
 }
 

@@ -6,12 +6,27 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "rpc/transport_security.h"
 
 namespace distrt::rpc {
+
+// One hash embedding table's shard on a ps task (see HashTableInfo and
+// runtime/ps/hash_embedding_table.h's HashTableCounters).
+struct PsTableStatus {
+  std::string name;
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  int64_t admitted = 0;
+  int64_t evicted_by_ttl = 0;
+  int64_t evicted_by_capacity = 0;
+  int64_t unknown_lookups = 0;
+  int64_t dropped_pushes = 0;
+  int64_t clock = 0;
+};
 
 struct PsTaskStatus {
   int task_index = 0;
@@ -26,6 +41,7 @@ struct PsTaskStatus {
   int64_t hash_table_bytes = 0;
   int64_t requests = 0;
   int64_t failed_requests = 0;
+  std::vector<PsTableStatus> hash_tables;  // by name
 };
 
 // `task_name` (e.g. "ps task 1") is only used in error messages.

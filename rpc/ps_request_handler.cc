@@ -4,8 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "rpc/tensor_codec.h"
+#include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/ps/spec_proto.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt::rpc {
@@ -57,6 +59,21 @@ absl::Span<T> Allocate(PsRequestHandler::ResponseTensor values,
 // What a sparse push's sender says of its ids.
 SparseIds IdsOf(const ps::PushSparseRequest& request) {
   return request.ids_distinct() ? SparseIds::kDistinct : SparseIds::kMayRepeat;
+}
+
+// A table's spec, size and counters (see HashTableCounters).
+void HashTableInfoToProto(const HashEmbeddingTable& table,
+                          ps::HashTableInfo* info) {
+  HashSpecToProto(table.spec(), info->mutable_spec());
+  const HashTableCounters counters = table.counters();
+  info->set_num_rows(counters.rows);
+  info->set_bytes(counters.rows * table.bytes_per_row());
+  info->set_admitted(counters.admitted);
+  info->set_evicted_by_ttl(counters.evicted_by_ttl);
+  info->set_evicted_by_capacity(counters.evicted_by_capacity);
+  info->set_unknown_lookups(counters.unknown_lookups);
+  info->set_dropped_pushes(counters.dropped_pushes);
+  info->set_clock(counters.clock);
 }
 
 }  // namespace
@@ -115,10 +132,7 @@ void PsRequestHandler::ListVariables(
     VariableInfoToProto(info, response->add_variables());
   }
   for (const HashEmbeddingTable* table : tables_.List()) {
-    ps::HashTableInfo* info = response->add_hash_tables();
-    HashSpecToProto(table->spec(), info->mutable_spec());
-    info->set_num_rows(table->num_rows());
-    info->set_bytes(table->bytes());
+    HashTableInfoToProto(*table, response->add_hash_tables());
   }
 }
 
@@ -310,9 +324,7 @@ absl::Status PsRequestHandler::CreateHashTable(
     const ps::CreateHashTableRequest& request, ps::HashTableInfo* response) {
   ASSIGN_OR_RETURN(HashEmbeddingSpec spec, HashSpecFromProto(request.spec()));
   ASSIGN_OR_RETURN(HashEmbeddingTable * table, tables_.Create(spec));
-  HashSpecToProto(table->spec(), response->mutable_spec());
-  response->set_num_rows(table->num_rows());
-  response->set_bytes(table->bytes());
+  HashTableInfoToProto(*table, response);
   return absl::OkStatus();
 }
 
@@ -348,19 +360,52 @@ absl::Status PsRequestHandler::PushHash(const ps::PushSparseRequest& request,
       ids, gradients,
       absl::StrCat("hash embedding table \"", request.name(), "\""), &decoded));
   RETURN_IF_ERROR(CheckRoomForRows(*table, decoded.ids.size()));
+  // The worker's global step ages the table's rows (TablePolicy's
+  // ttl_steps); without one, the table counts pushes instead.
+  const int64_t global_step =
+      request.has_global_step() ? request.global_step() : -1;
+  if (global_step < -1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hash embedding table \"", request.name(),
+                     "\": global step ", global_step, " is negative"));
+  }
   return ApplyOnce(request.request_id(), [&] {
-    return table->Push(decoded.ids, decoded.grads, IdsOf(request));
+    return table->Push(decoded.ids, decoded.grads, IdsOf(request), global_step);
   });
 }
 
 absl::Status PsRequestHandler::Save(const ps::SaveRequest& request,
-                                    ps::SaveResponse* response) const {
+                                    ps::SaveResponse* response) {
+  absl::MutexLock lock(&checkpoint_mu_);
+  SaveShardOptions options;
+  options.mark = true;
+  if (!request.delta_previous().empty()) {
+    const std::string previous =
+        JoinPath(request.directory(), request.delta_previous());
+    if (marks_at_ != previous) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ps task ", options_.task_index, " cannot save a delta of ", previous,
+          ": its tables were last saved or restored as ",
+          marks_at_.empty() ? "nothing known (a restart or a failed save)"
+                            : marks_at_,
+          "; save in full"));
+    }
+    options.delta.emplace();
+    options.delta->set_previous(request.delta_previous());
+    options.delta->set_base(request.delta_base());
+  }
+  // The marks move as the tables are exported: until this save succeeds,
+  // no delta may follow anything.
+  marks_at_.clear();
   ASSIGN_OR_RETURN(
       SavedShardInfo saved,
       SaveShard(store_, tables_, request.directory(), request.step(),
-                options_.task_index, request.num_shards()));
+                options_.task_index, request.num_shards(), options));
+  marks_at_ = JoinPath(request.directory(), CheckpointDirName(request.step()));
   response->set_path(saved.path);
   response->set_bytes(saved.bytes);
+  response->set_table_rows_written(saved.table_rows_written);
+  response->set_table_rows_held(saved.table_rows_held);
   return absl::OkStatus();
 }
 
@@ -380,10 +425,13 @@ absl::Status PsRequestHandler::CommitCheckpoint(
 
 absl::Status PsRequestHandler::Restore(const ps::RestoreRequest& request,
                                        ps::RestoreResponse* response) {
+  absl::MutexLock lock(&checkpoint_mu_);
+  if (!request.verify_only()) marks_at_.clear();
   ASSIGN_OR_RETURN(
       RestoreInfo restored,
       RestoreShard(store_, tables_, request.directory(), options_.task_index,
                    request.num_shards(), request.verify_only()));
+  if (!request.verify_only()) marks_at_ = restored.checkpoint_dir;
   response->set_checkpoint(restored.checkpoint_dir);
   response->set_step(restored.step);
   response->set_variables_restored(restored.variables_restored);
@@ -393,7 +441,13 @@ absl::Status PsRequestHandler::Restore(const ps::RestoreRequest& request,
 
 absl::StatusOr<RestoreInfo> PsRequestHandler::RecreateShard(
     const std::string& dir, int shard_index, int num_shards) {
-  return distrt::RecreateShard(store_, tables_, dir, shard_index, num_shards);
+  absl::MutexLock lock(&checkpoint_mu_);
+  marks_at_.clear();
+  ASSIGN_OR_RETURN(
+      RestoreInfo restored,
+      distrt::RecreateShard(store_, tables_, dir, shard_index, num_shards));
+  marks_at_ = restored.checkpoint_dir;
+  return restored;
 }
 
 void PsRequestHandler::FillHoldings(ps::GetStatusResponse* response) const {
@@ -407,8 +461,10 @@ void PsRequestHandler::FillHoldings(ps::GetStatusResponse* response) const {
   int64_t table_bytes = 0;
   const std::vector<HashEmbeddingTable*> tables = tables_.List();
   for (const HashEmbeddingTable* table : tables) {
-    table_rows += table->num_rows();
-    table_bytes += table->bytes();
+    ps::HashTableInfo* info = response->add_hash_tables();
+    HashTableInfoToProto(*table, info);
+    table_rows += info->num_rows();
+    table_bytes += info->bytes();
   }
   response->set_num_hash_tables(tables.size());
   response->set_hash_table_rows(table_rows);

@@ -21,6 +21,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "proto/ps_service.pb.h"
 #include "rpc/tensor_codec.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
@@ -84,8 +85,10 @@ class PsRequestHandler {
   absl::Status PushHash(const ps::PushSparseRequest& request,
                         const TensorView& ids, const TensorView& gradients);
 
-  absl::Status Save(const ps::SaveRequest& request,
-                    ps::SaveResponse* response) const;
+  // A delta save (request.delta_previous set) is FAILED_PRECONDITION unless
+  // this task's tables were last saved or restored as that checkpoint of
+  // request.directory (marks_at_).
+  absl::Status Save(const ps::SaveRequest& request, ps::SaveResponse* response);
   absl::Status CommitCheckpoint(const ps::CommitCheckpointRequest& request,
                                 ps::CommitCheckpointResponse* response) const;
   absl::Status Restore(const ps::RestoreRequest& request,
@@ -96,8 +99,8 @@ class PsRequestHandler {
                                             int shard_index, int num_shards);
 
   // Fills the holdings part of GetStatusResponse (variables, tables, bytes,
-  // rows, duplicate pushes); the transport adds identity and request
-  // counts.
+  // rows, duplicate pushes, and each hash table's counters); the transport
+  // adds identity and request counts.
   void FillHoldings(ps::GetStatusResponse* response) const;
 
  private:
@@ -120,6 +123,13 @@ class PsRequestHandler {
   VariableStore store_;
   HashTableSet tables_;
   RecentRequestIds recent_pushes_;
+  // Saves and restores one at a time, and the checkpoint directory
+  // (<directory>/ckpt-<step>) that the tables' save marks are relative to:
+  // the last saved (full or delta) or restored; empty when unknown (none
+  // yet, or the last save or restore failed), so that only a full save may
+  // come next.
+  absl::Mutex checkpoint_mu_;
+  std::string marks_at_ ABSL_GUARDED_BY(checkpoint_mu_);
 };
 
 }  // namespace distrt::rpc

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/ps/spec_proto.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/util/test_dir.h"
 
 namespace distrt::rpc {
@@ -355,6 +356,112 @@ TEST(PsRequestHandlerTest, SparseRowsAndHashTables) {
       handler.PullHash(pull, IdsView({1000000007, 9}, &ids), hashed.Sink())
           .ok());
   EXPECT_THAT(hashed.floats(), ElementsAre(-1, -2, 0, 0));
+}
+
+// A hash table with a TTL of 10 global steps and min_count admission: the
+// global step of each push ages the rows, and ListVariables reports what the
+// table did.
+TEST(PsRequestHandlerTest, HashTablePolicyGlobalStepAndCounters) {
+  PsRequestHandler handler(PsRequestHandler::Options{});
+  HashEmbeddingSpec table;
+  table.name = "h";
+  table.dim = 2;
+  table.policy.admission.kind = AdmissionKind::kMinCount;
+  table.policy.admission.min_count = 2;
+  table.policy.eviction.ttl_steps = 10;
+  ps::CreateHashTableRequest create;
+  HashSpecToProto(table, create.mutable_spec());
+  ps::HashTableInfo created;
+  ASSERT_TRUE(handler.CreateHashTable(create, &created).ok());
+  EXPECT_EQ(created.spec().admission().policy(), ps::TableAdmission::MIN_COUNT);
+  EXPECT_EQ(created.spec().eviction().ttl_steps(), 10);
+
+  // Another policy for the same table: what differs is named.
+  HashEmbeddingSpec other = table;
+  other.policy.eviction.ttl_steps = 20;
+  HashSpecToProto(other, create.mutable_spec());
+  absl::Status s = handler.CreateHashTable(create, &created);
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s.message(), HasSubstr("eviction.ttl_steps 10 vs 20"));
+  // A bad value names the table and the field.
+  other.policy.eviction.ttl_steps = 0;
+  other.name = "bad";
+  HashSpecToProto(other, create.mutable_spec());
+  s = handler.CreateHashTable(create, &created);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("hash embedding table \"bad\": eviction.ttl_steps is "
+                        "0, must be at least 1"));
+
+  ps::PullSparseRequest pull;
+  pull.set_name("h");
+  ps::PushSparseRequest push;
+  push.set_name("h");
+  ps::Tensor ids, grads;
+  Pulled pulled;
+  // Id 5 is seen twice (admitted on the second pull), id 6 once: its push
+  // is dropped.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(handler.PullHash(pull, IdsView({5}, &ids), pulled.Sink()).ok());
+  }
+  ASSERT_TRUE(handler.PullHash(pull, IdsView({6}, &ids), pulled.Sink()).ok());
+  push.set_global_step(3);
+  push.set_request_id(1);
+  ASSERT_TRUE(handler
+                  .PushHash(push, IdsView({5, 6}, &ids),
+                            FloatView({1, 1, 1, 1}, &grads))
+                  .ok());
+  ps::ListVariablesResponse list;
+  handler.ListVariables(&list);
+  ASSERT_EQ(list.hash_tables_size(), 1);
+  const ps::HashTableInfo& info = list.hash_tables(0);
+  EXPECT_EQ(info.num_rows(), 1);
+  EXPECT_EQ(info.admitted(), 1);
+  EXPECT_EQ(info.unknown_lookups(), 2);  // 5's first pull, 6's
+  EXPECT_EQ(info.dropped_pushes(), 1);
+  EXPECT_EQ(info.clock(), 3);
+  EXPECT_EQ(info.evicted_by_ttl(), 0);
+  EXPECT_EQ(info.bytes(), 2 * 4);
+
+  // At global step 13, row 5 (updated at 3) is 10 steps old: evicted.
+  push.set_global_step(13);
+  push.set_request_id(2);
+  ASSERT_TRUE(
+      handler.PushHash(push, IdsView({6}, &ids), FloatView({1, 1}, &grads))
+          .ok());
+  list.Clear();
+  handler.ListVariables(&list);
+  EXPECT_EQ(list.hash_tables(0).clock(), 13);
+  EXPECT_EQ(list.hash_tables(0).evicted_by_ttl(), 1);
+  EXPECT_EQ(list.hash_tables(0).num_rows(), 0);
+  EXPECT_EQ(list.hash_tables(0).dropped_pushes(), 2);
+  // GetStatus says the same, per table and in all.
+  ps::GetStatusResponse status;
+  handler.FillHoldings(&status);
+  ASSERT_EQ(status.hash_tables_size(), 1);
+  EXPECT_EQ(status.hash_tables(0).spec().name(), "h");
+  EXPECT_EQ(status.hash_tables(0).evicted_by_ttl(), 1);
+  EXPECT_EQ(status.hash_tables(0).admitted(), 1);
+  EXPECT_EQ(status.hash_tables(0).clock(), 13);
+  EXPECT_EQ(status.num_hash_tables(), 1);
+  EXPECT_EQ(status.hash_table_rows(), 0);
+
+  // Without a global step the clock counts pushes; a negative one is
+  // refused naming the table.
+  push.clear_global_step();
+  push.set_request_id(3);
+  ASSERT_TRUE(
+      handler.PushHash(push, IdsView({6}, &ids), FloatView({1, 1}, &grads))
+          .ok());
+  list.Clear();
+  handler.ListVariables(&list);
+  EXPECT_EQ(list.hash_tables(0).clock(), 14);
+  push.set_global_step(-2);
+  push.set_request_id(4);
+  s = handler.PushHash(push, IdsView({6}, &ids), FloatView({1, 1}, &grads));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "hash embedding table \"h\": global step -2 is negative");
 }
 
 TEST(PsRequestHandlerTest, LimitsAreResourceExhaustedBeforeAnyWork) {

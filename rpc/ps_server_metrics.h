@@ -11,6 +11,13 @@
 //   distrt_ps_variables, distrt_ps_variable_rows, distrt_ps_variable_bytes,
 //   distrt_ps_hash_tables, distrt_ps_hash_table_rows  what it holds (gauges)
 //   distrt_ps_duplicate_pushes_total            resent pushes not reapplied
+//   distrt_ps_table_rows{table}, distrt_ps_table_clock{table}  per hash
+//     embedding table: rows held, the global step it ages rows by (gauges)
+//   distrt_ps_table_admitted_total{table}       rows created (admitted)
+//   distrt_ps_table_evicted_total{table,reason}  rows evicted; reason: ttl
+//                                               or capacity (max_rows)
+//   distrt_ps_table_unknown_lookups_total{table}  pulls of ids not admitted
+//   distrt_ps_table_dropped_pushes_total{table}   pushes to ids not admitted
 //   distrt_ps_restored_from_checkpoint          1 when it took back its shard
 //                                               at start (a restart)
 //
@@ -34,8 +41,8 @@ namespace distrt::rpc {
 class PsServerMetrics {
  public:
   // `method_names` index the methods Record is given; `holdings` fills a
-  // GetStatusResponse's holdings (called at every scrape). `registry` is
-  // borrowed and must outlive this.
+  // GetStatusResponse's holdings, hash_tables included (called at every
+  // scrape). `registry` is borrowed and must outlive this.
   static absl::StatusOr<std::unique_ptr<PsServerMetrics>> Create(
       MetricsRegistry* registry, absl::Span<const char* const> method_names,
       std::function<void(ps::GetStatusResponse*)> holdings,

@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/metrics/metrics_registry.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/util/test_dir.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/subprocess.h"
@@ -96,8 +97,22 @@ TEST(MetricsExpositionTest, PsServerMetricsCountRequestsAndPassPromtool) {
   ASSERT_TRUE((*client)->Push(*w, values).ok());
   ASSERT_TRUE((*client)->Pull(*w, absl::MakeSpan(values)).ok());
   EXPECT_FALSE((*client)->LookupVariable("nope").ok());
+  // A hash table with a TTL: rows pushed count as admitted.
+  HashEmbeddingSpec table;
+  table.name = "C1";
+  table.dim = 2;
+  table.policy.eviction.ttl_steps = 100;
+  ASSERT_TRUE((*client)->CreateHashTable(table).ok());
+  ASSERT_TRUE((*client)->PushHash(table, {5, 6, 7}, {1, 1, 1, 1, 1, 1}).ok());
 
   const std::string metrics = Scrape(port);
+  EXPECT_THAT(metrics, HasSubstr("distrt_ps_table_rows{table=\"C1\"} 3\n"));
+  EXPECT_THAT(metrics,
+              HasSubstr("distrt_ps_table_admitted_total{table=\"C1\"} 3\n"));
+  EXPECT_THAT(metrics, HasSubstr("distrt_ps_table_evicted_total{table=\"C1\","
+                                 "reason=\"ttl\"} 0\n"));
+  EXPECT_THAT(metrics, HasSubstr("distrt_ps_table_dropped_pushes_total{table="
+                                 "\"C1\"} 0\n"));
   EXPECT_THAT(metrics, HasSubstr("distrt_rpc_requests_total{method=\"PushDense"
                                  "\",code=\"OK\"} 1\n"));
   EXPECT_THAT(metrics, HasSubstr("distrt_rpc_requests_total{method=\"LookupVa"

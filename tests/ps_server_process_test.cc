@@ -4,12 +4,15 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "client/ps_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/ps/table_policy.h"
 #include "tests/util/ps_processes.h"
 #include "tests/util/subprocess.h"
 
@@ -66,12 +69,42 @@ TEST(PsServerProcessTest, StatsSignalsAndShutdown) {
   ASSERT_GT(ps0.port, 0);
   ASSERT_GT(ps1.port, 0);
   const std::string spec = WriteClusterSpec("cluster.json", ps0.port, ps1.port);
+  // A hash table that admits ids seen twice: each id pulled once gets the
+  // unknown row, and is counted on its task.
+  absl::StatusOr<std::unique_ptr<PsClient>> client =
+      PsClient::Create({ps0.address(), ps1.address()}, PsClient::Options());
+  ASSERT_TRUE(client.ok()) << client.status();
+  HashEmbeddingSpec table;
+  table.name = "C1";
+  table.dim = 4;
+  table.policy.admission.kind = AdmissionKind::kMinCount;
+  table.policy.admission.min_count = 2;
+  ASSERT_TRUE((*client)->CreateHashTable(table).ok());
+  std::vector<int64_t> ids(100);
+  for (int64_t i = 0; i < 100; ++i) ids[i] = i * 7919;
+  std::vector<float> rows(ids.size() * 4);
+  ASSERT_TRUE((*client)->PullHash(table, ids, absl::MakeSpan(rows)).ok());
 
   SubprocessResult stats = Distctl({"stats"}, spec);
   EXPECT_EQ(stats.exit_code, 0) << stats.stdout_text << stats.stderr_text;
   EXPECT_THAT(stats.stdout_text, HasSubstr("incarnation " + ps0.incarnation));
   EXPECT_THAT(stats.stdout_text, HasSubstr("incarnation " + ps1.incarnation));
   EXPECT_THAT(stats.stdout_text, HasSubstr("ps task 1"));
+  // One table line under each task's, its unknown lookups adding up to the
+  // ids pulled.
+  std::regex table_line(
+      "\n    table \"C1\": 0 rows \\(0 B\\)  admitted 0  evicted 0 by ttl, "
+      "0 by capacity  unknown lookups ([0-9]+)  dropped pushes 0  clock 0");
+  int64_t unknown = 0;
+  int lines = 0;
+  for (std::sregex_iterator it(stats.stdout_text.begin(),
+                               stats.stdout_text.end(), table_line);
+       it != std::sregex_iterator(); ++it) {
+    unknown += std::stoll((*it)[1]);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2) << stats.stdout_text;
+  EXPECT_EQ(unknown, 100) << stats.stdout_text;
 
   // SIGTERM: the task stops cleanly and exits 0.
   ps1.process->Signal(SIGTERM);

@@ -28,6 +28,7 @@ packages=(
   python3-yaml           # Kubernetes manifests test (deploy/kubernetes)
   libtorch-dev           # TorchScript models (runtime/torchscript): load, autograd
   python3-torch          # writes TorchScript modules (examples, tests)
+  python3-numpy          # examples/export/read_export.py (its test)
   slurm-client           # sbatch, srun, scontrol: the Slurm job test, host lists
   slurmctld slurmd munge # a one-node Slurm cluster for tests/slurm_job_test
   iptables               # network faults between test namespaces (tests/netns)

@@ -180,6 +180,8 @@ absl::Status SetUpVariables(Job& job) {
   options.ps = job.has_ps ? job.client.get() : nullptr;
   options.checkpoint_dir = job.options.checkpoint_dir;
   options.max_to_keep = job.options.keep_checkpoints;
+  options.full_checkpoint_every = job.options.full_checkpoint_every;
+  options.delta_max_share = job.options.delta_checkpoint_max_share;
   options.coordination = CoordinationOptions(job);
   options.log = job.log;
   ASSIGN_OR_RETURN(job.job_variables,

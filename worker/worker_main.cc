@@ -137,6 +137,13 @@ ABSL_FLAG(int64_t, checkpoint_every_steps, 0,
 ABSL_FLAG(double, checkpoint_every_secs, 0,
           "Checkpoint every N seconds (0: off); a last one is always saved.");
 ABSL_FLAG(int, keep_checkpoints, 5, "Checkpoints kept (0: all).");
+ABSL_FLAG(int, full_checkpoint_every, 1,
+          "With ps tasks: a full checkpoint every N saves, delta checkpoints "
+          "(hash-table rows changed since the previous save) between; 1: "
+          "every save is full. docs/checkpoint_format.md.");
+ABSL_FLAG(double, delta_checkpoint_max_share, 0.5,
+          "Also a full checkpoint once the deltas since the last full one "
+          "wrote more than this share of the hash-table rows.");
 ABSL_FLAG(std::string, log_dir, "", "Where the chief writes summaries.");
 ABSL_FLAG(std::string, metrics_out, "",
           "The chief writes the final metrics here as JSON; the evaluator "
@@ -209,6 +216,9 @@ WorkerRunOptions OptionsFromFlags() {
   o.checkpoint_every_steps = absl::GetFlag(FLAGS_checkpoint_every_steps);
   o.checkpoint_every_secs = absl::GetFlag(FLAGS_checkpoint_every_secs);
   o.keep_checkpoints = absl::GetFlag(FLAGS_keep_checkpoints);
+  o.full_checkpoint_every = absl::GetFlag(FLAGS_full_checkpoint_every);
+  o.delta_checkpoint_max_share =
+      absl::GetFlag(FLAGS_delta_checkpoint_max_share);
   o.log_dir = absl::GetFlag(FLAGS_log_dir);
   o.metrics_out = absl::GetFlag(FLAGS_metrics_out);
   o.log_every_secs = absl::GetFlag(FLAGS_log_every_secs);

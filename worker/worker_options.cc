@@ -143,6 +143,13 @@ absl::Status ValidateWorkerOptions(const WorkerOptions& o) {
   if (o.keep_checkpoints < 0) {
     return Bad("keep_checkpoints", "must not be negative");
   }
+  if (o.full_checkpoint_every < 1) {
+    return Bad("full_checkpoint_every",
+               "must be at least 1 (1: every save is full)");
+  }
+  if (!(o.delta_checkpoint_max_share >= 0)) {
+    return Bad("delta_checkpoint_max_share", "must not be negative");
+  }
   if (!(o.log_every_secs > 0)) return Bad("log_every_secs", "must be positive");
   if (!(o.wait_secs > 0)) return Bad("wait_secs", "must be positive");
   if (!(o.ps_failure_timeout_secs > 0)) {

@@ -107,6 +107,11 @@ struct WorkerOptions {
   int64_t checkpoint_every_steps = 0;  // 0: off
   double checkpoint_every_secs = 0;    // 0: off
   int keep_checkpoints = 5;
+  // Delta checkpoints (docs/checkpoint_format.md): a full save every this
+  // many (1: all full), and when the deltas since outgrow this share of the
+  // hash-table rows.
+  int full_checkpoint_every = 1;
+  double delta_checkpoint_max_share = 0.5;
   std::string log_dir;
   std::string metrics_out;
   double log_every_secs = 5;

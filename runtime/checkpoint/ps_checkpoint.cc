@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "proto/checkpoint.pb.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
+#include "runtime/checkpoint/open_checkpoint.h"
 #include "runtime/checkpoint/shard_file.h"
 #include "runtime/optimizer/optimizer.h"
 #include "runtime/ps/hash_embedding_table.h"
@@ -58,133 +59,6 @@ absl::Status CheckRootAndStep(absl::string_view operation,
         absl::StrCat(operation, ": step ", step, " is negative"));
   }
   return absl::OkStatus();
-}
-
-// All the shard files of one checkpoint, open, with headers that agree.
-struct OpenCheckpoint {
-  std::string dir;
-  int64_t step = 0;
-  std::vector<std::unique_ptr<ShardFileReader>> shards;  // by shard index
-};
-
-// The number of shards of checkpoint `dir`, whose files are `entries`:
-// `num_shards` where given (a commit), and then no files of another count
-// may be there; otherwise (a restore) the one count the files name.
-absl::StatusOr<int> ShardCountOf(const std::string& dir,
-                                 const std::vector<std::string>& entries,
-                                 std::optional<int> num_shards) {
-  // Shard counts present, with one file name of each as an example.
-  std::map<int, std::string> counts;
-  for (const std::string& entry : entries) {
-    std::optional<ShardFileId> id = ParseShardFileName(entry);
-    if (!id.has_value()) continue;  // e.g. a crashed writer's temporary
-    counts.emplace(id->num_shards, entry);
-  }
-  if (num_shards.has_value()) {
-    counts.erase(*num_shards);
-    if (!counts.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint ", dir, " also holds shard files of a save by ",
-          counts.begin()->first, " ps tasks (e.g. ", counts.begin()->second,
-          "), not ", *num_shards,
-          "; remove them or save to another directory"));
-    }
-    return *num_shards;
-  }
-  if (counts.empty()) {
-    return absl::NotFoundError(absl::StrCat(
-        "checkpoint ", dir, " holds no shard files (shard-*-of-*.ckpt)"));
-  }
-  if (counts.size() > 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", dir,
-                     " holds shard files of saves by different numbers "
-                     "of ps tasks: ",
-                     counts.begin()->second, " and ", counts.rbegin()->second));
-  }
-  return counts.begin()->first;
-}
-
-// Checks that `entries` hold every one of the `num_shards` shard files.
-absl::Status CheckNoShardMissing(const std::string& dir,
-                                 const std::vector<std::string>& entries,
-                                 int num_shards) {
-  // The shard indices present, from the listing: the count comes from a
-  // file name (or a request) and may be huge, so nothing loops over it.
-  std::vector<int> present;
-  for (const std::string& entry : entries) {
-    std::optional<ShardFileId> id = ParseShardFileName(entry);
-    if (id.has_value() && id->num_shards == num_shards) {
-      present.push_back(id->shard_index);
-    }
-  }
-  std::sort(present.begin(), present.end());
-  present.erase(std::unique(present.begin(), present.end()), present.end());
-  const int64_t num_missing =
-      int64_t{num_shards} - static_cast<int64_t>(present.size());
-  if (num_missing <= 0) return absl::OkStatus();
-  int first = 0;
-  while (first < static_cast<int>(present.size()) && present[first] == first) {
-    ++first;
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "checkpoint ", dir, " is missing ", ShardFileName(first, num_shards),
-      " (", num_missing, " of ", num_shards,
-      " shard files missing; did every ps task save?)"));
-}
-
-// Opens shard `index` of `num_shards` in `dir` and checks its header. The
-// step is `*step` where known; otherwise the header's, which it becomes.
-absl::StatusOr<std::unique_ptr<ShardFileReader>> OpenShardFile(
-    const std::string& dir, int index, int num_shards,
-    std::optional<int64_t>& step) {
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<ShardFileReader> reader,
-      ShardFileReader::Open(JoinPath(dir, ShardFileName(index, num_shards))));
-  const ps::CheckpointShardHeader& header = reader->header();
-  if (!step.has_value()) step = header.step();
-  if (header.step() < 0) {
-    return absl::DataLossError(
-        absl::StrCat(reader->path(), ": its header says step ", header.step(),
-                     "; steps are never negative"));
-  }
-  if (header.shard_index() != index || header.num_shards() != num_shards ||
-      header.step() != *step) {
-    return absl::DataLossError(absl::StrCat(
-        reader->path(), ": its header says shard ", header.shard_index(),
-        " of ", header.num_shards(), " at step ", header.step(),
-        ", expected shard ", index, " of ", num_shards, " at step ", *step));
-  }
-  return reader;
-}
-
-// Opens every shard file of checkpoint directory `dir`. With `num_shards`
-// and `step` given (a commit), the files must be those; otherwise (a
-// restore) they are what the files say, and must be the same for all.
-absl::StatusOr<OpenCheckpoint> OpenShards(const std::string& dir,
-                                          std::optional<int> num_shards,
-                                          std::optional<int64_t> step) {
-  absl::StatusOr<std::vector<std::string>> entries = ListDirectory(dir);
-  if (!entries.ok()) {
-    if (entries.status().code() == absl::StatusCode::kNotFound &&
-        num_shards.has_value()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "checkpoint ", dir, " is missing ", ShardFileName(0, *num_shards),
-          ": the directory does not exist (did every ps task save?)"));
-    }
-    return entries.status();
-  }
-  ASSIGN_OR_RETURN(const int count, ShardCountOf(dir, *entries, num_shards));
-  RETURN_IF_ERROR(CheckNoShardMissing(dir, *entries, count));
-  OpenCheckpoint checkpoint;
-  checkpoint.dir = dir;
-  for (int i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(std::unique_ptr<ShardFileReader> reader,
-                     OpenShardFile(dir, i, count, step));
-    checkpoint.shards.push_back(std::move(reader));
-  }
-  checkpoint.step = *step;
-  return checkpoint;
 }
 
 // One saved part of a variable: the rows one shard file has.
@@ -344,23 +218,21 @@ absl::StatusOr<VariableState> AssembleVariable(
 using SavedTablePart =
     std::pair<const ShardFileReader*, const ps::SavedHashTable*>;
 
-// Every row of the table `saved` in `file` (which must have `spec`), read
-// in full, checksums verified.
-absl::StatusOr<HashTableState> ReadSavedTable(
-    const HashEmbeddingSpec& spec, const ShardFileReader& file,
-    const ps::SavedHashTable& saved, const std::string& checkpoint_dir) {
-  const int64_t dim = spec.dim;
-  const std::vector<std::string> slot_names = SlotNames(spec.optimizer.kind);
-  const int64_t num_slots = slot_names.size();
-  const auto what = [&spec](absl::string_view tensor) {
-    return absl::StrCat("hash embedding table \"", spec.name, "\" ", tensor);
-  };
+// Checks that the table saved in `file` as `saved` has the spec `spec` has,
+// but for the policy: which ids get rows and which rows go may change
+// between runs (e.g. a larger max_rows); the table here applies its own to
+// the rows restored.
+absl::Status CheckSavedTableSpec(const HashEmbeddingSpec& spec,
+                                 const ShardFileReader& file,
+                                 const ps::SavedHashTable& saved,
+                                 const std::string& checkpoint_dir) {
   absl::StatusOr<HashEmbeddingSpec> saved_spec =
       HashSpecFromProto(saved.spec());
   if (!saved_spec.ok()) {
     return absl::DataLossError(
         absl::StrCat(file.path(), ": ", saved_spec.status().message()));
   }
+  saved_spec->policy = spec.policy;
   if (std::string diff = DescribeHashSpecDifference(*saved_spec, spec);
       !diff.empty()) {
     return absl::FailedPreconditionError(
@@ -368,9 +240,29 @@ absl::StatusOr<HashTableState> ReadSavedTable(
                      checkpoint_dir, " differs from the one here: ", diff,
                      " (checkpoint vs here)"));
   }
-  // Each row takes an id, a step, values and slots: a row count the file
-  // cannot hold is refused before anything is allocated for it.
-  const int64_t row_bytes = 16 + 4 * dim * (1 + num_slots);
+  return absl::OkStatus();
+}
+
+// Every row of the table `saved` in `file` (which must have `spec`), read
+// in full, checksums verified. A file written before rows had a
+// last-updated step gives each row `checkpoint_step`.
+absl::StatusOr<HashTableState> ReadSavedTable(const HashEmbeddingSpec& spec,
+                                              const ShardFileReader& file,
+                                              const ps::SavedHashTable& saved,
+                                              const std::string& checkpoint_dir,
+                                              int64_t checkpoint_step) {
+  const int64_t dim = spec.dim;
+  const std::vector<std::string> slot_names = SlotNames(spec.optimizer.kind);
+  const int64_t num_slots = slot_names.size();
+  const auto what = [&spec](absl::string_view tensor) {
+    return absl::StrCat("hash embedding table \"", spec.name, "\" ", tensor);
+  };
+  RETURN_IF_ERROR(CheckSavedTableSpec(spec, file, saved, checkpoint_dir));
+  // Each row takes an id, a step, a last-updated step (but in older files),
+  // values and slots: a row count the file cannot hold is refused before
+  // anything is allocated for it.
+  const int64_t row_bytes =
+      (saved.has_last_updated() ? 24 : 16) + 4 * dim * (1 + num_slots);
   const int64_t rows = saved.num_rows();
   if (rows < 0 || rows > file.data_bytes() / row_bytes) {
     return absl::DataLossError(absl::StrCat(
@@ -386,6 +278,13 @@ absl::StatusOr<HashTableState> ReadSavedTable(
   ASSIGN_OR_RETURN(state.ids, file.ReadInt64(saved.ids(), rows, what("ids")));
   ASSIGN_OR_RETURN(state.steps,
                    file.ReadInt64(saved.steps(), rows, what("steps")));
+  if (saved.has_last_updated()) {
+    ASSIGN_OR_RETURN(
+        state.last_updated,
+        file.ReadInt64(saved.last_updated(), rows, what("last_updated")));
+  } else {
+    state.last_updated.assign(rows, checkpoint_step);
+  }
   ASSIGN_OR_RETURN(state.values, file.ReadFloat32(saved.values(), rows * dim,
                                                   what("values")));
   for (int s = 0; s < num_slots; ++s) {
@@ -399,8 +298,8 @@ absl::StatusOr<HashTableState> ReadSavedTable(
 }
 
 // Appends the rows of `read` (all of one saved table, of `file`) that
-// belong to shard `shard_index` to `state`; a row with a negative step is
-// an error.
+// belong to shard `shard_index` to `state`; a row with a negative step or
+// last-updated step is an error.
 absl::Status AppendShardRows(const HashEmbeddingSpec& spec,
                              const ShardFileReader& file,
                              const HashTableState& read, int shard_index,
@@ -412,9 +311,19 @@ absl::Status AppendShardRows(const HashEmbeddingSpec& spec,
           file.path(), ": hash embedding table \"", spec.name, "\" row ",
           read.ids[r], " has a negative step ", read.steps[r]));
     }
+    if (read.last_updated[r] < 0) {
+      return absl::DataLossError(absl::StrCat(
+          file.path(), ": hash embedding table \"", spec.name, "\" row ",
+          read.ids[r], " has a negative last-updated step ",
+          read.last_updated[r]));
+    }
+    // The clock of every task restoring the table is the same: that of the
+    // newest row anywhere in the checkpoint (or its step, if later).
+    state.clock = std::max(state.clock, read.last_updated[r]);
     if (HashShardOf(read.ids[r], num_shards) != shard_index) continue;
     state.ids.push_back(read.ids[r]);
     state.steps.push_back(read.steps[r]);
+    state.last_updated.push_back(read.last_updated[r]);
     const auto row = [&](const std::vector<float>& v) {
       return v.begin() + r * dim;
     };
@@ -428,15 +337,20 @@ absl::Status AppendShardRows(const HashEmbeddingSpec& spec,
   return absl::OkStatus();
 }
 
-// This shard's rows of `table`, from every shard file that saved the table.
+// This shard's rows of `table`, from every shard file that saved the table,
+// with their last-updated steps; its clock is the checkpoint's step, or the
+// largest last-updated step if later (pushes may carry on during a save).
 absl::StatusOr<HashTableState> AssembleHashTable(
     const HashEmbeddingSpec& spec, const std::vector<SavedTablePart>& parts,
-    int shard_index, int num_shards, const std::string& checkpoint_dir) {
+    int shard_index, int num_shards, const OpenCheckpoint& checkpoint) {
+  const std::string& checkpoint_dir = checkpoint.dir;
   HashTableState state;
   state.slots.resize(SlotNames(spec.optimizer.kind).size());
+  state.clock = checkpoint.step;
   for (const auto& [file, saved] : parts) {
-    ASSIGN_OR_RETURN(const HashTableState read,
-                     ReadSavedTable(spec, *file, *saved, checkpoint_dir));
+    ASSIGN_OR_RETURN(
+        const HashTableState read,
+        ReadSavedTable(spec, *file, *saved, checkpoint_dir, checkpoint.step));
     RETURN_IF_ERROR(
         AppendShardRows(spec, *file, read, shard_index, num_shards, state));
   }
@@ -449,6 +363,109 @@ absl::StatusOr<HashTableState> AssembleHashTable(
         " of hash embedding table \"", spec.name, "\" more than once"));
   }
   return state;
+}
+
+// The ids a delta's shard file says the table removed, checksum verified.
+absl::StatusOr<std::vector<int64_t>> ReadRemoved(
+    const HashEmbeddingSpec& spec, const ShardFileReader& file,
+    const ps::SavedHashTable& saved) {
+  const int64_t count = saved.num_removed();
+  if (count == 0 && !saved.has_removed_ids()) return std::vector<int64_t>();
+  if (count < 0 || count > file.data_bytes() / 8) {
+    return absl::DataLossError(
+        absl::StrCat(file.path(), ": hash embedding table \"", spec.name,
+                     "\" has ", count, " removed ids, more than the ",
+                     file.data_bytes(), "-byte data section holds"));
+  }
+  return file.ReadInt64(
+      saved.removed_ids(), count,
+      absl::StrCat("hash embedding table \"", spec.name, "\" removed_ids"));
+}
+
+// A table's rows with the position of each id, to apply deltas to.
+class RowsById {
+ public:
+  RowsById(HashTableState& state, int64_t dim) : state_(state), dim_(dim) {
+    where_.reserve(state.ids.size());
+    for (size_t r = 0; r < state.ids.size(); ++r) where_[state.ids[r]] = r;
+  }
+
+  // Sets (or adds) row `r` of `from`.
+  void Upsert(const HashTableState& from, int64_t r) {
+    auto [it, added] = where_.try_emplace(from.ids[r], state_.ids.size());
+    const int64_t to = it->second;
+    if (added) {
+      state_.ids.push_back(from.ids[r]);
+      state_.steps.push_back(0);
+      state_.last_updated.push_back(0);
+      state_.values.resize(state_.values.size() + dim_);
+      for (auto& slot : state_.slots) slot.resize(slot.size() + dim_);
+    }
+    state_.steps[to] = from.steps[r];
+    state_.last_updated[to] = from.last_updated[r];
+    std::copy_n(from.values.begin() + r * dim_, dim_,
+                state_.values.begin() + to * dim_);
+    for (size_t s = 0; s < state_.slots.size(); ++s) {
+      std::copy_n(from.slots[s].begin() + r * dim_, dim_,
+                  state_.slots[s].begin() + to * dim_);
+    }
+  }
+
+  // Drops the row of `id`, if any: the last row takes its place.
+  void Remove(int64_t id) {
+    auto it = where_.find(id);
+    if (it == where_.end()) return;
+    const int64_t at = it->second;
+    where_.erase(it);
+    const int64_t last = static_cast<int64_t>(state_.ids.size()) - 1;
+    if (at != last) {
+      where_[state_.ids[last]] = at;
+      state_.ids[at] = state_.ids[last];
+      state_.steps[at] = state_.steps[last];
+      state_.last_updated[at] = state_.last_updated[last];
+      std::copy_n(state_.values.begin() + last * dim_, dim_,
+                  state_.values.begin() + at * dim_);
+      for (auto& slot : state_.slots) {
+        std::copy_n(slot.begin() + last * dim_, dim_, slot.begin() + at * dim_);
+      }
+    }
+    state_.ids.pop_back();
+    state_.steps.pop_back();
+    state_.last_updated.pop_back();
+    state_.values.resize(last * dim_);
+    for (auto& slot : state_.slots) slot.resize(last * dim_);
+  }
+
+ private:
+  HashTableState& state_;
+  const int64_t dim_;
+  absl::flat_hash_map<int64_t, int64_t> where_;
+};
+
+// Applies what delta checkpoint `link` saved of the table (`parts`) to
+// `rows`, this shard's rows of it as of the checkpoint before.
+absl::Status ApplyDeltaParts(const HashEmbeddingSpec& spec,
+                             const std::vector<SavedTablePart>& parts,
+                             int shard_index, int num_shards,
+                             const OpenCheckpoint& link, HashTableState& state,
+                             RowsById& rows) {
+  for (const auto& [file, saved] : parts) {
+    ASSIGN_OR_RETURN(const HashTableState read,
+                     ReadSavedTable(spec, *file, *saved, link.dir, link.step));
+    ASSIGN_OR_RETURN(const std::vector<int64_t> removed,
+                     ReadRemoved(spec, *file, *saved));
+    HashTableState mine;
+    mine.slots.resize(read.slots.size());
+    RETURN_IF_ERROR(
+        AppendShardRows(spec, *file, read, shard_index, num_shards, mine));
+    state.clock = std::max(state.clock, mine.clock);
+    for (size_t r = 0; r < mine.ids.size(); ++r) rows.Upsert(mine, r);
+    for (int64_t id : removed) {
+      if (HashShardOf(id, num_shards) == shard_index) rows.Remove(id);
+    }
+  }
+  state.clock = std::max(state.clock, link.step);
+  return absl::OkStatus();
 }
 
 // What a checkpoint's shard files saved, by variable or table name.
@@ -495,22 +512,38 @@ absl::StatusOr<std::vector<VariableState>> ReadVariables(
 }
 
 // Shard `shard_index`'s rows of each of `tables` as the checkpoint saved
-// them, read and verified in full.
+// them, read and verified in full: `chain` is the checkpoint (its last) with
+// the base and deltas it needs (OpenChain), `saved` their indexes.
 absl::StatusOr<std::vector<HashTableState>> ReadHashTables(
-    const std::vector<HashEmbeddingTable*>& tables, const SavedIndex& saved,
-    int shard_index, int num_shards, const std::string& checkpoint_dir) {
+    const std::vector<HashEmbeddingTable*>& tables,
+    const std::vector<SavedIndex>& saved, int shard_index, int num_shards,
+    const std::vector<OpenCheckpoint>& chain) {
   std::vector<HashTableState> states;
   for (const HashEmbeddingTable* table : tables) {
-    const std::string& name = table->spec().name;
-    auto it = saved.tables.find(name);
-    if (it == saved.tables.end()) {
-      return absl::NotFoundError(absl::StrCat("hash embedding table \"", name,
-                                              "\" is not in checkpoint ",
-                                              checkpoint_dir));
+    const HashEmbeddingSpec& spec = table->spec();
+    if (!saved.back().tables.contains(spec.name)) {
+      return absl::NotFoundError(
+          absl::StrCat("hash embedding table \"", spec.name,
+                       "\" is not in checkpoint ", chain.back().dir));
     }
-    ASSIGN_OR_RETURN(HashTableState state,
-                     AssembleHashTable(table->spec(), it->second, shard_index,
-                                       num_shards, checkpoint_dir));
+    // A table created after the base save starts empty in the chain.
+    HashTableState state;
+    state.slots.resize(SlotNames(spec.optimizer.kind).size());
+    state.clock = chain.front().step;
+    if (auto it = saved.front().tables.find(spec.name);
+        it != saved.front().tables.end()) {
+      ASSIGN_OR_RETURN(state, AssembleHashTable(spec, it->second, shard_index,
+                                                num_shards, chain.front()));
+    }
+    if (chain.size() > 1) {
+      RowsById rows(state, spec.dim);
+      for (size_t i = 1; i < chain.size(); ++i) {
+        auto it = saved[i].tables.find(spec.name);
+        if (it == saved[i].tables.end()) continue;
+        RETURN_IF_ERROR(ApplyDeltaParts(spec, it->second, shard_index,
+                                        num_shards, chain[i], state, rows));
+      }
+    }
     states.push_back(std::move(state));
   }
   return states;
@@ -545,6 +578,55 @@ absl::Status ReplaceAll(VariableStore& store,
   return absl::OkStatus();
 }
 
+// Checks that `delta` names checkpoints of steps before `step`.
+absl::Status CheckDeltaOf(absl::string_view operation, const ps::DeltaOf& delta,
+                          int64_t step) {
+  for (const std::string* name : {&delta.previous(), &delta.base()}) {
+    std::optional<int64_t> of = ParseCheckpointDirName(*name);
+    if (!of.has_value() || *of >= step) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          operation, ": a delta at step ", step, " cannot follow \"", *name,
+          "\": expected the name of an earlier checkpoint (ckpt-<step>)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// What a save writes of `table`: every row, or (a delta) the rows changed
+// since the mark, with the ids removed since into `removed`. Adds the rows
+// the table holds to `rows_held`.
+HashTableState ExportForSave(HashEmbeddingTable& table,
+                             const SaveShardOptions& options,
+                             std::vector<int64_t>& removed,
+                             int64_t& rows_held) {
+  HashTableState state;
+  if (options.delta.has_value()) {
+    HashTableDelta delta = table.ExportChangesAndMark();
+    state = std::move(delta.changed);
+    removed = std::move(delta.removed);
+  } else {
+    state = options.mark ? table.ExportAndMark() : table.Export();
+  }
+  rows_held += table.num_rows();
+  return state;
+}
+
+// Adds to `needed` the checkpoints of `root_dir` that checkpoint `name`'s
+// chain reads (itself, and for a delta its base and the deltas before it).
+absl::Status AddChain(const std::string& root_dir, const std::string& name,
+                      absl::flat_hash_set<std::string>& needed) {
+  ASSIGN_OR_RETURN(std::vector<OpenCheckpoint> chain,
+                   OpenChain(JoinPath(root_dir, name)));
+  needed.insert(name);
+  for (const OpenCheckpoint& link : chain) {
+    if (link.delta.has_value()) {
+      needed.insert(link.delta->previous());
+      needed.insert(link.delta->base());
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
@@ -552,9 +634,22 @@ absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
                                          const std::string& root_dir,
                                          int64_t step, int shard_index,
                                          int num_shards) {
+  return SaveShard(store, tables, root_dir, step, shard_index, num_shards,
+                   SaveShardOptions());
+}
+
+absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
+                                         const HashTableSet& tables,
+                                         const std::string& root_dir,
+                                         int64_t step, int shard_index,
+                                         int num_shards,
+                                         const SaveShardOptions& options) {
   constexpr absl::string_view kOperation = "cannot save a checkpoint shard";
   RETURN_IF_ERROR(CheckRootAndStep(kOperation, root_dir, step));
   RETURN_IF_ERROR(CheckShardArguments(kOperation, shard_index, num_shards));
+  if (options.delta.has_value()) {
+    RETURN_IF_ERROR(CheckDeltaOf(kOperation, *options.delta, step));
+  }
   const std::string dir = JoinPath(root_dir, CheckpointDirName(step));
   RETURN_IF_ERROR(CreateDirectories(dir));
 
@@ -585,23 +680,35 @@ absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
       data.Add(ps::FLOAT32, AsBytes(slot), saved->add_slots());
     }
   }
-  for (const HashEmbeddingTable* table : tables.List()) {
-    const HashTableState& s = table_states.emplace_back(table->Export());
+  if (options.delta.has_value()) *header.mutable_delta() = *options.delta;
+  SavedShardInfo info;
+  std::deque<std::vector<int64_t>> removed_ids;
+  for (HashEmbeddingTable* table : tables.List()) {
+    std::vector<int64_t>& removed = removed_ids.emplace_back();
+    const HashTableState& s = table_states.emplace_back(
+        ExportForSave(*table, options, removed, info.table_rows_held));
     ps::SavedHashTable* saved = header.add_hash_tables();
     HashSpecToProto(table->spec(), saved->mutable_spec());
     saved->set_num_rows(s.ids.size());
+    info.table_rows_written += s.ids.size() + removed.size();
+    if (options.delta.has_value()) {
+      saved->set_num_removed(removed.size());
+      data.Add(ps::INT64, AsBytes(removed), saved->mutable_removed_ids());
+    }
     data.Add(ps::INT64, AsBytes(s.ids), saved->mutable_ids());
     data.Add(ps::FLOAT32, AsBytes(s.values), saved->mutable_values());
     for (const std::vector<float>& slot : s.slots) {
       data.Add(ps::FLOAT32, AsBytes(slot), saved->add_slots());
     }
     data.Add(ps::INT64, AsBytes(s.steps), saved->mutable_steps());
+    data.Add(ps::INT64, AsBytes(s.last_updated), saved->mutable_last_updated());
   }
 
   const std::string path =
       JoinPath(dir, ShardFileName(shard_index, num_shards));
-  ASSIGN_OR_RETURN(int64_t bytes, WriteShardFile(path, header, data));
-  return SavedShardInfo{path, bytes};
+  ASSIGN_OR_RETURN(info.bytes, WriteShardFile(path, header, data));
+  info.path = path;
+  return info;
 }
 
 absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
@@ -634,7 +741,21 @@ absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
   }
   std::vector<std::string> kept;
   const size_t num_old = index.size() - keep_last;
+  // A kept delta's chain is kept too. When a chain cannot be read, nothing
+  // old is deleted: what it needs is unknown.
+  absl::flat_hash_set<std::string> needed;
+  for (size_t i = num_old; i < index.size(); ++i) {
+    if (absl::Status s = AddChain(root_dir, index[i], needed); !s.ok()) {
+      info.cleanup_errors.push_back(
+          absl::StrCat("kept every older checkpoint: ", s.message()));
+      return info;
+    }
+  }
   for (size_t i = 0; i < num_old; ++i) {
+    if (needed.contains(index[i])) {
+      kept.push_back(index[i]);
+      continue;
+    }
     const std::string old = JoinPath(root_dir, (index)[i]);
     if (absl::Status s = RemoveDirectoryTree(old); s.ok()) {
       info.deleted.push_back(old);
@@ -658,18 +779,21 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
   RETURN_IF_ERROR(CheckShardArguments("cannot restore a checkpoint",
                                       shard_index, num_shards));
   ASSIGN_OR_RETURN(std::string checkpoint_dir, ResolveCheckpointDir(dir));
-  ASSIGN_OR_RETURN(OpenCheckpoint checkpoint,
-                   OpenShards(checkpoint_dir, std::nullopt, std::nullopt));
-  const SavedIndex saved = IndexSaved(checkpoint);
+  ASSIGN_OR_RETURN(const std::vector<OpenCheckpoint> chain,
+                   OpenChain(checkpoint_dir));
+  const OpenCheckpoint& checkpoint = chain.back();
+  std::vector<SavedIndex> indexes;
+  for (const OpenCheckpoint& link : chain) indexes.push_back(IndexSaved(link));
+  const SavedIndex& saved = indexes.back();
 
   // Everything is read and verified here, before anything changes.
   const std::vector<VariableInfo> variables = store.List();
   ASSIGN_OR_RETURN(std::vector<VariableState> variable_states,
                    ReadVariables(variables, saved, checkpoint.dir));
   const std::vector<HashEmbeddingTable*> tables_here = tables.List();
-  ASSIGN_OR_RETURN(std::vector<HashTableState> table_states,
-                   ReadHashTables(tables_here, saved, shard_index, num_shards,
-                                  checkpoint.dir));
+  ASSIGN_OR_RETURN(
+      std::vector<HashTableState> table_states,
+      ReadHashTables(tables_here, indexes, shard_index, num_shards, chain));
 
   RestoreInfo info;
   info.checkpoint_dir = checkpoint.dir;
@@ -685,6 +809,8 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
   RETURN_IF_ERROR(ReplaceAll(store, variables, std::move(variable_states),
                              tables_here, std::move(table_states),
                              checkpoint.dir));
+  // The tables now hold the checkpoint: a delta may follow it.
+  for (HashEmbeddingTable* table : tables_here) table->MarkSaved();
   return info;
 }
 

@@ -36,10 +36,12 @@
 // of what this ps task holds.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "proto/checkpoint.pb.h"
 #include "runtime/ps/hash_table_set.h"
 #include "runtime/ps/variable_store.h"
 
@@ -48,6 +50,26 @@ namespace distrt {
 struct SavedShardInfo {
   std::string path;   // the shard file written
   int64_t bytes = 0;  // its size
+  // Hash-table rows written (in a delta: rows changed plus ids removed) and
+  // held, over the tables: what a chief weighs to decide when the deltas
+  // since the last full save have grown too large.
+  int64_t table_rows_written = 0;
+  int64_t table_rows_held = 0;
+};
+
+// How SaveShard saves hash tables (docs/checkpoint_format.md, "Delta
+// checkpoints").
+struct SaveShardOptions {
+  // Moves every table's save mark to the save (ExportAndMark): a ps task's
+  // full save, which a delta may follow. Unset (a one-process model
+  // checkpoint): Export, marks untouched.
+  bool mark = false;
+  // Set: a delta checkpoint holding, of each table, the rows changed and
+  // the ids removed since its save mark (ExportChangesAndMark), which the
+  // caller guarantees is checkpoint `delta->previous()` in the same root
+  // directory; variables are saved whole. The mark moves even when the
+  // save then fails: the caller must make its next save a full one.
+  std::optional<ps::DeltaOf> delta;
 };
 
 // Writes every variable of `store` and every table of `tables` as shard
@@ -61,6 +83,14 @@ absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
                                          const std::string& root_dir,
                                          int64_t step, int shard_index,
                                          int num_shards);
+// As above, with `options`; also INVALID_ARGUMENT for a delta whose
+// previous or base is not a checkpoint directory name of an earlier step.
+absl::StatusOr<SavedShardInfo> SaveShard(const VariableStore& store,
+                                         const HashTableSet& tables,
+                                         const std::string& root_dir,
+                                         int64_t step, int shard_index,
+                                         int num_shards,
+                                         const SaveShardOptions& options);
 
 struct CommitInfo {
   std::string checkpoint_dir;  // <root_dir>/ckpt-<step>
@@ -78,10 +108,11 @@ struct CommitInfo {
 // damaged header), then makes it the latest in the index (committing again
 // is harmless: it is listed once, as the latest). With keep_last > 0, then
 // deletes the listed checkpoints older than the newest keep_last (in commit
-// order); directories not in the index are never touched. keep_last 0 keeps
-// all. INVALID_ARGUMENT for an empty root_dir, step < 0, num_shards < 1 or
-// keep_last < 0. Commit checks headers only: RestoreShard with verify_only
-// checks every byte.
+// order) but those that the chain of a kept delta checkpoint needs (its
+// base and the deltas before it); directories not in the index are never
+// touched. keep_last 0 keeps all. INVALID_ARGUMENT for an empty root_dir, step
+// < 0, num_shards < 1 or keep_last < 0. Commit checks headers only:
+// RestoreShard with verify_only checks every byte.
 absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
                                             int64_t step, int num_shards,
                                             int keep_last);
@@ -103,6 +134,12 @@ struct RestoreInfo {
 // checkpoint `dir` designates (a ckpt-<step> directory, or a root directory
 // whose latest committed checkpoint is used: ResolveCheckpointDir).
 //
+//  * A delta checkpoint is restored as its chain (OpenChain): each table's
+//    rows are those of the base full save, then each delta's changed rows
+//    replace or add rows and its removed ids drop them, in order; the
+//    variables are the delta's own (saved whole). A chain member missing or
+//    damaged is DATA_LOSS naming it. Afterwards every table's save mark is
+//    set (MarkSaved): a delta may follow the restored checkpoint.
 //  * All shard files shard-*-of-N must be there and agree on N and the step.
 //  * Each variable here must be in the checkpoint (NOT_FOUND naming it) with
 //    the same spec (FAILED_PRECONDITION naming it and what differs, e.g.
@@ -110,9 +147,15 @@ struct RestoreInfo {
 //    assembled from the saved parts that overlap them, whatever rows those
 //    hold; a row missing from the checkpoint is DATA_LOSS. Its step becomes
 //    the largest step of those parts (see the .cc for why).
-//  * Each table here must be in the checkpoint with the same spec; it gets
-//    exactly the saved rows with HashShardOf(id, num_shards) == shard_index
-//    (all rows it had before are dropped).
+//  * Each table here must be in the checkpoint with the same spec, but for
+//    its policy (admission and eviction may change between runs: the table
+//    keeps its own and applies it to the rows restored). It gets exactly the
+//    saved rows with HashShardOf(id, num_shards) == shard_index (all rows
+//    it had before are dropped), each with its step and last-updated step,
+//    so that eviction carries on where it was; a checkpoint written before
+//    rows had last-updated steps gives every row the checkpoint's step. The
+//    table's clock becomes the checkpoint's step, or the largest
+//    last-updated step in the checkpoint if later.
 //  * Any checksum mismatch, truncation or inconsistency is DATA_LOSS naming
 //    the file and the tensor.
 //

@@ -1,11 +1,14 @@
 #include "runtime/checkpoint/ps_checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/checkpoint.pb.h"
@@ -14,6 +17,7 @@
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/hash_table_set.h"
 #include "runtime/ps/placement.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/ps/variable_store.h"
 #include "runtime/util/atomic_file_writer.h"
 #include "runtime/util/file_system.h"
@@ -210,6 +214,8 @@ TEST_F(PsCheckpointTest, RestoreGivesIdenticalBitsAndTheSameNextUpdate) {
             std::vector<int64_t>{5});
   ExpectSameRows((*restored.tables.Find("users"))->Export(),
                  (*original.tables.Find("users"))->Export());
+  EXPECT_EQ((*restored.tables.Find("users"))->Export().last_updated,
+            (*original.tables.Find("users"))->Export().last_updated);
 
   // Slots and steps came along: the next updates agree too.
   Train(original, 2);
@@ -478,6 +484,10 @@ TEST_F(PsCheckpointTest, ACorruptTensorIsNamedAndChangesNothing) {
        [](const ps::CheckpointShardHeader& h) -> const ps::SavedTensor& {
          return h.hash_tables(0).steps();
        }},
+      {"hash embedding table \"users\" last_updated",
+       [](const ps::CheckpointShardHeader& h) -> const ps::SavedTensor& {
+         return h.hash_tables(0).last_updated();
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.tensor);
@@ -645,6 +655,24 @@ TEST_F(PsCheckpointTest, CraftedHeadersAreRefused) {
          h.mutable_hash_tables(0)->set_num_rows(-1);
        },
        absl::StatusCode::kDataLoss, "has -1 rows"},
+      {"a last_updated of another size",
+       [](ps::CheckpointShardHeader& h) {
+         ps::SavedTensor* t = h.mutable_hash_tables(0)->mutable_last_updated();
+         t->set_length(t->length() - 8);
+       },
+       absl::StatusCode::kDataLoss,
+       "hash embedding table \"users\" last_updated has 16 bytes, expected "
+       "24 (3 INT64 elements)"},
+      {"an unknown admission policy",
+       [](ps::CheckpointShardHeader& h) {
+         h.mutable_hash_tables(0)
+             ->mutable_spec()
+             ->mutable_admission()
+             ->set_policy(static_cast<ps::TableAdmission::Policy>(9));
+       },
+       absl::StatusCode::kDataLoss,
+       "hash embedding table \"users\": admission.policy is 9, not a known "
+       "policy"},
       {"another shard index",
        [](ps::CheckpointShardHeader& h) { h.set_shard_index(1); },
        absl::StatusCode::kDataLoss,
@@ -905,6 +933,191 @@ TEST_F(PsCheckpointTest, AnEmptyParameterServer) {
       RestoreShard(target.store, target.tables, root_, 0, 1, false);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->variables_restored, 0);
+}
+
+// Hash rows with metadata: four ps tasks train a table whose rows were
+// last updated at different global steps (and pushed different numbers of
+// times), save at step 40, and fewer tasks restore it.
+class MetadataTest : public PsCheckpointTest {
+ protected:
+  static constexpr int kOldTasks = 4;
+  static constexpr int kIds = 80;
+  static constexpr int64_t kSaveStep = 40;
+  static constexpr int64_t kTtl = 100;
+
+  static HashEmbeddingSpec Table() {
+    HashEmbeddingSpec spec = TableSpec("t", 2, OptimizerKind::kAdagrad);
+    spec.policy.eviction.ttl_steps = kTtl;
+    return spec;
+  }
+
+  // The global step at which id number `i` is last pushed: 1..40, and one
+  // row after the save's step (a push that raced with the save).
+  static int64_t LastStep(int i) { return i == 0 ? kSaveStep + 3 : 1 + i % 40; }
+  static int64_t Id(int i) { return i * 104729 - 5000; }
+
+  void SetUp() override {
+    for (Ps& ps : old_) ASSERT_TRUE(ps.tables.Create(Table()).ok());
+    // 1 to 3 pushes per id, the last at LastStep(i), all in global step
+    // order, as training sends them (a table's clock never goes back, so a
+    // push older than it would count as at the clock).
+    std::vector<std::pair<int64_t, int>> pushes;  // global step, id number
+    for (int i = 0; i < kIds; ++i) {
+      for (int back = 0; back <= i % 3; ++back) {
+        pushes.emplace_back(LastStep(i) - back, i);
+      }
+      want_[Id(i)] = {i % 3 + 1, LastStep(i)};
+    }
+    std::sort(pushes.begin(), pushes.end());
+    for (const auto& [step, i] : pushes) {
+      HashEmbeddingTable* t =
+          *old_[HashShardOf(Id(i), kOldTasks)].tables.Find("t");
+      ASSERT_TRUE(
+          t->Push({Id(i)}, Grad(2, step), SparseIds::kMayRepeat, step).ok());
+    }
+    for (int i = 0; i < kOldTasks; ++i) {
+      SaveAndCommit(old_[i], kSaveStep, i, kOldTasks);
+    }
+  }
+
+  // Restores `num_tasks` new tasks and checks that each holds exactly its
+  // rows, each with its steps and last-updated step, and the clock of the
+  // newest row.
+  void RestoreInto(int num_tasks) {
+    int64_t total = 0;
+    for (int shard = 0; shard < num_tasks; ++shard) {
+      SCOPED_TRACE(absl::StrCat("task ", shard, " of ", num_tasks));
+      Ps ps;
+      ASSERT_TRUE(ps.tables.Create(Table()).ok());
+      absl::StatusOr<RestoreInfo> info =
+          RestoreShard(ps.store, ps.tables, root_, shard, num_tasks, false);
+      ASSERT_TRUE(info.ok()) << info.status();
+      total += info->hash_table_rows_restored;
+      HashEmbeddingTable* t = *ps.tables.Find("t");
+      const HashTableState got = t->Export();
+      std::vector<int64_t> want_ids;
+      for (const auto& [id, meta] : want_) {
+        if (HashShardOf(id, num_tasks) == shard) want_ids.push_back(id);
+      }
+      ASSERT_EQ(got.ids, want_ids);
+      ASSERT_EQ(got.last_updated.size(), got.ids.size());
+      for (size_t r = 0; r < got.ids.size(); ++r) {
+        EXPECT_EQ(got.steps[r], want_.at(got.ids[r]).first) << got.ids[r];
+        EXPECT_EQ(got.last_updated[r], want_.at(got.ids[r]).second)
+            << got.ids[r];
+      }
+      // Every task's clock: the newest row's, later than the save's step.
+      EXPECT_EQ(t->counters().clock, kSaveStep + 3);
+      EXPECT_EQ(t->counters().rows, static_cast<int64_t>(want_ids.size()));
+    }
+    EXPECT_EQ(total, kIds);
+  }
+
+  Ps old_[kOldTasks];
+  // id -> pushes applied, last-updated step.
+  std::map<int64_t, std::pair<int64_t, int64_t>> want_;
+};
+
+TEST_F(MetadataTest, RestoreIntoTwoTasks) { RestoreInto(2); }
+
+TEST_F(MetadataTest, RestoreIntoOneTask) { RestoreInto(1); }
+
+TEST_F(MetadataTest, RestoreIntoTheSameTasks) { RestoreInto(kOldTasks); }
+
+TEST_F(MetadataTest, EvictionCarriesOnAfterARestore) {
+  Ps ps;
+  ASSERT_TRUE(ps.tables.Create(Table()).ok());
+  ASSERT_TRUE(RestoreShard(ps.store, ps.tables, root_, 0, 1, false).ok());
+  HashEmbeddingTable* t = *ps.tables.Find("t");
+  // At step 130, rows last updated at step 30 or before are older than the
+  // TTL of 100: the restored steps, not the restore, decide.
+  const int64_t now = 30 + kTtl;
+  const int64_t fresh = 1;  // not one of the ids above
+  ASSERT_TRUE(t->Push({fresh}, Grad(2, 0), SparseIds::kMayRepeat, now).ok());
+  std::vector<int64_t> want_ids = {fresh};
+  for (const auto& [id, meta] : want_) {
+    if (meta.second > 30) want_ids.push_back(id);
+  }
+  std::sort(want_ids.begin(), want_ids.end());
+  EXPECT_EQ(t->Export().ids, want_ids);
+  EXPECT_EQ(t->counters().evicted_by_ttl,
+            kIds + 1 - static_cast<int64_t>(want_ids.size()));
+}
+
+TEST_F(MetadataTest, ACheckpointWithoutLastUpdatedGivesTheCheckpointStep) {
+  // As written before rows had a last-updated step: the field is absent.
+  for (int i = 0; i < kOldTasks; ++i) {
+    const std::string path = ShardPath(kSaveStep, i, kOldTasks);
+    const std::string bytes = *ReadFileToString(path);
+    std::unique_ptr<ShardFileReader> reader = *ShardFileReader::Open(path);
+    ps::CheckpointShardHeader header = reader->header();
+    const std::string data = bytes.substr(bytes.size() - reader->data_bytes());
+    reader.reset();
+    header.mutable_hash_tables(0)->clear_last_updated();
+    ShardDataSection section;
+    ps::SavedTensor whole_section;  // same bytes, so the same offsets
+    section.Add(ps::FLOAT32, data, &whole_section);
+    ASSERT_TRUE(WriteShardFile(path, header, section).ok());
+  }
+  Ps ps;
+  ASSERT_TRUE(ps.tables.Create(Table()).ok());
+  absl::StatusOr<RestoreInfo> info =
+      RestoreShard(ps.store, ps.tables, root_, 0, 1, false);
+  ASSERT_TRUE(info.ok()) << info.status();
+  HashEmbeddingTable* t = *ps.tables.Find("t");
+  const HashTableState got = t->Export();
+  ASSERT_EQ(got.ids.size(), static_cast<size_t>(kIds));
+  EXPECT_EQ(got.last_updated, std::vector<int64_t>(kIds, kSaveStep));
+  for (size_t r = 0; r < got.ids.size(); ++r) {
+    EXPECT_EQ(got.steps[r], want_.at(got.ids[r]).first);
+  }
+  EXPECT_EQ(t->counters().clock, kSaveStep);
+}
+
+TEST_F(MetadataTest, APolicyChangeDoesNotStopARestore) {
+  // Which rows exist and which go may change between runs; the data may not.
+  HashEmbeddingSpec other = Table();
+  other.policy.eviction.ttl_steps.reset();
+  other.policy.eviction.max_rows = 1000;
+  other.policy.admission.kind = AdmissionKind::kMinCount;
+  other.policy.admission.min_count = 2;
+  Ps ps;
+  ASSERT_TRUE(ps.tables.Create(other).ok());
+  absl::StatusOr<RestoreInfo> info =
+      RestoreShard(ps.store, ps.tables, root_, 0, 1, false);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->hash_table_rows_restored, kIds);
+  EXPECT_EQ((*ps.tables.Find("t"))->spec().policy.eviction.max_rows, 1000);
+
+  // A task re-created from the checkpoint gets the saved policy.
+  Ps recreated;
+  ASSERT_TRUE(RecreateShard(recreated.store, recreated.tables,
+                            JoinPath(root_, CheckpointDirName(kSaveStep)), 1,
+                            kOldTasks)
+                  .ok());
+  const HashEmbeddingSpec spec = (*recreated.tables.Find("t"))->spec();
+  EXPECT_EQ(DescribePolicyDifference(spec.policy, Table().policy), "");
+}
+
+TEST_F(PsCheckpointTest, ANegativeLastUpdatedIsDataLoss) {
+  Ps ps;
+  const HashEmbeddingSpec spec = TableSpec("t", 2, OptimizerKind::kSgd);
+  ASSERT_TRUE(ps.tables.Create(spec).ok());
+  HashTableState state;
+  state.ids = {12};
+  state.values = {1, 2};
+  state.steps = {1};
+  state.last_updated = {-4};
+  ASSERT_TRUE((*ps.tables.Find("t"))->Replace(state).ok());
+  SaveAndCommit(ps, 5);
+  Ps target;
+  ASSERT_TRUE(target.tables.Create(spec).ok());
+  absl::Status s =
+      RestoreShard(target.store, target.tables, root_, 0, 1, false).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(s.message(), ShardPath(5, 0, 1) +
+                             ": hash embedding table \"t\" row 12 has a "
+                             "negative last-updated step -4");
 }
 
 }  // namespace

@@ -90,6 +90,11 @@ class LocalHashTable : public DistributedHashTable {
                     absl::Span<const float> grads) override {
     return table_->Push(ids, grads);
   }
+  absl::Status PushAtStep(absl::Span<const int64_t> ids,
+                          absl::Span<const float> grads,
+                          int64_t global_step) override {
+    return table_->Push(ids, grads, SparseIds::kMayRepeat, global_step);
+  }
   absl::StatusOr<HashTableState> ExportState() const override {
     return table_->Export();
   }

@@ -66,6 +66,15 @@ class PsHashTable : public DistributedHashTable {
                     absl::Span<const float> grads) override {
     return servers_->PushHash(spec_, ids, grads);
   }
+  absl::Status PushAtStep(absl::Span<const int64_t> ids,
+                          absl::Span<const float> grads,
+                          int64_t global_step) override {
+    const HashTablePush push = {&spec_, ids, grads};
+    UpdateRequest request;
+    request.hash = {&push, 1};
+    request.global_step = global_step;
+    return servers_->Update(request);
+  }
 
  private:
   const HashEmbeddingSpec spec_;

@@ -136,6 +136,16 @@ class DistributedHashTable {
                             absl::Span<float> out) = 0;
   virtual absl::Status Push(absl::Span<const int64_t> ids,
                             absl::Span<const float> grads) = 0;
+  // Push, telling the table the global step the pusher knows (a training
+  // step's, before its own increment), by which a table whose policy has
+  // ttl_steps ages its rows; -1: unknown. The default: Push, the step
+  // unused (for tables without rows of their own, such as test fakes).
+  virtual absl::Status PushAtStep(absl::Span<const int64_t> ids,
+                                  absl::Span<const float> grads,
+                                  int64_t global_step) {
+    (void)global_step;
+    return Push(ids, grads);
+  }
 
   // Every row of the table (ascending ids), with its slots and steps.
   // Consistent: each push is in it entirely or not at all. UNIMPLEMENTED

@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
+#include "runtime/util/file_system.h"
 #include "runtime/util/status_macros.h"
 
 namespace distrt {
@@ -358,16 +360,19 @@ absl::Status InMemoryParameterServers::ReadHash(const HashEmbeddingSpec& table,
                      });
 }
 
-absl::Status InMemoryParameterServers::ApplyHash(
-    const HashEmbeddingSpec& table, absl::Span<const int64_t> ids,
-    absl::Span<const float> grads) {
+absl::Status InMemoryParameterServers::ApplyHash(const HashEmbeddingSpec& table,
+                                                 absl::Span<const int64_t> ids,
+                                                 absl::Span<const float> grads,
+                                                 int64_t global_step) {
   ASSIGN_OR_RETURN(HashShards shards, Shards(table, ids, grads.size()));
-  return PushByGroup(shards.positions, ids, table.dim, grads,
-                     [&](size_t t, absl::Span<const int64_t> task_ids,
-                         absl::Span<const float> task_grads) {
-                       return OnTask(
-                           t, shards.tables[t]->Push(task_ids, task_grads));
-                     });
+  return PushByGroup(
+      shards.positions, ids, table.dim, grads,
+      [&](size_t t, absl::Span<const int64_t> task_ids,
+          absl::Span<const float> task_grads) {
+        return OnTask(
+            t, shards.tables[t]->Push(task_ids, task_grads,
+                                      SparseIds::kMayRepeat, global_step));
+      });
 }
 
 absl::Status InMemoryParameterServers::CheckRead(
@@ -453,7 +458,8 @@ absl::Status InMemoryParameterServers::Update(const UpdateRequest& request) {
     RETURN_IF_ERROR(AssignInt64Whole(*assign.variable, assign.values));
   }
   for (const HashTablePush& push : request.hash) {
-    RETURN_IF_ERROR(ApplyHash(*push.table, push.ids, push.grads));
+    RETURN_IF_ERROR(
+        ApplyHash(*push.table, push.ids, push.grads, request.global_step));
   }
   for (const DenseVariablePush& push : request.dense) {
     RETURN_IF_ERROR(ApplyDense(*push.variable, push.grad));
@@ -470,14 +476,50 @@ absl::Status InMemoryParameterServers::Update(const UpdateRequest& request) {
 
 absl::StatusOr<CheckpointSaved> InMemoryParameterServers::Save(
     const std::string& directory, int64_t step, int keep_last) {
+  return SaveShards(directory, step, keep_last, nullptr);
+}
+
+absl::StatusOr<CheckpointSaved> InMemoryParameterServers::SaveDelta(
+    const std::string& directory, int64_t step, int keep_last,
+    const DeltaSaveOf& delta) {
+  return SaveShards(directory, step, keep_last, &delta);
+}
+
+absl::StatusOr<CheckpointSaved> InMemoryParameterServers::SaveShards(
+    const std::string& directory, int64_t step, int keep_last,
+    const DeltaSaveOf* delta) {
   absl::MutexLock lock(&checkpoint_mu_);
   const int n = num_ps_tasks();
+  SaveShardOptions options;
+  options.mark = true;
+  if (delta != nullptr) {
+    const std::string previous = JoinPath(directory, delta->previous);
+    for (int t = 0; t < n; ++t) {
+      if (tasks_[t]->marks_at != previous) {
+        return OnTask(t, absl::FailedPreconditionError(absl::StrCat(
+                             "cannot save a delta of ", previous,
+                             ": the tables were last saved or restored as ",
+                             tasks_[t]->marks_at.empty() ? "nothing known"
+                                                         : tasks_[t]->marks_at,
+                             "; save in full")));
+      }
+    }
+    options.delta.emplace();
+    options.delta->set_previous(delta->previous);
+    options.delta->set_base(delta->base);
+  }
+  const std::string name = JoinPath(directory, CheckpointDirName(step));
   CheckpointSaved saved;
   for (int t = 0; t < n; ++t) {
-    absl::StatusOr<SavedShardInfo> shard = SaveShard(
-        tasks_[t]->variables, tasks_[t]->hash_tables, directory, step, t, n);
+    tasks_[t]->marks_at.clear();
+    absl::StatusOr<SavedShardInfo> shard =
+        SaveShard(tasks_[t]->variables, tasks_[t]->hash_tables, directory, step,
+                  t, n, options);
     if (!shard.ok()) return OnTask(t, shard.status());
+    tasks_[t]->marks_at = name;
     saved.bytes += shard->bytes;
+    saved.table_rows_written += shard->table_rows_written;
+    saved.table_rows_held += shard->table_rows_held;
   }
   absl::StatusOr<CommitInfo> committed =
       CommitCheckpoint(directory, step, n, keep_last);
@@ -496,10 +538,12 @@ absl::StatusOr<CheckpointRestored> InMemoryParameterServers::Restore(
   for (bool verify_only : {true, false}) {
     restored = CheckpointRestored();
     for (int t = 0; t < n; ++t) {
+      if (!verify_only) tasks_[t]->marks_at.clear();
       absl::StatusOr<RestoreInfo> shard =
           RestoreShard(tasks_[t]->variables, tasks_[t]->hash_tables, directory,
                        t, n, verify_only);
       if (!shard.ok()) return OnTask(t, shard.status());
+      if (!verify_only) tasks_[t]->marks_at = shard->checkpoint_dir;
       restored.checkpoint = shard->checkpoint_dir;
       restored.step = shard->step;
       restored.variables_restored += shard->variables_restored;

@@ -57,6 +57,11 @@ class InMemoryParameterServers : public ParameterServers {
   // (runtime/checkpoint/ps_checkpoint.h).
   absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
                                        int64_t step, int keep_last) override;
+  // As a ps_server does it: refused unless every task's tables were last
+  // saved or restored as delta.previous.
+  absl::StatusOr<CheckpointSaved> SaveDelta(const std::string& directory,
+                                            int64_t step, int keep_last,
+                                            const DeltaSaveOf& delta) override;
   absl::StatusOr<CheckpointRestored> Restore(
       const std::string& directory) override;
 
@@ -64,7 +69,14 @@ class InMemoryParameterServers : public ParameterServers {
   struct Task {
     VariableStore variables;
     HashTableSet hash_tables;
+    // The checkpoint directory its tables' save marks are relative to
+    // (see PsRequestHandler); guarded by checkpoint_mu_.
+    std::string marks_at;
   };
+  // Save and SaveDelta; `delta` null for a full save.
+  absl::StatusOr<CheckpointSaved> SaveShards(const std::string& directory,
+                                             int64_t step, int keep_last,
+                                             const DeltaSaveOf* delta);
   explicit InMemoryParameterServers(int num_ps_tasks, VariablePlacer placer);
 
   // The operations on one item, each checking it first.
@@ -81,9 +93,10 @@ class InMemoryParameterServers : public ParameterServers {
   absl::Status ApplyRows(const VariablePlacement& variable,
                          absl::Span<const int64_t> ids,
                          absl::Span<const float> grads);
+  // `global_step`: the UpdateRequest's, which the tables age rows by.
   absl::Status ApplyHash(const HashEmbeddingSpec& table,
                          absl::Span<const int64_t> ids,
-                         absl::Span<const float> grads);
+                         absl::Span<const float> grads, int64_t global_step);
   absl::Status WriteDense(const DenseVariableWrite& write);
   absl::Status AssignInt64Whole(const VariablePlacement& variable,
                                 absl::Span<const int64_t> values);

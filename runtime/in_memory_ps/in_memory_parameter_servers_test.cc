@@ -235,6 +235,45 @@ TEST(InMemoryParameterServersTest, HashTablesAreShardedOverEveryTask) {
             absl::StatusCode::kNotFound);
 }
 
+// An update's global step reaches the hash tables, which age rows by it:
+// under a ttl of 10 steps, a row last updated at step 0 is evicted once a
+// push at step 100 comes (its id then starts again from the initializer).
+// Pushes of an unknown step (-1) advance a table's clock by one each, so
+// there the row stays.
+TEST(InMemoryParameterServersTest, UpdatesTellHashTablesTheGlobalStep) {
+  for (const bool with_step : {true, false}) {
+    SCOPED_TRACE(with_step ? "with the global step" : "without");
+    // One task: both ids on the same shard, whose clock the second moves.
+    absl::StatusOr<std::unique_ptr<InMemoryParameterServers>> servers =
+        InMemoryParameterServers::Create(1);
+    ASSERT_TRUE(servers.ok()) << servers.status();
+    HashEmbeddingSpec spec;
+    spec.name = "aged";
+    spec.dim = 1;
+    spec.optimizer.learning_rate = 1.0f;  // SGD from zeros
+    spec.policy.eviction.ttl_steps = 10;
+    ASSERT_TRUE((*servers)->CreateHashTable(spec).ok());
+    auto push = [&](int64_t id, int64_t global_step) {
+      const std::vector<int64_t> ids = {id};
+      const std::vector<float> grads = {1.0f};
+      const HashTablePush item = {&spec, ids, grads};
+      UpdateRequest request;
+      request.hash = {&item, 1};
+      request.global_step = with_step ? global_step : -1;
+      return (*servers)->Update(request);
+    };
+    ASSERT_TRUE(push(7, 0).ok());
+    ASSERT_TRUE(push(8, 100).ok());
+    std::vector<float> row(1);
+    // Twice: the table evicts in sweeps beside its pulls and pushes, the
+    // first of which may come after the first pull's copy.
+    for (int pull = 0; pull < 2; ++pull) {
+      ASSERT_TRUE((*servers)->PullHash(spec, {7}, absl::MakeSpan(row)).ok());
+    }
+    EXPECT_EQ(row[0], with_step ? 0.0f : -1.0f);
+  }
+}
+
 TEST(InMemoryParameterServersTest, NeedsATask) {
   EXPECT_EQ(InMemoryParameterServers::Create(0).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -40,6 +40,12 @@ class FieldPath {
     return FieldPath(source, std::move(path));
   }
 
+  // The path of a field of this object: "embedding_groups[1]
+  // (\"ads\").admission".
+  FieldPath Field(absl::string_view name) const {
+    return FieldPath(source_, absl::StrCat(path_, ".", name));
+  }
+
   absl::Status Error(absl::string_view what) const {
     if (path_.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(source_, ": ", what));
@@ -70,12 +76,18 @@ absl::Status CheckKeys(const Json& object,
   return absl::OkStatus();
 }
 
+// "<field> <what>", or "<what>" where `at` is the field's own path (the
+// fields of a group's admission and eviction).
+std::string FieldSays(absl::string_view field, absl::string_view what) {
+  return field.empty() ? std::string(what) : absl::StrCat(field, " ", what);
+}
+
 absl::StatusOr<std::string> GetString(const Json& value,
                                       absl::string_view field,
                                       const FieldPath& at) {
   if (!value.is_string()) {
-    return at.Error(
-        absl::StrCat(field, " must be a string, got ", DescribeJson(value)));
+    return at.Error(FieldSays(
+        field, absl::StrCat("must be a string, got ", DescribeJson(value))));
   }
   return value.get<std::string>();
 }
@@ -85,11 +97,12 @@ absl::StatusOr<int64_t> GetInteger(const Json& value, absl::string_view field,
   if (value.is_number_unsigned() &&
       value.get<uint64_t>() >
           static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return at.Error(absl::StrCat(field, " ", value.dump(), " is too large"));
+    return at.Error(
+        FieldSays(field, absl::StrCat(value.dump(), " is too large")));
   }
   if (!value.is_number_integer()) {
-    return at.Error(
-        absl::StrCat(field, " must be an integer, got ", DescribeJson(value)));
+    return at.Error(FieldSays(
+        field, absl::StrCat("must be an integer, got ", DescribeJson(value))));
   }
   return value.get<int64_t>();
 }
@@ -216,6 +229,139 @@ absl::StatusOr<Combiner> CombinerFromName(absl::string_view name,
                                "\" (the combiners are sum, mean, sqrtn)"));
 }
 
+// object[key] when present, null when not; INVALID_ARGUMENT when present
+// but `policy` does not take it (only `takers` do): set by mistake, it would
+// silently do nothing.
+absl::StatusOr<const Json*> PolicyField(const Json& object,
+                                        absl::string_view key, bool taken,
+                                        absl::string_view takers,
+                                        absl::string_view policy,
+                                        const FieldPath& at) {
+  auto it = object.find(std::string(key));
+  if (it == object.end()) return nullptr;
+  if (!taken) {
+    return at.Field(key).Error(
+        absl::StrCat("applies to ", takers, " only, not to policy ", policy));
+  }
+  return &*it;
+}
+
+// The admission policy's name, at `at` (the admission object's path).
+absl::StatusOr<AdmissionKind> AdmissionKindFromJson(const Json& object,
+                                                    const FieldPath& at) {
+  auto it = object.find("policy");
+  if (it == object.end()) {
+    return at.Error("policy is missing (always, min_count or probability)");
+  }
+  const FieldPath policy_at = at.Field("policy");
+  ASSIGN_OR_RETURN(std::string name, GetString(*it, "", policy_at));
+  AdmissionKind kind;
+  if (!ParseAdmissionKind(name, &kind).ok()) {
+    return policy_at.Error(
+        absl::StrCat("unknown policy \"", name,
+                     "\"; expected always, min_count or probability"));
+  }
+  return kind;
+}
+
+// A group's "admission" object, at `at` (its path). Each policy's own
+// fields are required (min_count, probability) or optional (unknown,
+// sketch_width), and no other policy's fields are allowed.
+absl::StatusOr<AdmissionPolicy> AdmissionFromJson(const Json& object,
+                                                  const FieldPath& at) {
+  RETURN_IF_ERROR(CheckKeys(
+      object, {"policy", "min_count", "probability", "unknown", "sketch_width"},
+      at));
+  AdmissionPolicy admission;
+  ASSIGN_OR_RETURN(admission.kind, AdmissionKindFromJson(object, at));
+  const absl::string_view policy = AdmissionKindName(admission.kind);
+  const bool min_count = admission.kind == AdmissionKind::kMinCount;
+  const bool probability = admission.kind == AdmissionKind::kProbability;
+
+  ASSIGN_OR_RETURN(const Json* count,
+                   PolicyField(object, "min_count", min_count,
+                               "policy min_count", policy, at));
+  if (count != nullptr) {
+    ASSIGN_OR_RETURN(admission.min_count,
+                     GetInteger(*count, "", at.Field("min_count")));
+  } else if (min_count) {
+    return at.Error(
+        "min_count is missing (policy min_count admits an id once pulls "
+        "have asked for it that many times)");
+  }
+  ASSIGN_OR_RETURN(const Json* p,
+                   PolicyField(object, "probability", probability,
+                               "policy probability", policy, at));
+  if (p != nullptr) {
+    if (!p->is_number()) {
+      return at.Field("probability")
+          .Error(absl::StrCat("must be a number, got ", DescribeJson(*p)));
+    }
+    admission.probability = p->get<double>();
+  } else if (probability) {
+    return at.Error(
+        "probability is missing (policy probability admits an id without a "
+        "row with that probability at each pull)");
+  }
+  ASSIGN_OR_RETURN(
+      const Json* unknown,
+      PolicyField(object, "unknown", min_count || probability,
+                  "policies min_count and probability", policy, at));
+  if (unknown != nullptr) {
+    const FieldPath unknown_at = at.Field("unknown");
+    ASSIGN_OR_RETURN(std::string name, GetString(*unknown, "", unknown_at));
+    if (!ParseUnknownRow(name, &admission.unknown).ok()) {
+      return unknown_at.Error(absl::StrCat("unknown row \"", name,
+                                           "\"; expected zeros or shared_row"));
+    }
+  }
+  ASSIGN_OR_RETURN(const Json* width,
+                   PolicyField(object, "sketch_width", min_count,
+                               "policy min_count", policy, at));
+  if (width != nullptr) {
+    ASSIGN_OR_RETURN(admission.sketch_width,
+                     GetInteger(*width, "", at.Field("sketch_width")));
+  }
+  return admission;
+}
+
+// A group's "eviction" object, at `at` (its path).
+absl::StatusOr<EvictionPolicy> EvictionFromJson(const Json& object,
+                                                const FieldPath& at) {
+  RETURN_IF_ERROR(CheckKeys(object, {"max_rows", "ttl_steps"}, at));
+  EvictionPolicy eviction;
+  if (auto it = object.find("max_rows"); it != object.end()) {
+    ASSIGN_OR_RETURN(eviction.max_rows,
+                     GetInteger(*it, "", at.Field("max_rows")));
+  }
+  if (auto it = object.find("ttl_steps"); it != object.end()) {
+    ASSIGN_OR_RETURN(eviction.ttl_steps,
+                     GetInteger(*it, "", at.Field("ttl_steps")));
+  }
+  return eviction;
+}
+
+// The group's "admission" and "eviction" objects, when present, into
+// `policy`; `at` is the group's path.
+absl::Status PolicyFromJson(const Json& entry, const FieldPath& at,
+                            TablePolicy* policy) {
+  for (absl::string_view key : {"admission", "eviction"}) {
+    auto it = entry.find(std::string(key));
+    if (it == entry.end()) continue;
+    if (!it->is_object()) {
+      return at.Error(
+          absl::StrCat(key, " must be an object, got ", DescribeJson(*it)));
+    }
+    if (key == "admission") {
+      ASSIGN_OR_RETURN(policy->admission,
+                       AdmissionFromJson(*it, at.Field(key)));
+    } else {
+      ASSIGN_OR_RETURN(policy->eviction, EvictionFromJson(*it, at.Field(key)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<EmbeddingGroup> GroupFromJson(const Json& entry,
                                              absl::string_view source,
                                              size_t index) {
@@ -224,8 +370,10 @@ absl::StatusOr<EmbeddingGroup> GroupFromJson(const Json& entry,
   ASSIGN_OR_RETURN(group.name, GetName(entry, unnamed));
   const FieldPath at =
       FieldPath::Entry(source, "embedding_groups", index, group.name);
-  RETURN_IF_ERROR(CheckKeys(
-      entry, {"name", "features", "dim", "combiner", "weight_feature"}, at));
+  RETURN_IF_ERROR(CheckKeys(entry,
+                            {"name", "features", "dim", "combiner",
+                             "weight_feature", "admission", "eviction"},
+                            at));
   auto features = entry.find("features");
   if (features == entry.end()) return at.Error("features is missing");
   if (!features->is_array()) {
@@ -253,6 +401,7 @@ absl::StatusOr<EmbeddingGroup> GroupFromJson(const Json& entry,
           "weight_feature must not be empty (leave it out for weights of 1)");
     }
   }
+  RETURN_IF_ERROR(PolicyFromJson(entry, at, &group.policy));
   return group;
 }
 
@@ -365,6 +514,79 @@ absl::Status CheckGroupFeatures(
   return absl::OkStatus();
 }
 
+// Whether AdmissionSketch takes `width` counters per hash function: a
+// power of two in 2^4..2^30.
+bool IsSketchWidth(int64_t width) {
+  return width >= 16 && width <= (int64_t{1} << 30) &&
+         (width & (width - 1)) == 0;
+}
+
+// `at` is the admission object's path.
+absl::Status CheckAdmission(const AdmissionPolicy& admission,
+                            const FieldPath& at) {
+  const AdmissionKind kind = admission.kind;
+  if (kind != AdmissionKind::kAlways && kind != AdmissionKind::kMinCount &&
+      kind != AdmissionKind::kProbability) {
+    return at.Field("policy").Error(
+        absl::StrCat("unknown policy ", static_cast<int>(kind)));
+  }
+  if (kind == AdmissionKind::kMinCount && admission.min_count < 1) {
+    return at.Field("min_count")
+        .Error(absl::StrCat("must be at least 1 under policy min_count, not ",
+                            admission.min_count));
+  }
+  if (admission.min_count < 0) {
+    return at.Field("min_count")
+        .Error(absl::StrCat("must be at least 0, not ", admission.min_count));
+  }
+  if (!(admission.probability > 0 && admission.probability <= 1)) {
+    return at.Field("probability")
+        .Error(absl::StrCat("must be in (0, 1], not ", admission.probability));
+  }
+  if (admission.unknown != UnknownRow::kZeros &&
+      admission.unknown != UnknownRow::kSharedRow) {
+    return at.Field("unknown").Error(
+        absl::StrCat("unknown row ", static_cast<int>(admission.unknown)));
+  }
+  if (!IsSketchWidth(admission.sketch_width)) {
+    return at.Field("sketch_width")
+        .Error(absl::StrCat("must be a power of two from 16 to 2^30, not ",
+                            admission.sketch_width));
+  }
+  return absl::OkStatus();
+}
+
+// `at` is the eviction object's path.
+absl::Status CheckEviction(const EvictionPolicy& eviction,
+                           const FieldPath& at) {
+  if (eviction.max_rows < 0) {
+    return at.Field("max_rows")
+        .Error(absl::StrCat("must be at least 0 (0: unbounded), not ",
+                            eviction.max_rows));
+  }
+  if (eviction.ttl_steps.has_value() && *eviction.ttl_steps < 1) {
+    return at.Field("ttl_steps")
+        .Error(absl::StrCat(
+            "must be at least 1 (leave it out for rows that never expire), "
+            "not ",
+            *eviction.ttl_steps));
+  }
+  return absl::OkStatus();
+}
+
+// The group's policy, at `at` (the group's path): the checks above name
+// the field; ValidateTablePolicy, the ps tasks' own check, follows so that
+// no spec passes here that CreateHashTable would refuse.
+absl::Status CheckPolicy(const EmbeddingGroup& group, const FieldPath& at) {
+  RETURN_IF_ERROR(
+      CheckAdmission(group.policy.admission, at.Field("admission")));
+  RETURN_IF_ERROR(CheckEviction(group.policy.eviction, at.Field("eviction")));
+  if (absl::Status s = ValidateTablePolicy(group.policy, group.name); !s.ok()) {
+    return at.Error(s.message());
+  }
+  return absl::OkStatus();
+}
+
 // spec.groups[g], after the features were declared in `names`; adds its
 // weight feature there, its name to `group_names`.
 absl::Status CheckGroup(
@@ -388,6 +610,7 @@ absl::Status CheckGroup(
     return at.Error(
         absl::StrCat("unknown combiner ", static_cast<int>(group.combiner)));
   }
+  RETURN_IF_ERROR(CheckPolicy(group, at));
   if (!group.weight_feature.empty()) {
     if (group.features.size() != 1) {
       return at.Error(

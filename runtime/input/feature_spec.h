@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runtime/ps/table_policy.h"
 
 namespace distrt {
 
@@ -63,6 +64,10 @@ struct EmbeddingGroup {
   // (weighted_categorical_column); empty: all 1. Only for one-feature
   // groups.
   std::string weight_feature;
+  // Which ids get a row of the group's table and which rows it gives up
+  // ("admission" and "eviction" in the JSON); the default: every id, kept
+  // for ever.
+  TablePolicy policy;
 };
 
 struct FeatureSpec {
@@ -85,7 +90,9 @@ struct FeatureSpec {
 // a name used twice, a group naming an unknown or non-categorical feature
 // or a feature of another group, features of one group that differ in kind
 // or buckets, a categorical feature in no group, an unknown kind or
-// combiner.
+// combiner, an unknown admission policy or a policy value out of range
+// (e.g. "spec.json: embedding_groups[1] (\"C2\").eviction.ttl_steps: must
+// be at least 1 (leave it out for rows that never expire), not 0").
 absl::StatusOr<FeatureSpec> ParseFeatureSpec(absl::string_view json,
                                              absl::string_view source);
 // The checks ParseFeatureSpec makes after reading the JSON, for a spec built

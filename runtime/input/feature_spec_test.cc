@@ -9,6 +9,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/util/test_dir.h"
 
 namespace distrt {
@@ -274,7 +275,7 @@ TEST(FeatureSpecTest, GroupErrors) {
   ExpectError(SpecWith(R"("dim": 8)", R"("dim": 8, "dimension": 8)"),
               "spec.json: embedding_groups[1] (\"ads\"): unknown field "
               "\"dimension\" (the fields are name, features, dim, combiner, "
-              "weight_feature)");
+              "weight_feature, admission, eviction)");
   ExpectError(SpecWith(R"("features": ["C2", "C4"], )", ""),
               "spec.json: embedding_groups[1] (\"ads\"): features is missing");
   ExpectError(SpecWith(R"(["C2", "C4"])", R"("C2")"),
@@ -345,6 +346,179 @@ TEST(FeatureSpecTest, GroupErrors) {
               "(every categorical feature needs a table)");
 }
 
+// kSpec with the "ads" group given `policy` (its admission and eviction
+// fields, as JSON members).
+std::string SpecWithPolicy(absl::string_view policy) {
+  return SpecWith(R"("dim": 8)", absl::StrCat(R"("dim": 8, )", policy));
+}
+
+TEST(FeatureSpecTest, ParsesTablePolicies) {
+  absl::StatusOr<FeatureSpec> spec = ParseFeatureSpec(
+      SpecWithPolicy(R"("admission": {"policy": "min_count", "min_count": 3,
+                                      "unknown": "shared_row",
+                                      "sketch_width": 4096},
+                        "eviction": {"max_rows": 1000000, "ttl_steps": 500})"),
+      "spec.json");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const TablePolicy& ads = spec->groups[1].policy;
+  EXPECT_EQ(ads.admission.kind, AdmissionKind::kMinCount);
+  EXPECT_EQ(ads.admission.min_count, 3);
+  EXPECT_EQ(ads.admission.unknown, UnknownRow::kSharedRow);
+  EXPECT_EQ(ads.admission.sketch_width, 4096);
+  EXPECT_EQ(ads.admission.probability, 1.0);
+  EXPECT_EQ(ads.eviction.max_rows, 1000000);
+  EXPECT_EQ(ads.eviction.ttl_steps, 500);
+  // The groups without policies keep every id for ever.
+  EXPECT_TRUE(spec->groups[0].policy.admits_all());
+  EXPECT_FALSE(spec->groups[0].policy.evicts());
+  EXPECT_EQ(DescribePolicyDifference(spec->groups[2].policy, TablePolicy()),
+            "");
+
+  spec =
+      ParseFeatureSpec(SpecWithPolicy(R"("admission": {"policy": "probability",
+                                      "probability": 0.25},
+                        "eviction": {"ttl_steps": 1})"),
+                       "spec.json");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const TablePolicy& sampled = spec->groups[1].policy;
+  EXPECT_EQ(sampled.admission.kind, AdmissionKind::kProbability);
+  EXPECT_EQ(sampled.admission.probability, 0.25);
+  EXPECT_EQ(sampled.admission.unknown, UnknownRow::kZeros);  // the default
+  EXPECT_EQ(sampled.eviction.max_rows, 0);
+  EXPECT_EQ(sampled.eviction.ttl_steps, 1);
+
+  // Eviction alone, admission "always" spelt out.
+  spec = ParseFeatureSpec(SpecWithPolicy(R"("admission": {"policy": "always"},
+                        "eviction": {"max_rows": 10})"),
+                          "spec.json");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->groups[1].policy.admits_all());
+  EXPECT_EQ(spec->groups[1].policy.eviction.max_rows, 10);
+  EXPECT_FALSE(spec->groups[1].policy.eviction.ttl_steps.has_value());
+}
+
+TEST(FeatureSpecTest, AdmissionErrors) {
+  const std::string ads = "spec.json: embedding_groups[1] (\"ads\")";
+  ExpectError(SpecWithPolicy(R"("admission": "min_count")"),
+              ads +
+                  ": admission must be an object, got the string "
+                  "\"min_count\"");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "lfu"})"),
+              ads +
+                  ".admission.policy: unknown policy \"lfu\"; expected "
+                  "always, min_count or probability");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": 2})"),
+              ads + ".admission.policy: must be a string, got the number 2");
+  ExpectError(SpecWithPolicy(R"("admission": {"min_count": 2})"),
+              ads +
+                  ".admission: policy is missing (always, min_count or "
+                  "probability)");
+  ExpectError(
+      SpecWithPolicy(R"("admission": {"policy": "min_count", "min_cont": 2})"),
+      ads +
+          ".admission: unknown field \"min_cont\" (the fields are policy, "
+          "min_count, probability, unknown, sketch_width)");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "min_count"})"),
+              ads +
+                  ".admission: min_count is missing (policy min_count "
+                  "admits an id once pulls have asked for it that many "
+                  "times)");
+  ExpectError(SpecWithPolicy(
+                  R"("admission": {"policy": "min_count", "min_count": -1})"),
+              ads +
+                  ".admission.min_count: must be at least 1 under policy "
+                  "min_count, not -1");
+  ExpectError(
+      SpecWithPolicy(R"("admission": {"policy": "min_count", "min_count": 0})"),
+      ads +
+          ".admission.min_count: must be at least 1 under policy "
+          "min_count, not 0");
+  ExpectError(SpecWithPolicy(
+                  R"("admission": {"policy": "min_count", "min_count": 1.5})"),
+              ads +
+                  ".admission.min_count: must be an integer, got the "
+                  "number 1.5");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "always",
+                                              "min_count": 2})"),
+              ads +
+                  ".admission.min_count: applies to policy min_count only, "
+                  "not to policy always");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "probability"})"),
+              ads +
+                  ".admission: probability is missing (policy probability "
+                  "admits an id without a row with that probability at "
+                  "each pull)");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "probability",
+                                              "probability": 1.5})"),
+              ads + ".admission.probability: must be in (0, 1], not 1.5");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "probability",
+                                              "probability": 0})"),
+              ads + ".admission.probability: must be in (0, 1], not 0");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "probability",
+                                              "probability": "1/2"})"),
+              ads +
+                  ".admission.probability: must be a number, got the "
+                  "string \"1/2\"");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "min_count",
+                                              "min_count": 2,
+                                              "probability": 0.5})"),
+              ads +
+                  ".admission.probability: applies to policy probability "
+                  "only, not to policy min_count");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "min_count",
+                                              "min_count": 2,
+                                              "unknown": "ones"})"),
+              ads +
+                  ".admission.unknown: unknown row \"ones\"; expected "
+                  "zeros or shared_row");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "always",
+                                              "unknown": "zeros"})"),
+              ads +
+                  ".admission.unknown: applies to policies min_count and "
+                  "probability only, not to policy always");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "min_count",
+                                              "min_count": 2,
+                                              "sketch_width": 1000})"),
+              ads +
+                  ".admission.sketch_width: must be a power of two from 16 "
+                  "to 2^30, not 1000");
+  ExpectError(SpecWithPolicy(R"("admission": {"policy": "probability",
+                                              "probability": 0.5,
+                                              "sketch_width": 1024})"),
+              ads +
+                  ".admission.sketch_width: applies to policy min_count "
+                  "only, not to policy probability");
+}
+
+TEST(FeatureSpecTest, EvictionErrors) {
+  const std::string ads = "spec.json: embedding_groups[1] (\"ads\")";
+  ExpectError(SpecWithPolicy(R"("eviction": [])"),
+              ads + ": eviction must be an object, got a list");
+  ExpectError(SpecWithPolicy(R"("eviction": {"max_row": 5})"),
+              ads +
+                  ".eviction: unknown field \"max_row\" (the fields are "
+                  "max_rows, ttl_steps)");
+  ExpectError(SpecWithPolicy(R"("eviction": {"max_rows": -1})"),
+              ads +
+                  ".eviction.max_rows: must be at least 0 (0: unbounded), "
+                  "not -1");
+  ExpectError(SpecWithPolicy(R"("eviction": {"max_rows": "1M"})"),
+              ads +
+                  ".eviction.max_rows: must be an integer, got the string "
+                  "\"1M\"");
+  ExpectError(SpecWithPolicy(R"("eviction": {"ttl_steps": 0})"),
+              ads +
+                  ".eviction.ttl_steps: must be at least 1 (leave it out "
+                  "for rows that never expire), not 0");
+  ExpectError(SpecWithPolicy(R"("eviction": {"ttl_steps": -5})"),
+              ads +
+                  ".eviction.ttl_steps: must be at least 1 (leave it out "
+                  "for rows that never expire), not -5");
+  ExpectError(
+      SpecWithPolicy(R"("eviction": {"ttl_steps": 18446744073709551615})"),
+      ads + ".eviction.ttl_steps: 18446744073709551615 is too large");
+}
+
 // A spec built in code gets the same checks, with paths into its vectors.
 TEST(FeatureSpecTest, CheckFeatureSpecChecksSpecsBuiltInCode) {
   absl::StatusOr<FeatureSpec> parsed = ParseFeatureSpec(kSpec, "spec.json");
@@ -377,6 +551,35 @@ TEST(FeatureSpecTest, CheckFeatureSpecChecksSpecsBuiltInCode) {
     spec.categorical[0].kind = static_cast<CategoricalKind>(9);
     EXPECT_EQ(CheckFeatureSpec(spec, "code").message(),
               "code: categorical[0] (\"C1\"): unknown kind 9");
+  }
+  {
+    FeatureSpec spec = *parsed;
+    spec.groups[2].policy.admission.min_count = -1;  // under policy always
+    EXPECT_EQ(CheckFeatureSpec(spec, "code").message(),
+              "code: embedding_groups[2] (\"items\").admission.min_count: "
+              "must be at least 0, not -1");
+  }
+  {
+    FeatureSpec spec = *parsed;
+    spec.groups[2].policy.admission.kind = static_cast<AdmissionKind>(5);
+    EXPECT_EQ(CheckFeatureSpec(spec, "code").message(),
+              "code: embedding_groups[2] (\"items\").admission.policy: "
+              "unknown policy 5");
+  }
+  {
+    FeatureSpec spec = *parsed;
+    spec.groups[0].policy.eviction.max_rows = -1;
+    EXPECT_EQ(CheckFeatureSpec(spec, "code").message(),
+              "code: embedding_groups[0] (\"user\").eviction.max_rows: "
+              "must be at least 0 (0: unbounded), not -1");
+  }
+  {
+    FeatureSpec spec = *parsed;
+    spec.groups[0].policy.eviction.ttl_steps = 0;
+    EXPECT_EQ(CheckFeatureSpec(spec, "code").message(),
+              "code: embedding_groups[0] (\"user\").eviction.ttl_steps: "
+              "must be at least 1 (leave it out for rows that never "
+              "expire), not 0");
   }
 }
 

@@ -457,17 +457,26 @@ absl::Status MetricsRegistry::AddCallbackGauge(
   return absl::OkStatus();
 }
 
+void MetricsRegistry::AddScrapeHook(std::function<void()> hook) {
+  absl::MutexLock lock(&mu_);
+  scrape_hooks_.push_back(
+      std::make_shared<const std::function<void()>>(std::move(hook)));
+}
+
 std::string MetricsRegistry::Exposition() const {
   // Families are never removed, so they can be rendered after the lock is
-  // released; callback gauges then run with no registry lock held.
+  // released; hooks and callback gauges then run with no registry lock held.
   std::vector<const metrics_internal::Family*> families;
+  std::vector<std::shared_ptr<const std::function<void()>>> hooks;
   {
     absl::ReaderMutexLock lock(&mu_);
+    hooks = scrape_hooks_;
     families.reserve(families_.size());
     for (const auto& [name, family] : families_) {
       families.push_back(family.get());
     }
   }
+  for (const auto& hook : hooks) (*hook)();
   std::string out;
   for (const metrics_internal::Family* family : families) {
     family->AppendExposition(&out);

@@ -275,6 +275,11 @@ class MetricsRegistry {
   absl::Status AddCallbackGauge(absl::string_view name, absl::string_view help,
                                 std::function<double()> callback);
 
+  // `hook` runs at the start of every Exposition, before any family is
+  // rendered, for labeled families whose cells copy values something else
+  // keeps (per-table counters). The same rules as a callback gauge's.
+  void AddScrapeHook(std::function<void()> hook);
+
   // Every family, sorted by name, in the text exposition format 0.0.4.
   std::string Exposition() const;
 
@@ -293,6 +298,9 @@ class MetricsRegistry {
       ABSL_GUARDED_BY(mu_);
   // Every series name a family exports (a histogram's three too).
   std::set<std::string, std::less<>> series_names_ ABSL_GUARDED_BY(mu_);
+  // Shared, so that Exposition runs them with no lock held.
+  std::vector<std::shared_ptr<const std::function<void()>>> scrape_hooks_
+      ABSL_GUARDED_BY(mu_);
 };
 
 // The text format's spelling of a sample value: integers without an exponent

@@ -245,6 +245,26 @@ TEST(MetricsRegistryTest, RejectsEmptyHelpAndMissingCallback) {
   EXPECT_THAT(status.message(), HasSubstr("no callback"));
 }
 
+TEST(MetricsRegistryTest, ScrapeHooksRunBeforeAnyFamilyIsRendered) {
+  MetricsRegistry registry;
+  // "a_rows" sorts before "z_source": the hook must not depend on order.
+  absl::StatusOr<Gauge*> rows = registry.AddGauge("a_rows", "Rows.", {"t"});
+  ASSERT_TRUE(rows.ok());
+  int scrapes = 0;
+  ASSERT_TRUE(registry
+                  .AddCallbackGauge("z_source", "Scrapes.",
+                                    [&scrapes] { return double{scrapes}; })
+                  .ok());
+  registry.AddScrapeHook([&] {
+    ++scrapes;
+    (*rows)->WithLabels({"users"})->Set(scrapes * 10);
+  });
+  EXPECT_THAT(registry.Exposition(), HasSubstr("a_rows{t=\"users\"} 10\n"));
+  const std::string second = registry.Exposition();
+  EXPECT_THAT(second, HasSubstr("a_rows{t=\"users\"} 20\n"));
+  EXPECT_THAT(second, HasSubstr("z_source 2\n"));
+}
+
 TEST(MetricsRegistryTest, RejectsDuplicateAndClashingNames) {
   MetricsRegistry registry;
   ASSERT_TRUE(registry.AddGauge("x", "X.").ok());

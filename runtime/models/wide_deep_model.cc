@@ -252,12 +252,17 @@ WideDeepModel::WideDeepModel(const FeatureSpec& spec,
     group.buckets = key.kind == CategoricalKind::kHashed ? 0 : key.buckets;
     group.deep_input_offset = deep_input_offset;
     deep_input_offset += group.dim;
+    // Both tables take the group's policy: they are looked up with the same
+    // ids, so they admit and evict alike (a wide table that admitted every
+    // id would grow as if there were no policy).
     group.embedding_variable = static_cast<int>(variables_.size());
     variables_.push_back(HashEmbeddingVariable(
         group.name, group.dim, EmbeddingColumnInitializer(group.dim), options));
+    variables_.back().hash_spec.policy = spec_group.policy;
     group.wide_variable = static_cast<int>(variables_.size());
     variables_.push_back(HashEmbeddingVariable(WideName(group.name), 1,
                                                ZerosInitializer(), options));
+    variables_.back().hash_spec.policy = spec_group.policy;
     groups_.push_back(std::move(group));
   }
   if (num_dense_ > 0) {

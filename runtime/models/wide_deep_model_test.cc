@@ -14,6 +14,7 @@
 #include "runtime/input/feature_spec.h"
 #include "runtime/models/model_config.h"
 #include "runtime/models/model_test_util.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/tensor/tensor.h"
 
 namespace distrt {
@@ -343,6 +344,32 @@ TEST(WideDeepSpecTest, Variables) {
   // Seeds differ per variable, as SeedInitializers makes them.
   EXPECT_NE(variables[0].hash_spec.initializer.seed,
             variables[2].hash_spec.initializer.seed);
+}
+
+// A group's admission and eviction reach both of its tables' specs, which
+// CreateHashTable sends to the ps tasks.
+TEST(WideDeepSpecTest, GroupPoliciesReachBothTables) {
+  FeatureSpec spec = ThreeGroupSpec();
+  TablePolicy& policy = spec.groups[2].policy;
+  policy.admission.kind = AdmissionKind::kMinCount;
+  policy.admission.min_count = 2;
+  policy.admission.unknown = UnknownRow::kSharedRow;
+  policy.eviction.max_rows = 1000;
+  policy.eviction.ttl_steps = 50;
+  const WideDeepModel model(spec, {4}, ModelVariableOptions());
+  const std::vector<ModelVariable>& variables = model.variables();
+  ASSERT_EQ(variables[4].name(), "c");
+  ASSERT_EQ(variables[5].name(), "c/wide");
+  for (const ModelVariable* table : {&variables[4], &variables[5]}) {
+    EXPECT_EQ(DescribePolicyDifference(table->hash_spec.policy, policy), "")
+        << table->name();
+    EXPECT_EQ(table->hash_spec.policy.eviction.ttl_steps, 50);
+  }
+  // The groups without one keep the default.
+  for (int v = 0; v < 4; ++v) {
+    EXPECT_TRUE(variables[v].hash_spec.policy.admits_all()) << v;
+    EXPECT_FALSE(variables[v].hash_spec.policy.evicts()) << v;
+  }
 }
 
 TEST(WideDeepSpecTest, NoNumericFeaturesMeansNoWideDenseWeights) {

@@ -1,8 +1,13 @@
 #include "runtime/ps/hash_table_set.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/ps/variable_spec.h"
 #include "runtime/util/status_macros.h"
 
@@ -19,7 +24,18 @@ std::string DescribeHashSpecDifference(const HashEmbeddingSpec& a,
                         spec.initializer,
                         spec.optimizer};
   };
-  return DescribeSpecDifference(as_variable(a), as_variable(b));
+  std::vector<std::string> diffs;
+  if (std::string d = DescribeSpecDifference(as_variable(a), as_variable(b));
+      !d.empty()) {
+    diffs.push_back(std::move(d));
+  }
+  // A policy decides which rows exist: tasks holding shards of one table
+  // with different policies would disagree on what it holds.
+  if (std::string d = DescribePolicyDifference(a.policy, b.policy);
+      !d.empty()) {
+    diffs.push_back(std::move(d));
+  }
+  return absl::StrJoin(diffs, ", ");
 }
 
 absl::StatusOr<HashEmbeddingTable*> HashTableSet::Create(

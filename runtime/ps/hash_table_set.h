@@ -36,7 +36,8 @@ class HashTableSet {
       ABSL_GUARDED_BY(mu_);
 };
 
-// Empty when equal; otherwise what differs, e.g. "dim 8 vs 16".
+// Empty when equal; otherwise what differs, e.g. "dim 8 vs 16" or
+// "optimizer sgd vs adagrad, eviction.max_rows 0 vs 1000".
 std::string DescribeHashSpecDifference(const HashEmbeddingSpec& a,
                                        const HashEmbeddingSpec& b);
 

@@ -41,6 +41,17 @@ struct CheckpointSaved {
   std::string checkpoint;  // the committed checkpoint directory
   int64_t bytes = 0;       // over all shards
   std::vector<std::string> deleted;
+  // Hash-table rows written (in a delta: changed rows plus removed ids) and
+  // held, over all ps tasks.
+  int64_t table_rows_written = 0;
+  int64_t table_rows_held = 0;
+};
+
+// What a delta checkpoint follows (docs/checkpoint_format.md): checkpoint
+// directory names (ckpt-<step>) in the same directory.
+struct DeltaSaveOf {
+  std::string previous;  // the save it follows, full or delta
+  std::string base;      // the full save its chain starts from
 };
 
 struct CheckpointRestored {
@@ -111,6 +122,19 @@ class ParameterServers {
   // or the ps task; a failed save leaves earlier checkpoints as they were.
   virtual absl::StatusOr<CheckpointSaved> Save(const std::string& directory,
                                                int64_t step, int keep_last) = 0;
+  // As Save, but a delta checkpoint: each ps task writes only the hash-table
+  // rows changed (and ids removed) since checkpoint `delta.previous`, which
+  // must be what every task last saved or restored in `directory`;
+  // FAILED_PRECONDITION otherwise (a task restarted, or a save failed), and
+  // the caller should then save in full. After any failure the next save
+  // should be full. UNIMPLEMENTED where deltas are not supported (the
+  // default).
+  virtual absl::StatusOr<CheckpointSaved> SaveDelta(
+      const std::string& directory, int64_t step, int keep_last,
+      const DeltaSaveOf& delta) {
+    (void)directory, (void)step, (void)keep_last, (void)delta;
+    return absl::UnimplementedError("delta checkpoints are not supported");
+  }
   // Restores every variable and hash table that exists on the ps tasks from
   // `directory` (a checkpoint, or a directory of them: the latest). First
   // every task verifies that it can, then every task loads, so a bad

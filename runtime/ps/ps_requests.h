@@ -154,6 +154,10 @@ struct UpdateRequest {
   // step's reads in one call (see ParameterServers::Update for what they
   // see). Null: no reads.
   const ReadRequest* then_read = nullptr;
+  // The global step the sender knows (a training step's, before its own
+  // increment); hash tables age their rows by it (TablePolicy's ttl_steps).
+  // -1: unknown.
+  int64_t global_step = -1;
 
   bool empty() const {
     return dense.empty() && sparse.empty() && hash.empty() && writes.empty() &&

@@ -158,11 +158,67 @@ absl::StatusOr<VariableInfo> VariableInfoFromProto(
                       proto.bytes(), proto.step()};
 }
 
+void TablePolicyToProto(const TablePolicy& policy,
+                        ps::TableAdmission* admission,
+                        ps::TableEviction* eviction) {
+  const AdmissionPolicy& a = policy.admission;
+  // The enums number their values alike. A value out of range goes as it is
+  // (proto3 enums are open), so that the receiver refuses it by name rather
+  // than reading a valid policy.
+  static_assert(static_cast<int>(AdmissionKind::kMinCount) ==
+                    ps::TableAdmission::MIN_COUNT &&
+                static_cast<int>(AdmissionKind::kProbability) ==
+                    ps::TableAdmission::PROBABILITY &&
+                static_cast<int>(UnknownRow::kSharedRow) ==
+                    ps::TableAdmission::SHARED_ROW);
+  admission->set_policy(static_cast<ps::TableAdmission::Policy>(a.kind));
+  admission->set_min_count(a.min_count);
+  admission->set_probability(a.probability);
+  admission->set_unknown(static_cast<ps::TableAdmission::Unknown>(a.unknown));
+  admission->set_sketch_width(a.sketch_width);
+  eviction->set_max_rows(policy.eviction.max_rows);
+  if (policy.eviction.ttl_steps.has_value()) {
+    eviction->set_ttl_steps(*policy.eviction.ttl_steps);
+  } else {
+    eviction->clear_ttl_steps();
+  }
+}
+
+absl::StatusOr<TablePolicy> TablePolicyFromProto(
+    const ps::TableAdmission& admission, const ps::TableEviction& eviction) {
+  if (!ps::TableAdmission::Policy_IsValid(admission.policy())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("admission.policy is ", admission.policy(),
+                     ", not a known policy (ALWAYS, MIN_COUNT, PROBABILITY)"));
+  }
+  if (!ps::TableAdmission::Unknown_IsValid(admission.unknown())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("admission.unknown is ", admission.unknown(),
+                     ", not a known choice (ZEROS, SHARED_ROW)"));
+  }
+  TablePolicy policy;
+  AdmissionPolicy& a = policy.admission;
+  a.kind = static_cast<AdmissionKind>(admission.policy());
+  a.unknown = static_cast<UnknownRow>(admission.unknown());
+  a.min_count = admission.min_count();
+  // Proto3 cannot tell an unset double or int from 0: 0 stands for the
+  // defaults, which older senders that know no policy get.
+  if (admission.probability() != 0) a.probability = admission.probability();
+  if (admission.sketch_width() != 0) a.sketch_width = admission.sketch_width();
+  policy.eviction.max_rows = eviction.max_rows();
+  if (eviction.has_ttl_steps()) {
+    policy.eviction.ttl_steps = eviction.ttl_steps();
+  }
+  return policy;
+}
+
 void HashSpecToProto(const HashEmbeddingSpec& spec, ps::HashTableSpec* proto) {
   proto->set_name(spec.name);
   proto->set_dim(spec.dim);
   InitializerToProto(spec.initializer, proto->mutable_initializer());
   OptimizerToProto(spec.optimizer, proto->mutable_optimizer());
+  TablePolicyToProto(spec.policy, proto->mutable_admission(),
+                     proto->mutable_eviction());
 }
 
 absl::StatusOr<HashEmbeddingSpec> HashSpecFromProto(
@@ -179,6 +235,10 @@ absl::StatusOr<HashEmbeddingSpec> HashSpecFromProto(
       !s.ok()) {
     return named(s);
   }
+  absl::StatusOr<TablePolicy> policy =
+      TablePolicyFromProto(proto.admission(), proto.eviction());
+  if (!policy.ok()) return named(policy.status());
+  spec.policy = *std::move(policy);
   return spec;
 }
 

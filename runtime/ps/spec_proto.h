@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "proto/variable.pb.h"
 #include "runtime/ps/hash_embedding_table.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/ps/variable_spec.h"
 #include "runtime/ps/variable_store.h"
 
@@ -40,6 +41,20 @@ void VariableInfoToProto(const VariableInfo& info, ps::VariableInfo* proto);
 absl::StatusOr<VariableInfo> VariableInfoFromProto(
     const ps::VariableInfo& proto);
 
+// A policy's wire form: probability and sketch_width 0 stand for their
+// defaults (1 and AdmissionPolicy's; so a probability of exactly 0, which
+// ValidateTablePolicy refuses, arrives as 1: validate before sending),
+// ttl_steps is present only when set. Other values go as they are, out of
+// range enums included. Decoding refuses unknown admission.policy and
+// admission.unknown values.
+void TablePolicyToProto(const TablePolicy& policy,
+                        ps::TableAdmission* admission,
+                        ps::TableEviction* eviction);
+absl::StatusOr<TablePolicy> TablePolicyFromProto(
+    const ps::TableAdmission& admission, const ps::TableEviction& eviction);
+
+// Errors name the table, e.g. `hash embedding table "C1": admission.policy
+// is 7, not a known policy (...)`.
 void HashSpecToProto(const HashEmbeddingSpec& spec, ps::HashTableSpec* proto);
 absl::StatusOr<HashEmbeddingSpec> HashSpecFromProto(
     const ps::HashTableSpec& proto);

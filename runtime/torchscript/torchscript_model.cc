@@ -408,6 +408,11 @@ absl::StatusOr<std::vector<ModelVariable>> VariablesOf(
     variables.push_back(HashEmbeddingVariable(name, info.embedding_dims[t],
                                               UniformInitializer(-0.05f, 0.05f),
                                               options));
+    // A group's admission and eviction (the feature spec's), which the ps
+    // tasks apply; tables without groups admit every id.
+    if (!config.groups.empty()) {
+      variables.back().hash_spec.policy = config.groups[t].group.policy;
+    }
   }
   // Seeds the tables' initializers (the parameters start from the file).
   SeedInitializers(config.seed, &variables);

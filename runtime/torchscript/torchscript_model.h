@@ -65,8 +65,9 @@ absl::string_view TorchScriptLossName(TorchScriptLoss loss);
 // group, with what bounds its ids.
 struct TorchScriptGroup {
   // name: the table's variable name; dim: its width (the module's
-  // embedding_dims() entry); combiner: how an example's ids pool.
-  // (features and weight_feature are the input pipeline's: unused here.)
+  // embedding_dims() entry); combiner: how an example's ids pool; policy:
+  // the table's admission and eviction. (features and weight_feature are
+  // the input pipeline's: unused here.)
   EmbeddingGroup group;
   // identity and hash_bucket groups: their ids are in [0, buckets), and a
   // batch with another is refused; 0 for a hashed group, whose ids are any

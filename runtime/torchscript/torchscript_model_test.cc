@@ -21,6 +21,7 @@
 #include "runtime/models/mlp_model.h"
 #include "runtime/models/model_inputs.h"
 #include "runtime/models/model_variables.h"
+#include "runtime/ps/table_policy.h"
 #include "runtime/util/file_system.h"
 
 namespace distrt {
@@ -593,6 +594,28 @@ LinearReference ComputeReference(const Batch& batch, Combiner combiner,
     }
   }
   return ref;
+}
+
+// A group's admission and eviction reach its table's spec, which
+// CreateHashTable sends to the ps tasks.
+TEST(TorchScriptModelTest, GroupPoliciesReachTheTables) {
+  TorchScriptModelConfig config = GroupsConfig("groups", Combiner::kSum);
+  TablePolicy& policy = config.groups[1].group.policy;
+  policy.admission.kind = AdmissionKind::kProbability;
+  policy.admission.probability = 0.5;
+  policy.eviction.max_rows = 300;
+  policy.eviction.ttl_steps = 7;
+  absl::StatusOr<std::unique_ptr<Model>> model = LoadTorchScriptModel(config);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<ModelVariable>& variables = (*model)->variables();
+  ASSERT_EQ(variables.size(), 6u);
+  ASSERT_EQ(variables[4].name(), "user");
+  EXPECT_TRUE(variables[4].hash_spec.policy.admits_all());
+  EXPECT_FALSE(variables[4].hash_spec.policy.evicts());
+  ASSERT_EQ(variables[5].name(), "item");
+  EXPECT_EQ(DescribePolicyDifference(variables[5].hash_spec.policy, policy),
+            "");
+  EXPECT_EQ(variables[5].hash_spec.policy.admission.probability, 0.5);
 }
 
 class FeatureGroups : public ::testing::TestWithParam<Combiner> {};

@@ -240,6 +240,7 @@ struct ReplicaStepInputs {
   const Batch& batch;
   ReadAhead* read_ahead;    // null without read-ahead
   const Batch* next_batch;  // null when no step follows
+  int64_t global_step;      // as the caller knows it; -1: unknown
 };
 
 // What it gives back for StepResult.
@@ -396,18 +397,20 @@ absl::Status ApplyStepGradients(ReplicaContext& context,
   return absl::OkStatus();
 }
 
-// Pushes the hash embeddings' gathered gradients. Hash tables have one
-// copy: replica 0 pushes, the others wait so that nobody reads the table
-// before the push is in.
-absl::Status PushHashTables(ReplicaContext& context, const Model& model,
-                            const ModelVariables& variables,
+// Pushes the hash embeddings' gathered gradients, with the global step
+// the step began at (by which the tables age their rows). Hash tables have
+// one copy: replica 0 pushes, the others wait so that nobody reads the
+// table before the push is in.
+absl::Status PushHashTables(ReplicaContext& context,
+                            const ReplicaStepInputs& in,
                             const StepGradients& grads) {
-  const std::vector<ModelVariable>& specs = model.variables();
+  const std::vector<ModelVariable>& specs = in.model.variables();
   for (size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].kind != ModelVariable::Kind::kHashEmbedding) continue;
     if (context.local_replica_id() == 0) {
       const SparseGradient& grad = *grads.gathered[i];
-      RETURN_IF_ERROR(variables.hash_table(i)->Push(grad.ids, grad.rows));
+      RETURN_IF_ERROR(in.variables.hash_table(i)->PushAtStep(
+          grad.ids, grad.rows, in.global_step));
     }
     RETURN_IF_ERROR(context.Barrier());
   }
@@ -452,7 +455,7 @@ absl::Status TrainReplica(ReplicaContext& context, const ReplicaStepInputs& in,
   RETURN_IF_ERROR(ApplyStepGradients(context, in, grads,
                                      has_hash_tables ? nullptr : &step_add));
   if (has_hash_tables) {
-    RETURN_IF_ERROR(PushHashTables(context, in.model, in.variables, grads));
+    RETURN_IF_ERROR(PushHashTables(context, in, grads));
     RETURN_IF_ERROR(context.ApplyGradients({}, {}, {}, &step_add));
   }
   if (after.num_elements() == 1) out.global_step = after.flat<int64_t>()[0];
@@ -475,7 +478,8 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
                                      absl::Span<const Batch> batches,
                                      ReadAhead* read_ahead,
-                                     absl::Span<const Batch> next_batches) {
+                                     absl::Span<const Batch> next_batches,
+                                     int64_t global_step) {
   RETURN_IF_ERROR(CheckBatches(strategy, batches));
   if (read_ahead != nullptr) {
     RETURN_IF_ERROR(CheckReadAhead(strategy));
@@ -493,8 +497,12 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
   RETURN_IF_ERROR(strategy.Run([&](ReplicaContext& context) {
     const int r = context.local_replica_id();
     const ReplicaStepInputs in = {
-        model, variables, batches[r], read_ahead,
-        next_batches.empty() ? nullptr : &next_batches[r]};
+        model,
+        variables,
+        batches[r],
+        read_ahead,
+        next_batches.empty() ? nullptr : &next_batches[r],
+        global_step};
     return TrainReplica(context, in, outputs[r]);
   }));
   StepResult step;

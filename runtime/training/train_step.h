@@ -61,11 +61,18 @@ absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
 // `variables` must outlive it (its reads go on after the step returns).
 // Values read ahead are as the ps tasks held them during the step before:
 // an Assign or restore the caller makes between steps is not in them.
+// Without read-ahead: `read_ahead` null, `next_batches` empty.
+//
+// `global_step`: the global step as the caller knows it before this step
+// (the step before's StepResult::global_step, or the one read when
+// training began); -1: unknown. The hash tables' pushes carry it, by which
+// a table ages its rows (TablePolicy's ttl_steps).
 absl::StatusOr<StepResult> TrainStep(Strategy& strategy, const Model& model,
                                      const ModelVariables& variables,
                                      absl::Span<const Batch> batches,
                                      ReadAhead* read_ahead,
-                                     absl::Span<const Batch> next_batches);
+                                     absl::Span<const Batch> next_batches,
+                                     int64_t global_step = -1);
 
 // INVALID_ARGUMENT unless `strategy` keeps its variables on ps tasks, the
 // only place where read-ahead has round trips to overlap (under mirrored

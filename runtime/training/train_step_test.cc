@@ -38,6 +38,7 @@
 namespace distrt {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr int kExamples = 70;  // not a multiple of the global batch
@@ -534,6 +535,12 @@ class CountingParameterServers : public ParameterServers {
     return it == calls_.end() ? 0 : it->second;
   }
 
+  // The global step of each Update that pushed to hash tables, in order.
+  std::vector<int64_t> hash_global_steps() const {
+    absl::MutexLock lock(&mu_);
+    return hash_global_steps_;
+  }
+
   int num_ps_tasks() const override { return servers_->num_ps_tasks(); }
   absl::Status WaitForServers(absl::Duration timeout) override {
     return Count("WaitForServers", servers_->WaitForServers(timeout));
@@ -557,6 +564,10 @@ class CountingParameterServers : public ParameterServers {
     return Count("Read", servers_->Read(request));
   }
   absl::Status Update(const UpdateRequest& request) override {
+    if (!request.hash.empty()) {
+      absl::MutexLock lock(&mu_);
+      hash_global_steps_.push_back(request.global_step);
+    }
     Add("Update.dense", request.dense.size());
     Add("Update.sparse", request.sparse.size());
     Add("Update.hash", request.hash.size());
@@ -603,6 +614,7 @@ class CountingParameterServers : public ParameterServers {
   std::unique_ptr<InMemoryParameterServers> servers_;
   mutable absl::Mutex mu_;
   std::map<std::string, int64_t> calls_ ABSL_GUARDED_BY(mu_);
+  std::vector<int64_t> hash_global_steps_ ABSL_GUARDED_BY(mu_);
 };
 
 // `n` CPU devices, without GPUs.
@@ -708,6 +720,24 @@ TEST(TrainStepTest, DenseAndSparseReadsAndUpdatesGoTogether) {
             1);
   EXPECT_EQ(servers.calls("UpdateThenRead"), before["UpdateThenRead"]);
   EXPECT_LT(result->mean_loss(), 1.0);
+}
+
+// The hash tables' pushes (wide_deep's embedding) carry the global step
+// the caller knows before the step, by which the tables age their rows: one
+// Update each, from replica 0; -1 where the caller does not say.
+TEST(TrainStepTest, HashTablePushesCarryTheGlobalStep) {
+  CountedPsJob job("wide_deep");
+  const std::vector<Example> data = MakeData("wide_deep", 3);
+  absl::StatusOr<StepResult> result =
+      TrainStep(*job.strategy, *job.model, *job.variables,
+                StepBatches(data, 0, 2), /*read_ahead=*/nullptr,
+                /*next_batches=*/{}, /*global_step=*/41);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(job.servers.hash_global_steps(), ElementsAre(41));
+  result = TrainStep(*job.strategy, *job.model, *job.variables,
+                     StepBatches(data, 1, 2));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(job.servers.hash_global_steps(), ElementsAre(41, -1));
 }
 
 TEST(TrainStepTest, ABadBatchIsAnErrorNotAHang) {

@@ -104,11 +104,12 @@ absl::StatusOr<StepResult> StepLoop::Train(const InputStep& step) {
     next_ = pipeline_.Next();
     if (next_->ok()) next_batches = (*next_)->replicas;
   }
+  // The global step before this step's increment, which its hash-table
+  // pushes carry.
   absl::StatusOr<StepResult> done =
-      read_ahead_.has_value()
-          ? TrainStep(strategy_, model_, variables_, step.replicas,
-                      &*read_ahead_, next_batches)
-          : TrainStep(strategy_, model_, variables_, step.replicas);
+      TrainStep(strategy_, model_, variables_, step.replicas,
+                read_ahead_.has_value() ? &*read_ahead_ : nullptr, next_batches,
+                global_step_);
   if (done.ok()) return done;
   const absl::Status failed = options_.explain_step_failure
                                   ? options_.explain_step_failure(done.status())
