@@ -32,6 +32,7 @@
 #include "runtime/training/model_state.h"
 #include "runtime/training/model_variables.h"
 #include "runtime/training/training_loop.h"
+#include "runtime/util/format_bytes.h"
 #include "runtime/util/status_macros.h"
 #include "worker/evaluation.h"
 #include "worker/input_resume.h"
@@ -353,8 +354,14 @@ void SetUpLoop(Job& job, InputPipeline& pipeline, InputResume* resume,
   if (job.checkpoints != nullptr) {
     loop.checkpoint_every_steps = job.options.checkpoint_every_steps;
     loop.checkpoint_every = Secs(job.options.checkpoint_every_secs);
-    loop.save_checkpoint = [&job](int64_t step) {
-      return job.checkpoints->Save(step).status();
+    loop.save_checkpoint = [&job](int64_t step) -> absl::Status {
+      ASSIGN_OR_RETURN(const CheckpointManager::Saved saved,
+                       job.checkpoints->Save(step));
+      // Which kind it was: a delta, or a full save (--full_checkpoint_every).
+      job.log(absl::StrCat("checkpoint ", saved.checkpoint, " saved (",
+                           saved.delta ? "delta" : "full", ", ",
+                           FormatBytes(saved.bytes), ")"));
+      return absl::OkStatus();
     };
   }
   loop.log = job.log;
@@ -468,7 +475,10 @@ absl::Status SaveFinalCheckpoint(Job& job, FinalMetrics* metrics) {
   ASSIGN_OR_RETURN(int64_t global_step,
                    job.variables->ReadGlobalStep(*job.strategy));
   metrics->global_step = global_step;
-  return job.checkpoints->SaveFinal(global_step).status();
+  ASSIGN_OR_RETURN(const std::string final_checkpoint,
+                   job.checkpoints->SaveFinal(global_step));
+  job.log(absl::StrCat("final checkpoint ", final_checkpoint, " saved"));
+  return absl::OkStatus();
 }
 
 absl::Status EvaluateAtEnd(Job& job, const EvalData& data,

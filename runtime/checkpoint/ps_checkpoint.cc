@@ -244,13 +244,15 @@ absl::Status CheckSavedTableSpec(const HashEmbeddingSpec& spec,
 }
 
 // Every row of the table `saved` in `file` (which must have `spec`), read
-// in full, checksums verified. A file written before rows had a
+// in full, checksums verified; without `read_slots`, its optimizer slots
+// are not read (nor returned). A file written before rows had a
 // last-updated step gives each row `checkpoint_step`.
 absl::StatusOr<HashTableState> ReadSavedTable(const HashEmbeddingSpec& spec,
                                               const ShardFileReader& file,
                                               const ps::SavedHashTable& saved,
                                               const std::string& checkpoint_dir,
-                                              int64_t checkpoint_step) {
+                                              int64_t checkpoint_step,
+                                              bool read_slots) {
   const int64_t dim = spec.dim;
   const std::vector<std::string> slot_names = SlotNames(spec.optimizer.kind);
   const int64_t num_slots = slot_names.size();
@@ -287,7 +289,7 @@ absl::StatusOr<HashTableState> ReadSavedTable(const HashEmbeddingSpec& spec,
   }
   ASSIGN_OR_RETURN(state.values, file.ReadFloat32(saved.values(), rows * dim,
                                                   what("values")));
-  for (int s = 0; s < num_slots; ++s) {
+  for (int s = 0; read_slots && s < num_slots; ++s) {
     ASSIGN_OR_RETURN(
         std::vector<float> slot,
         file.ReadFloat32(saved.slots(s), rows * dim,
@@ -338,19 +340,21 @@ absl::Status AppendShardRows(const HashEmbeddingSpec& spec,
 }
 
 // This shard's rows of `table`, from every shard file that saved the table,
-// with their last-updated steps; its clock is the checkpoint's step, or the
-// largest last-updated step if later (pushes may carry on during a save).
+// with their last-updated steps (and slots, with `read_slots`); its clock is
+// the checkpoint's step, or the largest last-updated step if later (pushes
+// may carry on during a save).
 absl::StatusOr<HashTableState> AssembleHashTable(
     const HashEmbeddingSpec& spec, const std::vector<SavedTablePart>& parts,
-    int shard_index, int num_shards, const OpenCheckpoint& checkpoint) {
+    int shard_index, int num_shards, const OpenCheckpoint& checkpoint,
+    bool read_slots) {
   const std::string& checkpoint_dir = checkpoint.dir;
   HashTableState state;
-  state.slots.resize(SlotNames(spec.optimizer.kind).size());
+  if (read_slots) state.slots.resize(SlotNames(spec.optimizer.kind).size());
   state.clock = checkpoint.step;
   for (const auto& [file, saved] : parts) {
-    ASSIGN_OR_RETURN(
-        const HashTableState read,
-        ReadSavedTable(spec, *file, *saved, checkpoint_dir, checkpoint.step));
+    ASSIGN_OR_RETURN(const HashTableState read,
+                     ReadSavedTable(spec, *file, *saved, checkpoint_dir,
+                                    checkpoint.step, read_slots));
     RETURN_IF_ERROR(
         AppendShardRows(spec, *file, read, shard_index, num_shards, state));
   }
@@ -447,11 +451,12 @@ class RowsById {
 absl::Status ApplyDeltaParts(const HashEmbeddingSpec& spec,
                              const std::vector<SavedTablePart>& parts,
                              int shard_index, int num_shards,
-                             const OpenCheckpoint& link, HashTableState& state,
-                             RowsById& rows) {
+                             const OpenCheckpoint& link, bool read_slots,
+                             HashTableState& state, RowsById& rows) {
   for (const auto& [file, saved] : parts) {
-    ASSIGN_OR_RETURN(const HashTableState read,
-                     ReadSavedTable(spec, *file, *saved, link.dir, link.step));
+    ASSIGN_OR_RETURN(
+        const HashTableState read,
+        ReadSavedTable(spec, *file, *saved, link.dir, link.step, read_slots));
     ASSIGN_OR_RETURN(const std::vector<int64_t> removed,
                      ReadRemoved(spec, *file, *saved));
     HashTableState mine;
@@ -511,6 +516,41 @@ absl::StatusOr<std::vector<VariableState>> ReadVariables(
   return states;
 }
 
+// Shard `shard_index`'s rows of table `spec.name` as chain `chain`
+// (OpenChain) saved them, `saved` the chain's indexes: the base's rows, then
+// each delta applied in order. NOT_FOUND when the last checkpoint of the
+// chain does not hold the table.
+absl::StatusOr<HashTableState> ReadChainTableIndexed(
+    const HashEmbeddingSpec& spec, const std::vector<SavedIndex>& saved,
+    const std::vector<OpenCheckpoint>& chain, int shard_index, int num_shards,
+    bool read_slots) {
+  if (!saved.back().tables.contains(spec.name)) {
+    return absl::NotFoundError(
+        absl::StrCat("hash embedding table \"", spec.name,
+                     "\" is not in checkpoint ", chain.back().dir));
+  }
+  // A table created after the base save starts empty in the chain.
+  HashTableState state;
+  if (read_slots) state.slots.resize(SlotNames(spec.optimizer.kind).size());
+  state.clock = chain.front().step;
+  if (auto it = saved.front().tables.find(spec.name);
+      it != saved.front().tables.end()) {
+    ASSIGN_OR_RETURN(
+        state, AssembleHashTable(spec, it->second, shard_index, num_shards,
+                                 chain.front(), read_slots));
+  }
+  if (chain.size() > 1) {
+    RowsById rows(state, spec.dim);
+    for (size_t i = 1; i < chain.size(); ++i) {
+      auto it = saved[i].tables.find(spec.name);
+      if (it == saved[i].tables.end()) continue;
+      RETURN_IF_ERROR(ApplyDeltaParts(spec, it->second, shard_index, num_shards,
+                                      chain[i], read_slots, state, rows));
+    }
+  }
+  return state;
+}
+
 // Shard `shard_index`'s rows of each of `tables` as the checkpoint saved
 // them, read and verified in full: `chain` is the checkpoint (its last) with
 // the base and deltas it needs (OpenChain), `saved` their indexes.
@@ -520,30 +560,10 @@ absl::StatusOr<std::vector<HashTableState>> ReadHashTables(
     const std::vector<OpenCheckpoint>& chain) {
   std::vector<HashTableState> states;
   for (const HashEmbeddingTable* table : tables) {
-    const HashEmbeddingSpec& spec = table->spec();
-    if (!saved.back().tables.contains(spec.name)) {
-      return absl::NotFoundError(
-          absl::StrCat("hash embedding table \"", spec.name,
-                       "\" is not in checkpoint ", chain.back().dir));
-    }
-    // A table created after the base save starts empty in the chain.
-    HashTableState state;
-    state.slots.resize(SlotNames(spec.optimizer.kind).size());
-    state.clock = chain.front().step;
-    if (auto it = saved.front().tables.find(spec.name);
-        it != saved.front().tables.end()) {
-      ASSIGN_OR_RETURN(state, AssembleHashTable(spec, it->second, shard_index,
-                                                num_shards, chain.front()));
-    }
-    if (chain.size() > 1) {
-      RowsById rows(state, spec.dim);
-      for (size_t i = 1; i < chain.size(); ++i) {
-        auto it = saved[i].tables.find(spec.name);
-        if (it == saved[i].tables.end()) continue;
-        RETURN_IF_ERROR(ApplyDeltaParts(spec, it->second, shard_index,
-                                        num_shards, chain[i], state, rows));
-      }
-    }
+    ASSIGN_OR_RETURN(HashTableState state,
+                     ReadChainTableIndexed(table->spec(), saved, chain,
+                                           shard_index, num_shards,
+                                           /*read_slots=*/true));
     states.push_back(std::move(state));
   }
   return states;
@@ -769,6 +789,22 @@ absl::StatusOr<CommitInfo> CommitCheckpoint(const std::string& root_dir,
     info.cleanup_errors.emplace_back(s.message());
   }
   return info;
+}
+
+absl::StatusOr<HashTableState> ReadChainTable(
+    const HashEmbeddingSpec& spec, const std::vector<OpenCheckpoint>& chain,
+    int shard_index, int num_shards, bool read_slots) {
+  RETURN_IF_ERROR(CheckShardArguments("cannot read a checkpoint's table",
+                                      shard_index, num_shards));
+  if (chain.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read hash embedding table \"", spec.name,
+                     "\": no checkpoint given"));
+  }
+  std::vector<SavedIndex> indexes;
+  for (const OpenCheckpoint& link : chain) indexes.push_back(IndexSaved(link));
+  return ReadChainTableIndexed(spec, indexes, chain, shard_index, num_shards,
+                               read_slots);
 }
 
 absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,

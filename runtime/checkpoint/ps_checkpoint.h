@@ -42,6 +42,8 @@
 
 #include "absl/status/statusor.h"
 #include "proto/checkpoint.pb.h"
+#include "runtime/checkpoint/open_checkpoint.h"
+#include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/hash_table_set.h"
 #include "runtime/ps/variable_store.h"
 
@@ -168,6 +170,24 @@ absl::StatusOr<RestoreInfo> RestoreShard(VariableStore& store,
                                          const std::string& dir,
                                          int shard_index, int num_shards,
                                          bool verify_only);
+
+// Of hash table `spec.name`, the rows that checkpoint chain `chain` (as
+// OpenChain gives it: the base full save first, the checkpoint last) holds
+// for shard `shard_index` of `num_shards` (0 of 1: every row), as
+// RestoreShard applies a chain: the base's rows (none when the base lacks
+// the table), then each delta's changed rows replacing or adding rows and
+// its removed ids dropping them, in order. Rows come in no particular
+// order; the clock is as RestoreShard sets it. Every tensor read is
+// verified (DATA_LOSS naming the file); each saved part must have `spec`
+// but for the policy (FAILED_PRECONDITION naming what differs). With
+// read_slots false, optimizer slots are neither read nor returned
+// (`slots` is empty): for readers that want values only. NOT_FOUND when the
+// chain's last checkpoint does not hold the table; INVALID_ARGUMENT for an
+// empty chain or a shard outside [0, num_shards). Memory: the rows read,
+// one saved part at a time, plus an id-to-row map for a delta's chain.
+absl::StatusOr<HashTableState> ReadChainTable(
+    const HashEmbeddingSpec& spec, const std::vector<OpenCheckpoint>& chain,
+    int shard_index, int num_shards, bool read_slots);
 
 // For a ps task that restarted and lost what it held: re-creates, in an
 // empty `store` and `tables`, every variable part and hash table that shard

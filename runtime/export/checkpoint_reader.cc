@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/checkpoint/open_checkpoint.h"
+#include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/ps/hash_table_set.h"
 #include "runtime/ps/spec_proto.h"
 #include "runtime/util/file_system.h"
@@ -192,22 +193,21 @@ absl::StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(
     const std::string& dir, bool allow_uncommitted) {
   ASSIGN_OR_RETURN(const std::string resolved,
                    ResolveCommittedCheckpoint(dir, allow_uncommitted));
-  ASSIGN_OR_RETURN(OpenCheckpoint checkpoint,
-                   OpenShards(resolved, std::nullopt, std::nullopt));
-  if (checkpoint.delta.has_value()) {
-    // Its tables hold only the rows changed since the checkpoint before.
-    return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", resolved, " is a delta checkpoint (of ",
-        checkpoint.delta->previous(), ", base ", checkpoint.delta->base(),
-        "); export reads full checkpoints only: export the base, or save a "
-        "full checkpoint (--full_checkpoint_every) and export that"));
-  }
+  // A delta's tables hold only the rows changed since the checkpoint
+  // before: its chain gives the rest.
+  ASSIGN_OR_RETURN(std::vector<OpenCheckpoint> chain, OpenChain(resolved));
   std::unique_ptr<CheckpointReader> reader(new CheckpointReader());
   reader->dir_ = resolved;
-  reader->shards_ = std::move(checkpoint.shards);
-  reader->step_ = checkpoint.step;
+  reader->step_ = chain.back().step;
+  reader->chain_ = std::move(chain);
   RETURN_IF_ERROR(reader->IndexHeaders());
   return reader;
+}
+
+std::vector<std::string> CheckpointReader::chain() const {
+  std::vector<std::string> dirs;
+  for (const OpenCheckpoint& link : chain_) dirs.push_back(link.dir);
+  return dirs;
 }
 
 absl::Status CheckpointReader::IndexHeaders() {
@@ -215,7 +215,7 @@ absl::Status CheckpointReader::IndexHeaders() {
   std::map<std::string, std::pair<SavedVariableInfo, std::vector<Part>>> vars;
   std::map<std::string, std::pair<SavedTableInfo, std::vector<TablePart>>>
       tables;
-  for (const auto& shard : shards_) {
+  for (const auto& shard : chain_.back().shards) {
     for (const ps::SavedVariable& saved : shard->header().variables()) {
       ASSIGN_OR_RETURN(auto part, CheckedPart(*shard, saved));
       auto [it, added] = vars.try_emplace(part.first.name);
@@ -394,10 +394,47 @@ absl::Status MergeTableParts(
   return absl::OkStatus();
 }
 
+// Passes the rows of `state` to `consume` in id order, kBatchRows at a
+// time.
+absl::Status PassInIdOrder(
+    const HashEmbeddingSpec& spec, const HashTableState& state,
+    const std::function<absl::Status(absl::Span<const int64_t> ids,
+                                     absl::Span<const float> values)>&
+        consume) {
+  std::vector<int64_t> order(state.ids.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return state.ids[a] < state.ids[b]; });
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const float* row = state.values.data() + order[k] * spec.dim;
+    ids.push_back(state.ids[order[k]]);
+    values.insert(values.end(), row, row + spec.dim);
+    if (static_cast<int64_t>(ids.size()) == kBatchRows ||
+        k + 1 == order.size()) {
+      RETURN_IF_ERROR(consume(ids, values));
+      ids.clear();
+      values.clear();
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckpointReader::ReadTable(
     const std::string& name,
+    const std::function<absl::Status(absl::Span<const int64_t> ids,
+                                     absl::Span<const float> values)>& consume)
+    const {
+  return ReadTable(
+      name, [](int64_t) { return absl::OkStatus(); }, consume);
+}
+
+absl::Status CheckpointReader::ReadTable(
+    const std::string& name,
+    const std::function<absl::Status(int64_t rows)>& start,
     const std::function<absl::Status(absl::Span<const int64_t> ids,
                                      absl::Span<const float> values)>& consume)
     const {
@@ -411,6 +448,15 @@ absl::Status CheckpointReader::ReadTable(
         absl::StrCat(TableLabel(name), " is not in checkpoint ", dir_));
   }
   const HashEmbeddingSpec& spec = it->spec;
+  if (is_delta()) {
+    // The chain applied as a restore applies it, into one shard of one.
+    ASSIGN_OR_RETURN(const HashTableState state,
+                     ReadChainTable(spec, chain_, /*shard_index=*/0,
+                                    /*num_shards=*/1, /*read_slots=*/false));
+    RETURN_IF_ERROR(start(static_cast<int64_t>(state.ids.size())));
+    return PassInIdOrder(spec, state, consume);
+  }
+  RETURN_IF_ERROR(start(it->num_rows));
   std::vector<LoadedTablePart> parts;
   for (const TablePart& saved : table_parts_[it - tables_.begin()]) {
     ASSIGN_OR_RETURN(LoadedTablePart part,

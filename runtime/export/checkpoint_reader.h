@@ -8,19 +8,29 @@
 // model out of the runtime (distctl export); ps tasks restore with
 // RestoreShard (runtime/checkpoint/ps_checkpoint.h) instead.
 //
-// Only what it hands out is read: values, and hash-table ids. Optimizer
-// slots and row metadata stay on disk unread (and so unverified). What is
-// read is checked as RestoreShard checks it: every shard file present, the
-// headers agreeing, every tensor's length, bounds and CRC32C, every row of a
-// variable saved exactly once, every id of a table saved once. Errors are
-// DATA_LOSS naming the file and the variable or table for damage,
-// NOT_FOUND or FAILED_PRECONDITION naming the path for a checkpoint that is
-// not there or not committed, FAILED_PRECONDITION for a delta checkpoint
-// (docs/checkpoint_format.md): export reads full ones only.
+// A delta checkpoint (docs/checkpoint_format.md, "Delta checkpoints") is
+// read as its chain, as a restore reads it (OpenChain, ReadChainTable): a
+// table's rows are the base full save's, then each delta's changed rows
+// upserted and its removed ids dropped, in order; variables are the
+// delta's own (saved whole in every delta).
 //
-// Memory: the shard headers; ReadVariable holds one saved part at a time,
-// ReadTable one table (the ids and values of all its saved parts) plus a
-// small buffer. Thread-compatible: const methods may run concurrently.
+// Only what it hands out is read: values, and hash-table ids (and, in a
+// delta's chain, row steps and removed ids). Optimizer slots and the rest
+// of the row metadata stay on disk unread (and so unverified). What is read
+// is checked as RestoreShard checks it: every shard file present (of every
+// chain member), the headers agreeing, every tensor's length, bounds and
+// CRC32C, every row of a variable saved exactly once, every id of a table
+// saved once per checkpoint. Errors are DATA_LOSS naming the file and the
+// variable or table for damage, or naming a chain member that is missing
+// or damaged and the checkpoint that needs it; NOT_FOUND or
+// FAILED_PRECONDITION naming the path for a checkpoint that is not there or
+// not committed.
+//
+// Memory: the shard headers (of the whole chain); ReadVariable holds one
+// saved part at a time, ReadTable one table (the ids and values of all its
+// saved parts) plus a small buffer; for a delta, the table's rows with
+// their steps and an id-to-row map while the chain is applied, then an
+// order by id. Thread-compatible: const methods may run concurrently.
 
 #include <cstdint>
 #include <functional>
@@ -31,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "runtime/checkpoint/open_checkpoint.h"
 #include "runtime/checkpoint/shard_file.h"
 #include "runtime/ps/hash_embedding_table.h"
 #include "runtime/ps/variable_spec.h"
@@ -58,7 +69,10 @@ struct SavedVariableInfo {
   int num_parts = 0;
 };
 
-// One hash table: its spec and its rows, over all shard files.
+// One hash table: its spec and the rows its parts in the checkpoint's
+// shard files hold: the table's rows for a full checkpoint, only the rows
+// changed since the previous save for a delta (ReadTable's `start` gives
+// the table's).
 struct SavedTableInfo {
   HashEmbeddingSpec spec;
   int64_t num_rows = 0;
@@ -71,13 +85,21 @@ class CheckpointReader {
   // its shard files, and checks their headers: all shard-*-of-N present,
   // agreeing on N and the step; every spec valid; the parts of a variable
   // or table agreeing on its spec, every row of a variable saved exactly
-  // once (DATA_LOSS naming the checkpoint, the variable and the rows).
+  // once (DATA_LOSS naming the checkpoint, the variable and the rows). A
+  // delta checkpoint opens its whole chain (OpenChain's errors: DATA_LOSS
+  // naming a chain member missing or damaged).
   static absl::StatusOr<std::unique_ptr<CheckpointReader>> Open(
       const std::string& dir, bool allow_uncommitted);
 
   const std::string& dir() const { return dir_; }  // the ckpt-<step> used
   int64_t step() const { return step_; }
-  int num_shards() const { return static_cast<int>(shards_.size()); }
+  int num_shards() const {
+    return static_cast<int>(chain_.back().shards.size());
+  }
+  // The checkpoints read, oldest first: the base full save and the deltas
+  // up to dir() for a delta checkpoint, dir() alone for a full one.
+  std::vector<std::string> chain() const;
+  bool is_delta() const { return chain_.size() > 1; }
   // By name, in name order.
   const std::vector<SavedVariableInfo>& variables() const { return variables_; }
   const std::vector<SavedTableInfo>& tables() const { return tables_; }
@@ -107,6 +129,15 @@ class CheckpointReader {
       const std::function<absl::Status(absl::Span<const int64_t> ids,
                                        absl::Span<const float> values)>&
           consume) const;
+  // As above, calling `start` first, once, with the number of rows the
+  // table has (for a delta, known only once its chain is applied); its
+  // error stops it.
+  absl::Status ReadTable(
+      const std::string& name,
+      const std::function<absl::Status(int64_t rows)>& start,
+      const std::function<absl::Status(absl::Span<const int64_t> ids,
+                                       absl::Span<const float> values)>&
+          consume) const;
 
  private:
   // A saved part of a variable or table: where it is in which file.
@@ -127,7 +158,8 @@ class CheckpointReader {
 
   std::string dir_;
   int64_t step_ = 0;
-  std::vector<std::unique_ptr<ShardFileReader>> shards_;  // by shard index
+  // The checkpoints read, base first; dir_ last.
+  std::vector<OpenCheckpoint> chain_;
   std::vector<SavedVariableInfo> variables_;
   std::vector<SavedTableInfo> tables_;
   // Per variable and table (same order as above): the saved parts.

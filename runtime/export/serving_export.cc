@@ -151,24 +151,29 @@ absl::StatusOr<ExportedTable> WriteTable(const CheckpointReader& reader,
   ExportedTable table;
   table.name = info.spec.name;
   table.dim = info.spec.dim;
-  table.rows = info.num_rows;
   const std::string dir = JoinPath(kTablesDir, file_name);
   table.ids_file = JoinPath(dir, "ids.npy");
   table.values_file = JoinPath(dir, "values.npy");
   RETURN_IF_ERROR(CreateDirectories(JoinPath(root, dir)));
-  ASSIGN_OR_RETURN(std::unique_ptr<NpyWriter> ids,
-                   NpyWriter::Create(JoinPath(root, table.ids_file),
-                                     NpyType::kInt64, {table.rows}));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<NpyWriter> values,
-      NpyWriter::Create(JoinPath(root, table.values_file), NpyType::kFloat32,
-                        {table.rows, table.dim}));
-  RETURN_IF_ERROR(
-      reader.ReadTable(table.name, [&](absl::Span<const int64_t> batch_ids,
+  std::unique_ptr<NpyWriter> ids;
+  std::unique_ptr<NpyWriter> values;
+  // The files' headers need the row count, which for a delta checkpoint
+  // is known only once the reader has applied its chain.
+  const auto start = [&](int64_t rows) -> absl::Status {
+    table.rows = rows;
+    ASSIGN_OR_RETURN(ids, NpyWriter::Create(JoinPath(root, table.ids_file),
+                                            NpyType::kInt64, {table.rows}));
+    ASSIGN_OR_RETURN(
+        values, NpyWriter::Create(JoinPath(root, table.values_file),
+                                  NpyType::kFloat32, {table.rows, table.dim}));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(reader.ReadTable(table.name, start,
+                                   [&](absl::Span<const int64_t> batch_ids,
                                        absl::Span<const float> batch_values) {
-        RETURN_IF_ERROR(ids->Append(batch_ids));
-        return values->Append(batch_values);
-      }));
+                                     RETURN_IF_ERROR(ids->Append(batch_ids));
+                                     return values->Append(batch_values);
+                                   }));
   RETURN_IF_ERROR(ids->Commit());
   RETURN_IF_ERROR(values->Commit());
   // What a lookup of an id the table does not hold got in training.
@@ -264,9 +269,12 @@ absl::StatusOr<ServingExport> WriteExport(const CheckpointReader& reader,
     const absl::Time start = absl::Now();
     ASSIGN_OR_RETURN(ExportedTable table, WriteTable(reader, reader.tables()[t],
                                                      table_files[t], out.tmp));
+    const std::string from =
+        reader.is_delta()
+            ? absl::StrCat(reader.chain().size(), " checkpoints of its chain")
+            : absl::StrCat(reader.tables()[t].num_parts, " shard file(s)");
     progress(absl::StrCat("table ", table.name, ": ", table.rows,
-                          " rows of dim ", table.dim, " from ",
-                          reader.tables()[t].num_parts, " shard file(s) -> ",
+                          " rows of dim ", table.dim, " from ", from, " -> ",
                           JoinPath(kTablesDir, table_files[t]), "/ (",
                           FormatBytes(table.bytes), ", ", Seconds(start), ")"));
     exported.bytes += table.bytes;
@@ -323,11 +331,16 @@ absl::StatusOr<ServingExport> ExportForServing(
   ASSIGN_OR_RETURN(
       std::unique_ptr<CheckpointReader> reader,
       CheckpointReader::Open(options.checkpoint, options.allow_uncommitted));
-  progress(absl::StrCat("exporting ", reader->dir(), " (step ", reader->step(),
-                        ", ", reader->num_shards(),
-                        " shard file(s)): ", reader->tables().size(),
-                        " hash table(s), ", reader->variables().size(),
-                        " variable(s) -> ", options.out_dir));
+  const std::vector<std::string> chain = reader->chain();
+  progress(absl::StrCat(
+      "exporting ", reader->dir(), " (step ", reader->step(), ", ",
+      reader->num_shards(), " shard file(s)",
+      reader->is_delta()
+          ? absl::StrCat(", a delta: base ", chain.front(), " and ",
+                         chain.size() - 1, " delta(s) applied")
+          : "",
+      "): ", reader->tables().size(), " hash table(s), ",
+      reader->variables().size(), " variable(s) -> ", options.out_dir));
   absl::StatusOr<ServingExport> exported = WriteExport(*reader, out, progress);
   if (exported.ok()) {
     if (absl::Status published = Publish(out, progress); !published.ok()) {

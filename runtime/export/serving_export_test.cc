@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "proto/checkpoint.pb.h"
 #include "runtime/checkpoint/checkpoint_dir.h"
 #include "runtime/checkpoint/ps_checkpoint.h"
 #include "runtime/checkpoint/shard_file.h"
@@ -375,6 +377,199 @@ TEST_F(ServingExportTest, MissingRowsAndRepeatedIdsAreDataLoss) {
   EXPECT_THAT(repeated.status().message(),
               HasSubstr("has row 5 of hash embedding table \"emb/users\" "
                         "more than once"));
+  ExpectNothingWritten();
+}
+
+// Delta checkpoints (docs/checkpoint_format.md, "Delta checkpoints"): a
+// chain of a full save and two deltas of the fixture's tasks, with a table
+// whose rows expire (TTL) so that the second delta removes ids.
+class DeltaExportTest : public ServingExportTest {
+ protected:
+  static constexpr char kTtlTable[] = "emb/ttl";
+
+  void SetUp() override {
+    ServingExportTest::SetUp();
+    HashEmbeddingSpec spec = TableSpec(kTtlTable);
+    spec.policy.eviction.ttl_steps = 20;
+    for (Ps& ps : ps_) ASSERT_TRUE(ps.tables.Create(spec).ok());
+  }
+
+  // Pushes a gradient of each of `ids` (at the task that owns it) to
+  // `table` at `global_step`.
+  void Train(const std::string& table, const std::vector<int64_t>& ids,
+             int64_t global_step) {
+    for (int64_t id : ids) {
+      const std::vector<float> grad = {0.01f * (id % 11), 1.0f - global_step,
+                                       0.5f};
+      ASSERT_TRUE((*ps_[HashShardOf(id, kShards)].tables.Find(table))
+                      ->Push({id}, grad, SparseIds::kMayRepeat, global_step)
+                      .ok());
+    }
+  }
+
+  // Saves both shards at `step` (a delta of `previous` from the full save
+  // `base` when given), marking the tables, and commits.
+  void SaveChained(int64_t step, int64_t previous = -1, int64_t base = -1) {
+    SaveShardOptions options;
+    options.mark = true;
+    if (previous >= 0) {
+      options.delta.emplace();
+      options.delta->set_previous(CheckpointDirName(previous));
+      options.delta->set_base(CheckpointDirName(base));
+    }
+    for (int i = 0; i < kShards; ++i) {
+      absl::StatusOr<SavedShardInfo> saved = SaveShard(
+          ps_[i].store, ps_[i].tables, root_, step, i, kShards, options);
+      ASSERT_TRUE(saved.ok()) << saved.status();
+    }
+    ASSERT_TRUE(CommitCheckpoint(root_, step, kShards, 0).ok());
+  }
+
+  // The live rows of `table` over both tasks, by id.
+  std::map<int64_t, std::vector<float>> LiveRows(const std::string& table) {
+    std::map<int64_t, std::vector<float>> rows;
+    for (Ps& ps : ps_) {
+      const HashTableState state = (*ps.tables.Find(table))->Export();
+      for (size_t r = 0; r < state.ids.size(); ++r) {
+        rows[state.ids[r]].assign(state.values.begin() + r * kDim,
+                                  state.values.begin() + (r + 1) * kDim);
+      }
+    }
+    return rows;
+  }
+
+  // The rows of `table` in the export in out_, by id, ids checked ascending.
+  std::map<int64_t, std::vector<float>> ExportedRows(const std::string& table) {
+    const std::string dir = out_ + "/tables/" + SafeFileName(table);
+    const std::vector<int64_t> ids = ReadNpy(dir + "/ids.npy").As<int64_t>();
+    const std::vector<float> values = ReadNpy(dir + "/values.npy").As<float>();
+    EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end())) << table;
+    EXPECT_EQ(values.size(), ids.size() * kDim) << table;
+    std::map<int64_t, std::vector<float>> rows;
+    for (size_t r = 0; r < ids.size() && (r + 1) * kDim <= values.size(); ++r) {
+      EXPECT_TRUE(rows.emplace(ids[r], std::vector<float>(
+                                           values.begin() + r * kDim,
+                                           values.begin() + (r + 1) * kDim))
+                      .second)
+          << table << " id " << ids[r];
+    }
+    return rows;
+  }
+
+  static std::vector<int64_t> Ids(int64_t begin, int64_t end) {
+    std::vector<int64_t> ids;
+    for (int64_t i = begin; i < end; ++i) ids.push_back(i * 7919 - 100);
+    return ids;
+  }
+
+  // Full 10, delta 20 (rows updated and added, the scalar changed), delta
+  // 30 (rows added; the rows not updated since step 1 expire). Returns the
+  // live rows of kTtlTable at 20.
+  std::map<int64_t, std::vector<float>> MakeChain() {
+    Train(kTtlTable, Ids(0, 40), 1);
+    SaveChained(10);
+    Train(kTtlTable, Ids(30, 60), 12);
+    Train("emb/users", {5, 4242}, 12);
+    const std::vector<float> scalar = {43.0f};
+    EXPECT_TRUE(ps_[0].store.AssignRows("scalar", {0, 1}, scalar).ok());
+    SaveChained(20, 10, 10);
+    std::map<int64_t, std::vector<float>> at_20 = LiveRows(kTtlTable);
+    Train(kTtlTable, Ids(55, 70), 25);
+    SaveChained(30, 20, 10);
+    return at_20;
+  }
+};
+
+TEST_F(DeltaExportTest, ExportsTheChainsRowsAndTheDeltasVariables) {
+  const std::map<int64_t, std::vector<float>> at_20 = MakeChain();
+  const std::map<int64_t, std::vector<float>> at_30 = LiveRows(kTtlTable);
+  // The chain is what the test means: deltas hold fewer rows than the
+  // table, the second removes ids, and rows were removed and added.
+  std::unique_ptr<ShardFileReader> last =
+      *ShardFileReader::Open(ShardPath(30, 0));
+  ASSERT_TRUE(last->header().has_delta());
+  int64_t removed = 0;
+  int64_t changed = 0;
+  for (int i = 0; i < kShards; ++i) {
+    std::unique_ptr<ShardFileReader> shard =
+        *ShardFileReader::Open(ShardPath(30, i));
+    for (const ps::SavedHashTable& t : shard->header().hash_tables()) {
+      if (t.spec().name() != kTtlTable) continue;
+      removed += t.num_removed();
+      changed += t.num_rows();
+    }
+  }
+  EXPECT_GT(removed, 0);
+  EXPECT_LT(changed, static_cast<int64_t>(at_30.size()));
+  EXPECT_LT(at_30.size(), at_20.size() + 15);  // some rows were removed
+  EXPECT_FALSE(at_30.count(Ids(0, 1)[0]));     // expired at step 25
+
+  absl::StatusOr<ServingExport> exported = Export(root_);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  EXPECT_EQ(exported->step, 30);
+  EXPECT_THAT(exported->checkpoint_dir, HasSubstr(CheckpointDirName(30)));
+  EXPECT_THAT(progress_[0], HasSubstr("a delta: base " +
+                                      JoinPath(root_, CheckpointDirName(10)) +
+                                      " and 2 delta(s) applied"));
+  EXPECT_TRUE(ExportedRows(kTtlTable) == at_30);
+  EXPECT_TRUE(ExportedRows("emb/users") == LiveRows("emb/users"));
+  for (const ExportedTable& table : exported->tables) {
+    EXPECT_EQ(table.rows, static_cast<int64_t>(LiveRows(table.name).size()))
+        << table.name;
+  }
+  const Npy values =
+      ReadNpy(out_ + "/tables/" + SafeFileName(kTtlTable) + "/values.npy");
+  EXPECT_THAT(values.dict,
+              HasSubstr(absl::StrCat("'shape': (", at_30.size(), ", 3)")));
+  // Variables come from the delta itself.
+  EXPECT_EQ(ReadNpy(out_ + "/variables/scalar.npy").As<float>(),
+            (std::vector<float>{43.0f}));
+  EXPECT_EQ(ReadNpy(out_ + "/variables/dense.kernel-2.npy").As<float>(),
+            kernel_);
+
+  // The middle of the chain: the base and the first delta.
+  exported = Export(JoinPath(root_, CheckpointDirName(20)), false, true);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  EXPECT_EQ(exported->step, 20);
+  EXPECT_TRUE(ExportedRows(kTtlTable) == at_20);
+}
+
+TEST_F(DeltaExportTest, AMissingChainMemberIsRefusedNamingIt) {
+  MakeChain();
+  const std::string middle = JoinPath(root_, CheckpointDirName(20));
+  ASSERT_TRUE(RemoveDirectoryTree(ShardPath(20, 1)).ok());
+  absl::StatusOr<ServingExport> missing = Export(root_);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(missing.status().message(), HasSubstr("needs " + middle));
+  EXPECT_THAT(missing.status().message(), HasSubstr(ShardFileName(1, kShards)));
+  ExpectNothingWritten();
+}
+
+TEST_F(DeltaExportTest, ADamagedChainMemberIsRefusedNamingIt) {
+  MakeChain();
+  // A flipped bit in the base's values of the TTL table, in a shard that
+  // holds some of its rows.
+  std::string shard;
+  int64_t at = -1;
+  std::string bytes;
+  for (int i = 0; i < kShards && at < 0; ++i) {
+    shard = ShardPath(10, i);
+    bytes = *ReadFileToString(shard);
+    std::unique_ptr<ShardFileReader> reader = *ShardFileReader::Open(shard);
+    for (const ps::SavedHashTable& t : reader->header().hash_tables()) {
+      if (t.spec().name() != kTtlTable || t.num_rows() == 0) continue;
+      at = static_cast<int64_t>(bytes.size()) - reader->data_bytes() +
+           t.values().offset();
+    }
+  }
+  ASSERT_GE(at, 0);
+  bytes[at] ^= 0x40;
+  ASSERT_TRUE(WriteFileAtomically(shard, {bytes}).ok());
+  absl::StatusOr<ServingExport> damaged = Export(root_);
+  EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(damaged.status().message(), HasSubstr(shard));
+  EXPECT_THAT(damaged.status().message(),
+              HasSubstr("hash embedding table \"emb/ttl\" values"));
   ExpectNothingWritten();
 }
 
