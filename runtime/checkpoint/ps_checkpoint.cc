@@ -394,6 +394,16 @@ class RowsById {
     for (size_t r = 0; r < state.ids.size(); ++r) where_[state.ids[r]] = r;
   }
 
+  // No rows.
+  void Clear() {
+    where_.clear();
+    state_.ids.clear();
+    state_.steps.clear();
+    state_.last_updated.clear();
+    state_.values.clear();
+    for (auto& slot : state_.slots) slot.clear();
+  }
+
   // Sets (or adds) row `r` of `from`.
   void Upsert(const HashTableState& from, int64_t r) {
     auto [it, added] = where_.try_emplace(from.ids[r], state_.ids.size());
@@ -543,7 +553,13 @@ absl::StatusOr<HashTableState> ReadChainTableIndexed(
     RowsById rows(state, spec.dim);
     for (size_t i = 1; i < chain.size(); ++i) {
       auto it = saved[i].tables.find(spec.name);
-      if (it == saved[i].tables.end()) continue;
+      if (it == saved[i].tables.end()) {
+        // The table was not there at that save: the rows before it are
+        // gone, and a later link's rows start from none (the later table's
+        // removed ids say nothing of rows it never held).
+        rows.Clear();
+        continue;
+      }
       RETURN_IF_ERROR(ApplyDeltaParts(spec, it->second, shard_index, num_shards,
                                       chain[i], read_slots, state, rows));
     }

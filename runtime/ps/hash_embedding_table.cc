@@ -26,15 +26,18 @@ constexpr int64_t kDefaultBlockBytes = int64_t{4} << 20;
 constexpr size_t kIdsAhead = 8;
 constexpr size_t kRowsAhead = 4;
 
-// Rows an eviction sweep visits per pull or push: at least kSweepMin (so a
-// table of fewer rows is swept whole by each), and kSweepPerRow per row the
-// call touched, so the sweep keeps pace with the rows a stream creates.
+// Rows an eviction sweep visits (or evicts) per pull or push: at least
+// kSweepMin, so that a table of up to kExactRows rows (with those the call
+// added) is swept whole by each call, evictions included; and kSweepPerRow
+// per row the call touched, so the sweep keeps pace with the rows a stream
+// creates.
 // Visiting a row reads one int64: next to a row's update, little.
-constexpr int64_t kSweepMin = 4096;
+constexpr int64_t kSweepMin = 8192;
 constexpr int64_t kSweepPerRow = 8;
+constexpr int64_t kExactRows = kSweepMin / 2;
 // Rows whose last update a sweep samples to find max_rows' cut-off step in
-// a table larger than that (see StartSweep).
-constexpr int64_t kCutOffSample = kSweepMin;
+// a table of more than kExactRows rows (see StartSweep).
+constexpr int64_t kCutOffSample = kExactRows;
 
 uint64_t SeedOf(absl::string_view name) { return absl::HashOf(name); }
 
@@ -236,6 +239,7 @@ int64_t HashEmbeddingTable::AppendRow(int64_t id) {
   rows_.steps.push_back(0);
   rows_.last_updated.push_back(clock_);
   rows_.changed.push_back(true);
+  rows_.held_at_mark.push_back(false);
   return row;
 }
 
@@ -260,9 +264,9 @@ bool HashEmbeddingTable::BelowCeiling() const {
   // burst of new ids can add before the sweep catches up.
   const int64_t max_rows = spec_.policy.eviction.max_rows;
   if (max_rows == 0) return true;
-  const int64_t ceiling =
-      max_rows + std::max<int64_t>(kSweepMin, max_rows / 16);
-  return rows_.steps.size() < ceiling;
+  const int64_t slack = std::max<int64_t>(kExactRows, max_rows / 16);
+  if (max_rows > std::numeric_limits<int64_t>::max() - slack) return true;
+  return rows_.steps.size() < max_rows + slack;
 }
 
 bool HashEmbeddingTable::AdmitOnPull(int64_t id) {
@@ -315,7 +319,10 @@ void HashEmbeddingTable::Touch(int64_t row) {
 void HashEmbeddingTable::EvictRow(int64_t row) {
   const int64_t last = rows_.steps.size() - 1;
   rows_.index.erase(rows_.ids[row]);
-  removed_since_mark_.push_back(rows_.ids[row]);
+  // Only rows the save mark saw: a row created since and gone again is in
+  // no save, and the list stays bounded by the rows held at the mark (and
+  // empty in a table never saved).
+  if (rows_.held_at_mark[row]) removed_since_mark_.push_back(rows_.ids[row]);
   if (row != last) {
     for (Arena& arena : rows_.arenas) {
       std::copy_n(RowIn(arena, last), spec_.dim, RowIn(arena, row));
@@ -324,9 +331,11 @@ void HashEmbeddingTable::EvictRow(int64_t row) {
     rows_.steps[row] = rows_.steps[last];
     rows_.last_updated[row] = rows_.last_updated[last];
     rows_.changed[row] = rows_.changed[last];
+    rows_.held_at_mark[row] = rows_.held_at_mark[last];
     rows_.index[rows_.ids[row]] = row;
   }
   rows_.changed.pop_back();
+  rows_.held_at_mark.pop_back();
   rows_.ids.pop_back();
   rows_.steps.pop_back();
   rows_.last_updated.pop_back();
@@ -345,7 +354,7 @@ void HashEmbeddingTable::StartSweep() {
   // per step, kept up to date at every push, cost a hash-map update per
   // row pushed: a fifth of a Zipf step).
   std::vector<int64_t> steps;
-  if (rows <= kCutOffSample) {
+  if (rows <= kExactRows) {
     steps.reserve(rows);
     for (int64_t row = 0; row < rows; ++row) {
       steps.push_back(rows_.last_updated[row]);
@@ -411,6 +420,9 @@ void HashEmbeddingTable::SweepSome(int64_t budget) {
       ++sweep_.next;
     }
   }
+  // A pass that ended on the budget's last visit is through too: its reset
+  // must not wait for (and spend) the next call's first visit.
+  if (sweep_.next >= rows_.steps.size()) sweep_ = Sweep();
   ReleaseSpareBlocks();
 }
 
@@ -551,6 +563,7 @@ HashTableState HashEmbeddingTable::CopyRows(bool changed_only) const {
 
 void HashEmbeddingTable::ClearChangedMarks() {
   std::fill(rows_.changed.begin(), rows_.changed.end(), false);
+  std::fill(rows_.held_at_mark.begin(), rows_.held_at_mark.end(), true);
   removed_since_mark_.clear();
 }
 
@@ -658,7 +671,15 @@ absl::Status HashEmbeddingTable::Replace(HashTableState state) {
     rows.last_updated.push_back(state.last_updated[i]);
   }
   rows.changed.assign(n, true);
+  rows.held_at_mark.assign(n, false);
   absl::MutexLock lock(&mu_);
+  // A new row whose id the mark saw held is still one the mark saw.
+  for (size_t i = 0; i < n; ++i) {
+    auto old = rows_.index.find(rows.ids[i]);
+    if (old != rows_.index.end() && rows_.held_at_mark[old->second]) {
+      rows.held_at_mark[i] = true;
+    }
+  }
   std::swap(rows_, rows);
   // A table restored with more rows than its max_rows (or older ones than
   // its TTL) sheds them over the next pulls and pushes.
@@ -667,7 +688,7 @@ absl::Status HashEmbeddingTable::Replace(HashTableState state) {
   // The old rows, now in `rows`, that the new state drops are removed since
   // the save mark (a delta saved next must say so).
   for (int64_t row = 0; row < rows.ids.size(); ++row) {
-    if (!rows_.index.contains(rows.ids[row])) {
+    if (rows.held_at_mark[row] && !rows_.index.contains(rows.ids[row])) {
       removed_since_mark_.push_back(rows.ids[row]);
     }
   }

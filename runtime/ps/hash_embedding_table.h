@@ -14,12 +14,12 @@
 // whether an id without a row gets one (until then it reads the unknown row
 // and its pushes are dropped); eviction removes rows past the TTL or over
 // max_rows. Eviction is a sweep over the rows, a bounded stretch of it at
-// the end of each pull and push (at least 4096 rows, and 8 per row the call
-// touched), so no call stops the table for a pass over all of it. A table
-// swept whole by one call (up to 4096 rows) holds exactly what the policy
-// says after each call; a larger one reaches it within one sweep, and never
-// holds more than max_rows + max(4096, max_rows / 16) rows (past that, new
-// ids are treated as not admitted).
+// the end of each pull and push (at least 8192 visits or evictions, and 8
+// per row the call touched), so no call stops the table for a pass over all
+// of it. A table swept whole by one call (up to 4096 rows, with those the
+// call adds) holds exactly what the policy says after each call; a larger one
+// reaches it within one sweep, and never holds more than max_rows + max(4096,
+// max_rows / 16) rows (past that, new ids are treated as not admitted).
 //
 // Memory: rows are numbered in the order they are created, and their values
 // and each optimizer slot lie in "arenas" of fixed-size blocks (by default as
@@ -207,8 +207,10 @@ class HashEmbeddingTable {
     BlockVector<int64_t> ids;
     BlockVector<uint32_t> steps;
     BlockVector<int64_t> last_updated;
-    // Per row number: created or updated since the save mark.
+    // Per row number: created or updated since the save mark; held when
+    // the mark was set (so its eviction goes in the next delta).
     std::vector<bool> changed;
+    std::vector<bool> held_at_mark;
   };
 
   // Eviction's progress through the rows: a sweep visits row numbers in
@@ -274,7 +276,8 @@ class HashEmbeddingTable {
   Sweep sweep_ ABSL_GUARDED_BY(mu_);
   int64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
   HashTableCounters counters_ ABSL_GUARDED_BY(mu_);
-  // Ids of rows removed since the save mark (some may have rows again).
+  // Ids of rows held at the save mark and removed since (some may have rows
+  // again): at most the rows held at the mark.
   std::vector<int64_t> removed_since_mark_ ABSL_GUARDED_BY(mu_);
   // kMinCount: the sightings of ids without a row.
   std::unique_ptr<AdmissionSketch> sketch_ ABSL_GUARDED_BY(mu_);

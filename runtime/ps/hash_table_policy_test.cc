@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <thread>
@@ -282,6 +283,43 @@ TEST(HashTablePolicyTest, ChangesSinceTheSaveMark) {
   const HashTableDelta back = table->ExportChangesAndMark();
   EXPECT_EQ(back.changed.ids, (std::vector<int64_t>{3, 5}));
   EXPECT_EQ(back.removed, (std::vector<int64_t>{2}));
+}
+
+TEST(HashTablePolicyTest, EvictionsOfATableNeverSavedAreNotKept) {
+  HashEmbeddingSpec spec = Spec();
+  spec.policy.eviction.max_rows = 1;
+  auto table = MustCreate(spec);
+  for (int64_t id = 0; id < 100; ++id) PushIds(*table, {id}, id);
+  // Rows created and evicted since the (never set) mark are in no save:
+  // nothing to remove, and nothing kept to say so.
+  const HashTableDelta delta = table->ExportChangesAndMark();
+  EXPECT_TRUE(delta.removed.empty());
+  EXPECT_EQ(delta.changed.ids, (std::vector<int64_t>{99}));
+}
+
+// A call whose sweep visits and evicts exactly its budget still leaves the
+// table at max_rows, and so does the next.
+TEST(HashTablePolicyTest, MaxRowsHoldsAtTheSweepBudgetsEdge) {
+  HashEmbeddingSpec spec = Spec();
+  spec.policy.eviction.max_rows = 4000;
+  auto table = MustCreate(spec);
+  std::vector<int64_t> ids(4000);
+  for (int64_t i = 0; i < 4000; ++i) ids[i] = i;
+  PushIds(*table, ids, 1);
+  std::vector<int64_t> more(96);
+  for (int64_t i = 0; i < 96; ++i) more[i] = 10000 + i;
+  PushIds(*table, more, 2);
+  EXPECT_EQ(table->num_rows(), 4000);
+  PushIds(*table, {20000, 20001, 20002}, 3);
+  EXPECT_EQ(table->num_rows(), 4000);
+}
+
+TEST(HashTablePolicyTest, AHugeMaxRowsDoesNotOverflowTheCeiling) {
+  HashEmbeddingSpec spec = Spec();
+  spec.policy.eviction.max_rows = std::numeric_limits<int64_t>::max();
+  auto table = MustCreate(spec);
+  PushIds(*table, {1, 2, 3}, 1);
+  EXPECT_EQ(table->num_rows(), 3);
 }
 
 // Two workers' pushes and pulls of ids from a range far larger than the
